@@ -1,0 +1,53 @@
+// What both cltrace passes instrument, found by one shared routine so the static
+// instruction ids of the count and trace passes agree.
+#pragma once
+
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/Instruction.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Value.h>
+
+#include <string>
+#include <vector>
+
+#include "cltrace/record.h"
+
+namespace llvm {
+class Loop;
+class LoopInfo;
+}  // namespace llvm
+
+namespace cltrace::passes {
+
+// SPIR address spaces as clang-15 emits them for spir64.
+inline constexpr unsigned kGlobalAddressSpace = 1;
+inline constexpr unsigned kConstantAddressSpace = 2;
+inline constexpr unsigned kLocalAddressSpace = 3;
+
+// One recorded event. A memcpy between two global buffers yields two (load, then store).
+struct Access {
+  uint32_t id = 0;                       // program order within the kernel
+  llvm::Instruction* inst = nullptr;     // records are written just before it
+  AccessKind kind = AccessKind::Load;
+  llvm::Value* pointer = nullptr;        // null for barriers and fences
+  uint64_t staticSize = 0;               // bytes when known statically
+  llvm::Value* dynamicSize = nullptr;    // memcpy/memset length when not constant
+  llvm::Value* fenceFlags = nullptr;     // barrier/fence flags argument (i32), when not constant
+  uint8_t flags = 0;                     // constant fence flags
+  llvm::Value* vectorOffset = nullptr;   // vloadN/vstoreN: address is pointer + offset * N elements
+  unsigned vectorWidth = 0;              // that N
+  llvm::SmallVector<llvm::Loop*, 4> loops;  // enclosing loops, outermost first
+};
+
+bool isKernel(const llvm::Function& f);
+std::vector<llvm::Function*> kernelsOf(llvm::Module& m);
+
+// Enumerates the accesses of `kernel` in program order (block layout order, then
+// instruction order). `loops` must describe `kernel` as it is now.
+std::vector<Access> enumerateAccesses(llvm::Function& kernel, llvm::LoopInfo& loops);
+
+// A short readable description of an instruction, for manifests and diagnostics.
+std::string describe(const llvm::Instruction& inst);
+
+}  // namespace cltrace::passes

@@ -1,0 +1,78 @@
+// The cltrace passes: prepare (inline helpers, mem2reg), count and trace.
+// Each is usable as a new-pass-manager pass (see plugin.cpp) or through the plain functions.
+#pragma once
+
+#include <llvm/IR/PassManager.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cltrace/record.h"
+
+namespace cltrace::passes {
+
+enum class Mode { Count, Trace };
+
+// Names of the parameters the passes append, in order.
+inline constexpr const char* kCountsParam = "cltrace_counts";    // count: ulong*
+inline constexpr const char* kRecordsParam = "cltrace_records";  // trace: uchar*
+inline constexpr const char* kControlParam = "cltrace_control";  // trace: ulong*
+inline constexpr const char* kArgsParam = "cltrace_args";        // trace: ulong*
+
+// What was instrumented in one kernel (identical for count and trace of the same module).
+struct AccessInfo {
+  uint32_t id = 0;
+  AccessKind kind = AccessKind::Load;
+  uint64_t size = 0;  // 0 when dynamic or for barriers/fences
+  uint8_t flags = 0;
+  uint32_t depth = 0;  // enclosing loops
+  std::string text;    // the instruction
+};
+struct KernelReport {
+  std::string name;
+  uint32_t originalArgs = 0;
+  uint32_t loops = 0;
+  uint32_t maxDepth = 0;
+  std::vector<AccessInfo> accesses;
+  std::vector<std::string> warnings;  // e.g. loops nested deeper than kMaxLoopDepth
+};
+
+// Inlines every non-kernel function into its callers, then runs mem2reg.
+// Returns false with `error` naming the function when something cannot be inlined.
+bool prepareModule(llvm::Module& m, std::string& error);
+
+// Instruments the named kernels (all kernels when `kernels` is empty). Other kernels are left
+// as they are. Returns false with `error` set when a kernel is missing or cannot be changed.
+bool instrumentModule(llvm::Module& m, Mode mode, const std::vector<std::string>& kernels,
+                      std::vector<KernelReport>& reports, std::string& error);
+
+// Pass wrappers; errors go to LLVMContext::emitError. The pass text form takes an optional
+// kernel list: cltrace-count<kernel=a;kernel=b>.
+struct PreparePass : llvm::PassInfoMixin<PreparePass> {
+  llvm::PreservedAnalyses run(llvm::Module& m, llvm::ModuleAnalysisManager&);
+  static bool isRequired() { return true; }
+};
+// Prints what would be instrumented (kernels, loops, accesses with ids) to stdout; changes nothing.
+struct PrintAccessesPass : llvm::PassInfoMixin<PrintAccessesPass> {
+  llvm::PreservedAnalyses run(llvm::Module& m, llvm::ModuleAnalysisManager&);
+  static bool isRequired() { return true; }
+};
+// Lists what was instrumented: "kernel NAME: N loops (max depth D), K sites" then one line
+// per access "[id] kind SIZE depth D: instruction".
+std::string formatReport(const KernelReport& report);
+// The report for one kernel without changing it (same enumeration as the passes).
+KernelReport analyseKernel(llvm::Function& kernel);
+
+struct CountPass : llvm::PassInfoMixin<CountPass> {
+  std::vector<std::string> kernels;
+  llvm::PreservedAnalyses run(llvm::Module& m, llvm::ModuleAnalysisManager&);
+  static bool isRequired() { return true; }
+};
+struct TracePass : llvm::PassInfoMixin<TracePass> {
+  std::vector<std::string> kernels;
+  llvm::PreservedAnalyses run(llvm::Module& m, llvm::ModuleAnalysisManager&);
+  static bool isRequired() { return true; }
+};
+
+}  // namespace cltrace::passes

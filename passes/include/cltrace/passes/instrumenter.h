@@ -1,0 +1,57 @@
+// From OpenCL C source to count and trace programs: compile with clang-15 for spir64, prepare,
+// instrument, serialise. Used by `cltrace instrument`, the wrapper and the tests.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cltrace/passes/instrument.h"
+
+namespace cltrace::passes {
+
+// Compilation or instrumentation failed; what() carries clang's diagnostics where relevant.
+class InstrumentError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct KernelArg {
+  std::string name;          // from kernel_arg_name ("argN" when absent)
+  std::string type;          // kernel_arg_type, e.g. "float*"
+  unsigned addressSpace = 0; // of the pointee for pointers (1 global, 2 constant, 3 local), else 0
+  bool isPointer = false;
+};
+
+struct InstrumentedKernel {
+  std::string kernel;
+  std::string countBitcode;  // SPIR bitcode (spir64, LLVM 15)
+  std::string traceBitcode;
+  std::vector<KernelArg> args;  // the original parameters
+  KernelReport report;
+  uint64_t sourceHash = 0;  // FNV-1a 64 of the source text
+};
+
+// Compiles OpenCL C 1.2 `source` (options as for clBuildProgram: -D, -I, -cl-*), returning
+// the bitcode clang produced. Throws InstrumentError with clang's diagnostics.
+std::string compileOpenCL(const std::string& source, const std::vector<std::string>& options);
+
+// Names of the kernels in a compiled program.
+std::vector<std::string> listKernels(const std::string& bitcode);
+
+// Instruments `kernel` of the compiled `bitcode`. Throws InstrumentError (an unknown kernel
+// name lists the kernels there are).
+InstrumentedKernel instrumentBitcode(const std::string& bitcode, const std::string& kernel);
+
+// compileOpenCL + instrumentBitcode.
+InstrumentedKernel instrumentSource(const std::string& source, const std::string& kernel,
+                                    const std::vector<std::string>& options);
+
+// Readable IR of a bitcode string.
+std::string bitcodeToText(const std::string& bitcode);
+
+// Splits a clBuildProgram option string into words (honours simple quotes).
+std::vector<std::string> splitOptions(const std::string& options);
+
+}  // namespace cltrace::passes

@@ -1,0 +1,204 @@
+#include "cltrace/passes/access_enumeration.h"
+
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/Analysis/ValueTracking.h>
+#include <llvm/IR/CallingConv.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/DataLayout.h>
+#include <llvm/IR/DebugInfoMetadata.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <algorithm>
+
+using namespace llvm;
+
+namespace cltrace::passes {
+
+bool isKernel(const Function& f) {
+  return !f.isDeclaration() && f.getCallingConv() == CallingConv::SPIR_KERNEL;
+}
+
+std::vector<Function*> kernelsOf(Module& m) {
+  std::vector<Function*> kernels;
+  for (Function& f : m)
+    if (isKernel(f)) kernels.push_back(&f);
+  return kernels;
+}
+
+namespace {
+
+bool isRecordedSpace(unsigned as) {
+  return as == kGlobalAddressSpace || as == kConstantAddressSpace;
+}
+
+// Program-scope variables (e.g. the constant initialiser clang emits for a private array) live
+// in no buffer the host can see; reading them is not a buffer access.
+bool isProgramScopeData(const Value* pointer) {
+  return isa<GlobalVariable>(getUnderlyingObject(pointer));
+}
+
+unsigned addressSpaceOf(const Value* pointer) {
+  return cast<PointerType>(pointer->getType())->getAddressSpace();
+}
+
+AccessKind loadKind(const Value* pointer) {
+  return addressSpaceOf(pointer) == kConstantAddressSpace ? AccessKind::ConstantLoad
+                                                          : AccessKind::Load;
+}
+
+uint64_t storeSize(const DataLayout& dl, Type* t) { return dl.getTypeStoreSize(t).getFixedSize(); }
+
+// Element type of a typed pointer (clang-15 for SPIR keeps typed pointers).
+Type* pointeeOf(const Value* pointer) {
+  auto* pt = cast<PointerType>(pointer->getType());
+  return pt->isOpaque() ? nullptr : pt->getNonOpaquePointerElementType();
+}
+
+bool isAtomicBuiltin(StringRef name) {
+  // _Z10atomic_addPU3AS1Vjj, _Z8atom_incPU3AS1j, _Z14atomic_cmpxchgPU3AS1Vjjj, ...
+  if (!name.startswith("_Z")) return false;
+  StringRef rest = name.drop_front(2).ltrim("0123456789");
+  return rest.startswith("atomic_") || rest.startswith("atom_");
+}
+
+// N of the vloadN / vstoreN builtins ("_Z6vload4jPU3AS1Kf" -> 4), or 0 for anything else.
+unsigned vectorWidth(StringRef name, StringRef stem) {
+  if (!name.consume_front("_Z")) return 0;
+  name = name.ltrim("0123456789");
+  if (!name.consume_front(stem)) return 0;
+  unsigned n = 0;
+  if (name.consumeInteger(10, n)) return 0;
+  return (n == 2 || n == 3 || n == 4 || n == 8 || n == 16) ? n : 0;
+}
+
+struct Enumerator {
+  const DataLayout& dl;
+  LoopInfo& loopInfo;
+  std::vector<Access> out;
+
+  Access& add(Instruction& inst, AccessKind kind, Value* pointer, uint64_t size) {
+    Access a;
+    a.id = static_cast<uint32_t>(out.size());
+    a.inst = &inst;
+    a.kind = kind;
+    a.pointer = pointer;
+    a.staticSize = size;
+    for (Loop* l = loopInfo.getLoopFor(inst.getParent()); l; l = l->getParentLoop())
+      a.loops.push_back(l);
+    std::reverse(a.loops.begin(), a.loops.end());
+    out.push_back(std::move(a));
+    return out.back();
+  }
+
+  void addTransfer(Instruction& inst, AccessKind kind, Value* pointer, Value* length) {
+    auto* constLength = dyn_cast<ConstantInt>(length);
+    Access& a = add(inst, kind, pointer, constLength ? constLength->getZExtValue() : 0);
+    if (!constLength) a.dynamicSize = length;
+  }
+
+  void addFence(CallInst& call, AccessKind kind, uint8_t extraFlags) {
+    Access& a = add(call, kind, nullptr, 0);
+    a.flags = extraFlags;
+    Value* arg = call.arg_size() > 0 ? call.getArgOperand(0) : nullptr;
+    if (auto* c = dyn_cast_or_null<ConstantInt>(arg))
+      a.flags |= static_cast<uint8_t>(c->getZExtValue() & (kFenceLocal | kFenceGlobal));
+    else if (arg)
+      a.fenceFlags = arg;
+  }
+
+  void visitCall(CallInst& call) {
+    if (auto* mt = dyn_cast<MemTransferInst>(&call)) {
+      if (isRecordedSpace(mt->getSourceAddressSpace()) && !isProgramScopeData(mt->getRawSource()))
+        addTransfer(call, loadKind(mt->getRawSource()), mt->getRawSource(), mt->getLength());
+      if (mt->getDestAddressSpace() == kGlobalAddressSpace)
+        addTransfer(call, AccessKind::Store, mt->getRawDest(), mt->getLength());
+      return;
+    }
+    if (auto* ms = dyn_cast<MemSetInst>(&call)) {
+      if (ms->getDestAddressSpace() == kGlobalAddressSpace)
+        addTransfer(call, AccessKind::Store, ms->getRawDest(), ms->getLength());
+      return;
+    }
+    Function* callee = call.getCalledFunction();
+    if (!callee) return;
+    StringRef name = callee->getName();
+    if (name.startswith("_Z7barrierj") || name.startswith("_Z18work_group_barrierj")) {
+      addFence(call, AccessKind::Barrier, 0);
+    } else if (name.startswith("_Z9mem_fencej")) {
+      addFence(call, AccessKind::Fence, 0);
+    } else if (name.startswith("_Z14read_mem_fencej")) {
+      addFence(call, AccessKind::Fence, kFenceRead);
+    } else if (name.startswith("_Z15write_mem_fencej")) {
+      addFence(call, AccessKind::Fence, kFenceWrite);
+    } else if (isAtomicBuiltin(name) && call.arg_size() > 0 &&
+               call.getArgOperand(0)->getType()->isPointerTy()) {
+      Value* p = call.getArgOperand(0);
+      if (addressSpaceOf(p) == kGlobalAddressSpace)
+        add(call, AccessKind::Atomic, p, pointeeOf(p) ? storeSize(dl, pointeeOf(p)) : 4);
+    } else if (unsigned n = vectorWidth(name, "vload"); n && call.arg_size() == 2) {
+      visitVectorBuiltin(call, AccessKind::Load, n, call.getArgOperand(0), call.getArgOperand(1),
+                         call.getType());
+    } else if (unsigned n = vectorWidth(name, "vstore"); n && call.arg_size() == 3) {
+      visitVectorBuiltin(call, AccessKind::Store, n, call.getArgOperand(1), call.getArgOperand(2),
+                         call.getArgOperand(0)->getType());
+    }
+  }
+
+  // vloadN(offset, p) reads N elements at p + offset * N.
+  void visitVectorBuiltin(CallInst& call, AccessKind kind, unsigned n, Value* offset, Value* p,
+                          Type* vecType) {
+    if (!p->getType()->isPointerTy() || !isRecordedSpace(addressSpaceOf(p))) return;
+    if (kind == AccessKind::Load) kind = loadKind(p);
+    uint64_t elem = pointeeOf(p) ? storeSize(dl, pointeeOf(p)) : 0;
+    if (elem == 0 && vecType->isVectorTy())
+      elem = storeSize(dl, cast<VectorType>(vecType)->getElementType());
+    Access& a = add(call, kind, p, elem * n);
+    a.vectorOffset = offset;
+    a.vectorWidth = n;
+  }
+
+  void visit(Instruction& inst) {
+    if (auto* load = dyn_cast<LoadInst>(&inst)) {
+      Value* p = load->getPointerOperand();
+      if (isRecordedSpace(addressSpaceOf(p)) && !isProgramScopeData(p))
+        add(inst, loadKind(p), p, storeSize(dl, load->getType()));
+    } else if (auto* store = dyn_cast<StoreInst>(&inst)) {
+      Value* p = store->getPointerOperand();
+      if (addressSpaceOf(p) == kGlobalAddressSpace)
+        add(inst, AccessKind::Store, p, storeSize(dl, store->getValueOperand()->getType()));
+    } else if (auto* rmw = dyn_cast<AtomicRMWInst>(&inst)) {
+      Value* p = rmw->getPointerOperand();
+      if (addressSpaceOf(p) == kGlobalAddressSpace)
+        add(inst, AccessKind::Atomic, p, storeSize(dl, rmw->getValOperand()->getType()));
+    } else if (auto* cas = dyn_cast<AtomicCmpXchgInst>(&inst)) {
+      Value* p = cas->getPointerOperand();
+      if (addressSpaceOf(p) == kGlobalAddressSpace)
+        add(inst, AccessKind::Atomic, p, storeSize(dl, cas->getNewValOperand()->getType()));
+    } else if (auto* call = dyn_cast<CallInst>(&inst)) {
+      visitCall(*call);
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<Access> enumerateAccesses(Function& kernel, LoopInfo& loops) {
+  Enumerator e{kernel.getParent()->getDataLayout(), loops, {}};
+  for (BasicBlock& bb : kernel)
+    for (Instruction& inst : bb) e.visit(inst);
+  return std::move(e.out);
+}
+
+std::string describe(const Instruction& inst) {
+  std::string text;
+  raw_string_ostream os(text);
+  if (const DebugLoc& loc = inst.getDebugLoc()) os << "line " << loc.getLine() << ": ";
+  inst.print(os);
+  os.flush();
+  StringRef trimmed = StringRef(text).trim();
+  return trimmed.str();
+}
+
+}  // namespace cltrace::passes

@@ -1,0 +1,76 @@
+// The record contract between instrumented kernels and the host.
+//
+// The trace pass writes records in exactly this layout (little-endian, 48 bytes) into the
+// record buffer; the host reads them back without conversion. Change anything here and bump
+// kRecordFormatVersion: the passes and the trace file reader check it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cltrace {
+
+inline constexpr uint32_t kRecordFormatVersion = 1;
+
+// Loops deeper than this still run correctly; records inside them carry only the outermost
+// kMaxLoopDepth counters and the flag kRecordDepthTruncated.
+inline constexpr uint32_t kMaxLoopDepth = 7;
+
+enum class AccessKind : uint8_t {
+  Load = 0,          // global load
+  Store = 1,         // global store
+  Atomic = 2,        // global atomic read-modify-write (atomicrmw, cmpxchg, OpenCL atomic_*)
+  ConstantLoad = 3,  // load from the constant address space
+  Barrier = 4,       // barrier / work_group_barrier; flags hold the fence flags
+  Fence = 5,         // mem_fence / read_mem_fence / write_mem_fence; flags hold the fence flags
+};
+inline constexpr uint8_t kAccessKindCount = 6;
+
+// Record flags. The fence bits match CLK_LOCAL_MEM_FENCE / CLK_GLOBAL_MEM_FENCE.
+inline constexpr uint8_t kFenceLocal = 1u << 0;
+inline constexpr uint8_t kFenceGlobal = 1u << 1;
+inline constexpr uint8_t kFenceRead = 1u << 2;   // read_mem_fence
+inline constexpr uint8_t kFenceWrite = 1u << 3;  // write_mem_fence
+inline constexpr uint8_t kRecordDepthTruncated = 1u << 7;
+
+struct Record {
+  uint64_t address;      // device address (after rebasing: virtual address)
+  uint32_t instruction;  // static instruction id, program order, same in both passes
+  uint32_t size;         // bytes accessed (0 for barriers and fences)
+  uint8_t kind;          // AccessKind
+  uint8_t flags;         // kFence* / kRecordDepthTruncated
+  uint8_t depth;         // number of enclosing loops (may exceed kMaxLoopDepth when truncated)
+  uint8_t reserved;
+  uint32_t iterations[kMaxLoopDepth];  // enclosing loop counters, outermost first
+};
+static_assert(sizeof(Record) == 48, "device record layout is 48 bytes");
+static_assert(offsetof(Record, address) == 0);
+static_assert(offsetof(Record, instruction) == 8);
+static_assert(offsetof(Record, size) == 12);
+static_assert(offsetof(Record, kind) == 16);
+static_assert(offsetof(Record, flags) == 17);
+static_assert(offsetof(Record, depth) == 18);
+static_assert(offsetof(Record, iterations) == 20);
+
+inline AccessKind kindOf(const Record& r) { return static_cast<AccessKind>(r.kind); }
+inline bool isMemoryAccess(AccessKind k) { return k <= AccessKind::ConstantLoad; }
+const char* accessKindName(AccessKind k);
+
+// Count buffer (added by cltrace-count): two 64-bit slots per work-item, indexed by the
+// linear global id: [2*id] = record count, [2*id + 1] = diagnostic bits below.
+inline constexpr uint32_t kCountSlotsPerWorkItem = 2;
+inline constexpr uint64_t kDiagDepthTruncated = 1u << 0;  // a record lost loop counters
+
+// Control buffer (added by cltrace-trace): two 64-bit slots per work-item. The host writes
+// [2*id] = first record index, [2*id + 1] = counted length. The kernel overwrites [2*id + 1]
+// with the number of records it produced; a value above the counted length means the trace
+// run took a different path (records beyond the length were dropped, never written).
+inline constexpr uint32_t kControlSlotsPerWorkItem = 2;
+
+// Argument buffer (added by cltrace-trace): one 64-bit slot per original kernel argument;
+// work-item 0 stores the device address of every global/constant pointer argument.
+
+// Linear global id used to index the buffers above: x fastest, relative to the global offset.
+//   id = ((gz - oz) * Gy + (gy - oy)) * Gx + (gx - ox)
+
+}  // namespace cltrace

@@ -1,0 +1,46 @@
+// The unit the scheduler hands to the cache simulator: one SIMT step of one warp.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "cltrace/record.h"
+
+namespace cltrace::sched {
+
+// One thread's access within a SIMT step.
+struct LaneAccess {
+  uint32_t localThread = 0;  // linear local id within the workgroup (x fastest)
+  uint64_t address = 0;
+  uint32_t size = 0;
+};
+
+// All threads of a warp that issue the same instruction (same static id and same loop
+// iteration vector) together. Barrier steps are emitted too (kind Barrier, no lanes needed
+// for the cache, but lanes list the threads that arrived) so consumers can see them.
+struct WarpStep {
+  uint32_t sm = 0;
+  uint64_t workgroup = 0;    // linear workgroup id (x fastest)
+  uint32_t warp = 0;         // warp index within the workgroup
+  uint64_t step = 0;         // SIMT step counter of this warp (0, 1, 2, ...)
+  uint64_t warpKey = 0;      // unique id of this warp in the whole launch (for delayWarp)
+  uint64_t cycle = 0;        // SM cycle at which the step issues (0 when timing is off)
+  uint32_t instruction = 0;
+  AccessKind kind = AccessKind::Load;
+  uint8_t flags = 0;
+  std::vector<LaneAccess> lanes;  // ascending localThread
+};
+
+// What the cache simulator drives: the scheduler, step by step.
+class StepSource {
+ public:
+  virtual ~StepSource() = default;
+  // Produces the next step in issue order (ordered by cycle across SMs, ties by SM index).
+  // Returns false when every warp has finished.
+  virtual bool next(WarpStep& out) = 0;
+  // The warp `warpKey` may not issue its next step before `readyCycle` (a miss latency or an
+  // MSHR stall). Called after next() returned a step of that warp.
+  virtual void delayWarp(uint64_t warpKey, uint64_t readyCycle) = 0;
+};
+
+}  // namespace cltrace::sched

@@ -1,0 +1,31 @@
+// Three nested loops and a sibling loop: each access carries the counters of exactly the loops
+// RUN: %clang-spir %s -o %t.bc
+// RUN: %opt -passes=cltrace-prepare,cltrace-print-accesses -disable-output %t.bc | FileCheck %s
+// RUN: %opt -passes=cltrace-prepare,cltrace-trace %t.bc -S -o - | FileCheck %s --check-prefix=TRACE
+// around it, outermost first.
+__kernel void nest(__global float* a, int n) {
+  size_t g = get_global_id(0);
+  for (int i = 0; i < n; ++i) {
+    a[g] += 1.0f;
+    for (int j = 0; j < n; ++j)
+      for (int k = 0; k < n; ++k)
+        a[g + j + k] += 2.0f;
+  }
+  for (int i = 0; i < n; ++i) a[i] = 0.0f;
+}
+
+// CHECK: kernel nest: 4 loops (max depth 3), 5 sites
+// CHECK-NEXT: [0] load 4B depth 1:
+// CHECK-NEXT: [1] store 4B depth 1:
+// CHECK-NEXT: [2] load 4B depth 3:
+// CHECK-NEXT: [3] store 4B depth 3:
+// CHECK-NEXT: [4] store 4B depth 1:
+// One private counter per loop, each set to -1 on entry and incremented at its header.
+// TRACE-COUNT-4: %cltrace.iter{{[0-9]*}} = alloca i32
+// TRACE: store i32 -1, i32* %cltrace.iter
+// TRACE: [[C:%.*]] = load i32, i32* %cltrace.iter
+// TRACE-NEXT: [[C1:%.*]] = add i32 [[C]], 1
+// TRACE-NEXT: store i32 [[C1]], i32* %cltrace.iter
+// The depth-3 load stores depth 3 and three counters.
+// TRACE: store i32 2, i32 addrspace(1)*
+// TRACE: store i8 3, i8 addrspace(1)*

@@ -1,0 +1,45 @@
+// cltrace run KERNEL.cl [--kernel NAME] [--global ..] [--local ..] [--arg ..] -o TRACE
+#include <fmt/core.h>
+
+#include "commands.h"
+#include "launch_options.h"
+
+using namespace cltrace;
+
+namespace {
+
+struct RunFlags {
+  cli::LaunchFlags launch;
+  std::string out = "trace.cltrace";
+};
+
+void run(const RunFlags& f) {
+  wrapper::RunSpec spec = cli::runSpecOf(f.launch);
+  wrapper::RunOutput out;
+  try {
+    out = wrapper::runStandalone(spec, f.out, cli::launchOptionsOf(f.launch));
+  } catch (const passes::InstrumentError& e) {
+    throw cli::UserError(f.launch.source + ": " + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw cli::UserError(e.what());
+  }
+  const TraceHeader& h = out.launch.header;
+  fmt::print("traced {} on {}: {} work-items, {} records -> {}\n", h.kernelName, h.device,
+             h.workItemCount, h.recordCount, f.out);
+  fmt::print("count run {:.3f} s, trace run {:.3f} s\n", out.launch.countSeconds, out.launch.traceSeconds);
+  for (const auto& w : out.launch.warnings) fmt::print(stderr, "cltrace: warning: {}\n", w);
+  if (out.launch.outsideAccesses)
+    throw cli::UserError(fmt::format("{} accesses fell outside every buffer (is a buffer smaller than the "
+                                     "kernel reads?)",
+                                     out.launch.outsideAccesses));
+}
+
+cli::CommandRegistration registration("run", [](CLI::App& app) {
+  auto f = std::make_shared<RunFlags>();
+  CLI::App* sub = app.add_subcommand("run", "Trace one launch of a kernel with no host code");
+  cli::addLaunchFlags(*sub, f->launch);
+  sub->add_option("-o,--out", f->out, "trace file to write")->capture_default_str();
+  sub->callback([f] { run(*f); });
+});
+
+}  // namespace

@@ -1,0 +1,67 @@
+#include "launch_options.h"
+
+#include "commands.h"
+
+namespace cltrace::cli {
+
+void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
+  sub.add_option("source", f.source, "OpenCL C source file")->required();
+  sub.add_option("-k,--kernel", f.kernel, "kernel name (default: from the launch manifest)");
+  sub.add_option("--global", f.global, "global size X[,Y[,Z]]")->delimiter(',');
+  sub.add_option("--local", f.local, "local size X[,Y[,Z]]")->delimiter(',');
+  sub.add_option("--offset", f.offset, "global offset X[,Y[,Z]]")->delimiter(',');
+  sub.add_option("-a,--arg", f.args,
+                 "kernel argument, in order: buffer:TYPE:COUNT[:zeros|iota|random[:SEED]|fill:V|file:PATH], "
+                 "scalar:TYPE:VALUE, local:BYTES");
+  sub.add_option("-D", f.defines, "preprocessor definition NAME[=VALUE]");
+  sub.add_option("-I", f.includes, "include directory");
+  sub.add_option("--build-options", f.buildOptions, "further clBuildProgram-style options");
+  sub.add_option("--alignment", f.alignment, "alignment of buffers in the virtual address layout")
+      ->capture_default_str();
+  sub.add_flag("--compress", f.compress, "zstd-compress the trace body");
+}
+
+wrapper::RunSpec runSpecOf(const LaunchFlags& f) {
+  wrapper::RunSpec spec;
+  spec.sourcePath = f.source;
+  spec.kernel = f.kernel;
+  try {
+    for (const auto& a : f.args) spec.args.push_back(wrapper::parseArgSpec(a));
+    spec.buildOptions = passes::splitOptions(f.buildOptions);
+    for (const auto& d : f.defines) spec.buildOptions.push_back("-D" + d);
+    for (const auto& i : f.includes) spec.buildOptions.push_back("-I" + i);
+    bool haveRange = !f.global.empty();
+    if (haveRange) {
+      if (f.global.size() > 3) throw UserError("--global takes at most 3 sizes");
+      if (!f.local.empty() && f.local.size() != f.global.size())
+        throw UserError("--local needs as many sizes as --global");
+      if (!f.offset.empty() && f.offset.size() != f.global.size())
+        throw UserError("--offset needs as many sizes as --global");
+      spec.range.dims = static_cast<uint32_t>(f.global.size());
+      for (size_t d = 0; d < f.global.size(); ++d) {
+        spec.range.global[d] = f.global[d];
+        spec.range.local[d] = f.local.empty() ? 1 : f.local[d];
+        spec.range.offset[d] = f.offset.empty() ? 0 : f.offset[d];
+      }
+      if (f.local.empty()) throw UserError("--global needs --local (cltrace does not guess work-group sizes)");
+    } else if (!f.local.empty()) {
+      throw UserError("--local needs --global");
+    }
+    bool manifest = wrapper::applyManifest(spec, !f.kernel.empty(), haveRange, !f.args.empty(),
+                                           !f.buildOptions.empty() || !f.defines.empty());
+    if (spec.kernel.empty()) throw UserError("no --kernel given and no launch manifest next to " + f.source);
+    if (!manifest && !haveRange) throw UserError("no --global/--local given and no launch manifest next to " + f.source);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());
+  }
+  return spec;
+}
+
+wrapper::LaunchOptions launchOptionsOf(const LaunchFlags& f) {
+  wrapper::LaunchOptions o;
+  o.alignment = f.alignment;
+  o.compress = f.compress;
+  return o;
+}
+
+}  // namespace cltrace::cli

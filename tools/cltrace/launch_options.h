@@ -1,0 +1,31 @@
+// Launch flags shared by `cltrace run` and `cltrace predict`: kernel, NDRange, arguments, build
+// options; the bundled kernels' manifests fill in whatever is not given.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cltrace/wrapper/standalone.h"
+
+namespace cltrace::cli {
+
+struct LaunchFlags {
+  std::string source;
+  std::string kernel;
+  std::vector<uint64_t> global, local, offset;
+  std::vector<std::string> args;
+  std::vector<std::string> defines, includes;
+  std::string buildOptions;
+  uint64_t alignment = 256;
+  bool compress = false;
+};
+
+void addLaunchFlags(CLI::App& sub, LaunchFlags& f);
+// Builds the run specification (manifest first, flags override). Throws UserError.
+wrapper::RunSpec runSpecOf(const LaunchFlags& f);
+wrapper::LaunchOptions launchOptionsOf(const LaunchFlags& f);
+
+}  // namespace cltrace::cli

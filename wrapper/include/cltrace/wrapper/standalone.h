@@ -1,0 +1,66 @@
+// Running a kernel with no host code: arguments described as text, launch manifests for
+// bundled kernels. Used by `cltrace run` / `cltrace predict` and by the tests.
+//
+// Argument specifications (one per kernel argument, in order):
+//   buffer:TYPE:COUNT[:INIT]   a __global/__constant buffer of COUNT elements of TYPE
+//        INIT = zeros (default) | iota | random[:SEED] | fill:VALUE | file:PATH
+//   scalar:TYPE:VALUE          a by-value argument
+//   local:BYTES                a __local buffer
+// TYPE is an OpenCL scalar or vector type: char uchar short ushort int uint long ulong float
+// double, optionally followed by 2, 3, 4, 8 or 16 (float4).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cltrace/wrapper/traced_kernel.h"
+
+namespace cltrace::wrapper {
+
+struct ArgSpec {
+  enum class Kind { Buffer, Scalar, Local } kind = Kind::Buffer;
+  std::string type;     // element type for Buffer and Scalar
+  uint64_t count = 0;   // elements (Buffer)
+  std::string init = "zeros";
+  uint64_t seed = 1;    // random
+  std::string value;    // fill / scalar value / file path
+  uint64_t bytes = 0;   // Local
+  std::string text;     // as written
+};
+
+// Throws std::invalid_argument naming what is wrong.
+ArgSpec parseArgSpec(const std::string& text);
+// Bytes of one element of an OpenCL type name ("float4" -> 16); throws for unknown types.
+uint64_t typeSize(const std::string& type);
+
+struct RunSpec {
+  std::string sourcePath;
+  std::string kernel;
+  std::vector<std::string> buildOptions;
+  NDRange range;
+  std::vector<ArgSpec> args;
+};
+
+// Fills `spec` from the launch manifest next to a bundled kernel (kernels/X.cl -> kernels/X.json)
+// where one exists; fields already set in `spec` win. Returns false when there is no manifest.
+bool applyManifest(RunSpec& spec, bool haveKernel, bool haveRange, bool haveArgs,
+                   bool haveOptions);
+
+struct RunOutput {
+  LaunchResult launch;                       // when traced
+  std::vector<std::vector<uint8_t>> buffers; // final contents of each buffer argument, in order
+  double kernelSeconds = 0;                  // uninstrumented run (when not traced)
+  std::string device;
+};
+
+// Runs the kernel once on `device` (default device when null). With a trace path the launch
+// is traced; without, it runs the original kernel (for comparisons and timing).
+RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
+                        const LaunchOptions& options = {}, cl_device_id device = nullptr);
+
+// Checks the specs against the kernel's parameters; throws std::invalid_argument naming the
+// argument that does not fit.
+void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::KernelArg>& params);
+
+}  // namespace cltrace::wrapper

@@ -1,0 +1,83 @@
+// The launch protocol: run one kernel launch instrumented on any OpenCL device and produce its
+// trace, leaving every buffer as the uninstrumented kernel would.
+//
+//   build count/trace programs -> snapshot buffers the kernel may write -> count run ->
+//   check diagnostics -> exclusive prefix sum -> restore buffers -> trace run -> check
+//   overflow -> read records -> rebase addresses -> write the trace file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cltrace/passes/instrumenter.h"
+#include "cltrace/trace_file.h"
+#include "cltrace/wrapper/opencl.h"
+
+namespace cltrace::wrapper {
+
+// What the host bound to one original kernel argument.
+struct ArgBinding {
+  enum class Kind { Unset, Buffer, Scalar, Local } kind = Kind::Unset;
+  cl_mem buffer = nullptr;     // Buffer
+  std::vector<uint8_t> bytes;  // Scalar value
+  size_t localSize = 0;        // Local: bytes of __local memory
+
+  static ArgBinding ofBuffer(cl_mem b);
+  static ArgBinding ofScalar(const void* data, size_t size);
+  static ArgBinding ofLocal(size_t size);
+};
+
+struct LaunchOptions {
+  uint64_t alignment = 256;  // alignment of buffers in the virtual layout (power of two)
+  bool compress = false;     // zstd-compress the trace body
+};
+
+struct LaunchResult {
+  TraceHeader header;
+  std::vector<std::string> warnings;  // e.g. addresses outside every buffer, per instruction
+  uint64_t outsideAccesses = 0;       // accesses that fell outside every known buffer
+  double countSeconds = 0, traceSeconds = 0;  // wall time of the two instrumented runs
+};
+
+// Thrown when a launch cannot be traced faithfully (overflow, bad arguments); what() says why.
+class TraceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// An instrumented kernel built for one device; reusable across launches.
+class TracedKernel {
+ public:
+  TracedKernel(cl_context context, cl_device_id device, passes::InstrumentedKernel kernel);
+  ~TracedKernel();
+  TracedKernel(const TracedKernel&) = delete;
+  TracedKernel& operator=(const TracedKernel&) = delete;
+
+  const passes::InstrumentedKernel& instrumented() const { return kernel_; }
+
+  // Runs the launch traced and writes the trace file to `tracePath`.
+  LaunchResult launch(cl_command_queue queue, const std::vector<ArgBinding>& args,
+                      const NDRange& range, const std::string& tracePath,
+                      const LaunchOptions& options = {});
+
+ private:
+  void release();
+  void setOriginalArgs(cl_kernel k, const std::vector<ArgBinding>& args);
+
+  cl_context context_;
+  cl_device_id device_;
+  passes::InstrumentedKernel kernel_;
+  cl_program countProgram_ = nullptr, traceProgram_ = nullptr;
+  cl_kernel countKernel_ = nullptr, traceKernel_ = nullptr;
+};
+
+// Builds SPIR bitcode for `device`: SPIR through clCreateProgramWithBinary ("-x spir") when the
+// device has cl_khr_spir, SPIR-V through clCreateProgramWithIL when it reports IL support.
+cl_program buildInstrumentedProgram(cl_context context, cl_device_id device,
+                                    const std::string& bitcode);
+
+// Validates an NDRange: dimensions 1..3, no zero sizes, local dividing global.
+void validateRange(const NDRange& range);
+
+}  // namespace cltrace::wrapper

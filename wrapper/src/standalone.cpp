@@ -1,0 +1,355 @@
+#include "cltrace/wrapper/standalone.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+namespace cltrace::wrapper {
+
+namespace {
+
+std::vector<std::string> splitColon(const std::string& s, size_t maxParts) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (parts.size() + 1 < maxParts) {
+    size_t colon = s.find(':', start);
+    if (colon == std::string::npos) break;
+    parts.push_back(s.substr(start, colon - start));
+    start = colon + 1;
+  }
+  parts.push_back(s.substr(start));
+  return parts;
+}
+
+uint64_t parseCount(const std::string& s, const std::string& what, const std::string& spec) {
+  try {
+    size_t used = 0;
+    long long v = std::stoll(s, &used, 0);
+    if (used != s.size() || v < 0) throw std::invalid_argument("");
+    return static_cast<uint64_t>(v);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("argument '" + spec + "': " + what + " '" + s +
+                                "' is not a non-negative integer");
+  }
+}
+
+struct ScalarType {
+  std::string base;
+  uint64_t size = 0;
+  bool isFloat = false, isSigned = false;
+};
+
+ScalarType baseType(const std::string& type, uint64_t* lanes) {
+  static const std::pair<const char*, ScalarType> kTypes[] = {
+      {"uchar", {"uchar", 1, false, false}},  {"char", {"char", 1, false, true}},
+      {"ushort", {"ushort", 2, false, false}}, {"short", {"short", 2, false, true}},
+      {"uint", {"uint", 4, false, false}},    {"int", {"int", 4, false, true}},
+      {"ulong", {"ulong", 8, false, false}},  {"long", {"long", 8, false, true}},
+      {"float", {"float", 4, true, true}},    {"double", {"double", 8, true, true}},
+      {"size_t", {"size_t", 8, false, false}},
+  };
+  for (const auto& [name, t] : kTypes) {
+    std::string n = name;
+    if (type.rfind(n, 0) != 0) continue;
+    std::string rest = type.substr(n.size());
+    if (rest.empty()) {
+      *lanes = 1;
+      return t;
+    }
+    if (rest == "2" || rest == "3" || rest == "4" || rest == "8" || rest == "16") {
+      *lanes = rest == "3" ? 4 : std::stoull(rest);  // 3-vectors occupy 4 elements
+      return t;
+    }
+  }
+  throw std::invalid_argument("unknown OpenCL type '" + type + "'");
+}
+
+// Writes `value` as the scalar type into `out`.
+void storeValue(const ScalarType& t, double value, uint8_t* out) {
+  auto put = [&](auto v) { std::memcpy(out, &v, sizeof v); };
+  if (t.base == "float") put(static_cast<float>(value));
+  else if (t.base == "double") put(value);
+  else if (t.size == 1) put(static_cast<int8_t>(static_cast<int64_t>(value)));
+  else if (t.size == 2) put(static_cast<int16_t>(static_cast<int64_t>(value)));
+  else if (t.size == 4) put(static_cast<int32_t>(static_cast<int64_t>(value)));
+  else put(static_cast<int64_t>(value));
+}
+
+double parseNumber(const std::string& s, const std::string& spec) {
+  try {
+    size_t used = 0;
+    double v = std::stod(s, &used);
+    if (used != s.size()) throw std::invalid_argument("");
+    return v;
+  } catch (const std::exception&) {
+    throw std::invalid_argument("argument '" + spec + "': value '" + s + "' is not a number");
+  }
+}
+
+std::vector<uint8_t> initialContents(const ArgSpec& a) {
+  uint64_t lanes = 1;
+  ScalarType t = baseType(a.type, &lanes);
+  uint64_t elements = a.count * lanes;
+  std::vector<uint8_t> data(elements * t.size, 0);
+  if (a.init == "zeros") return data;
+  if (a.init == "file") {
+    std::ifstream in(a.value, std::ios::binary);
+    if (!in) throw std::invalid_argument("argument '" + a.text + "': cannot open '" + a.value + "'");
+    in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size()));
+    if (static_cast<uint64_t>(in.gcount()) != data.size())
+      throw std::invalid_argument("argument '" + a.text + "': file '" + a.value + "' holds fewer than " +
+                                  std::to_string(data.size()) + " bytes");
+    return data;
+  }
+  std::mt19937_64 rng(a.seed);
+  double fill = a.init == "fill" ? parseNumber(a.value, a.text) : 0;
+  for (uint64_t i = 0; i < elements; ++i) {
+    double v = 0;
+    if (a.init == "iota") v = static_cast<double>(i);
+    else if (a.init == "fill") v = fill;
+    else if (t.isFloat) v = static_cast<double>(rng() >> 11) * 0x1.0p-53;  // [0, 1)
+    else v = static_cast<double>(rng() % 100);
+    storeValue(t, v, data.data() + i * t.size);
+  }
+  return data;
+}
+
+std::string readText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument("cannot open kernel source '" + path + "'");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct ClContext {
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+  ~ClContext() {
+    if (queue) clReleaseCommandQueue(queue);
+    if (context) clReleaseContext(context);
+  }
+};
+
+}  // namespace
+
+uint64_t typeSize(const std::string& type) {
+  uint64_t lanes = 1;
+  return baseType(type, &lanes).size * lanes;
+}
+
+ArgSpec parseArgSpec(const std::string& text) {
+  ArgSpec a;
+  a.text = text;
+  std::vector<std::string> p = splitColon(text, 5);
+  const std::string& kind = p[0];
+  auto need = [&](size_t n, const char* form) {
+    if (p.size() < n)
+      throw std::invalid_argument("argument '" + text + "': expected " + form);
+  };
+  if (kind == "buffer") {
+    need(3, "buffer:TYPE:COUNT[:INIT]");
+    a.kind = ArgSpec::Kind::Buffer;
+    a.type = p[1];
+    typeSize(a.type);
+    a.count = parseCount(p[2], "count", text);
+    if (a.count == 0) throw std::invalid_argument("argument '" + text + "': a buffer needs at least one element");
+    if (p.size() > 3) {
+      a.init = p[3];
+      if (a.init == "random") {
+        if (p.size() > 4) a.seed = parseCount(p[4], "seed", text);
+      } else if (a.init == "fill" || a.init == "file") {
+        need(5, a.init == "fill" ? "buffer:TYPE:COUNT:fill:VALUE" : "buffer:TYPE:COUNT:file:PATH");
+        a.value = p[4];
+      } else if (a.init != "zeros" && a.init != "iota") {
+        throw std::invalid_argument("argument '" + text + "': unknown initialiser '" + a.init +
+                                    "' (zeros, iota, random[:SEED], fill:VALUE, file:PATH)");
+      }
+    }
+  } else if (kind == "scalar") {
+    need(3, "scalar:TYPE:VALUE");
+    a.kind = ArgSpec::Kind::Scalar;
+    a.type = p[1];
+    typeSize(a.type);
+    a.value = p.size() > 3 ? p[2] + ":" + p[3] : p[2];
+    parseNumber(a.value, text);
+  } else if (kind == "local") {
+    need(2, "local:BYTES");
+    a.kind = ArgSpec::Kind::Local;
+    a.bytes = parseCount(p[1], "size", text);
+    if (a.bytes == 0) throw std::invalid_argument("argument '" + text + "': local size must be > 0");
+  } else {
+    throw std::invalid_argument("argument '" + text + "': must start with buffer:, scalar: or local:");
+  }
+  return a;
+}
+
+void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::KernelArg>& params) {
+  if (specs.size() != params.size()) {
+    std::string list;
+    for (const auto& p : params) list += (list.empty() ? "" : ", ") + p.type + " " + p.name;
+    throw std::invalid_argument("the kernel takes " + std::to_string(params.size()) +
+                                " arguments (" + list + "), " + std::to_string(specs.size()) + " given");
+  }
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const ArgSpec& s = specs[i];
+    const passes::KernelArg& p = params[i];
+    std::string where = "argument " + std::to_string(i) + " (" + p.type + " " + p.name + "): ";
+    if (p.isPointer && p.addressSpace == 3) {
+      if (s.kind != ArgSpec::Kind::Local) throw std::invalid_argument(where + "a __local pointer needs local:BYTES");
+    } else if (p.isPointer) {
+      if (s.kind != ArgSpec::Kind::Buffer) throw std::invalid_argument(where + "a pointer needs buffer:TYPE:COUNT");
+    } else {
+      if (s.kind != ArgSpec::Kind::Scalar) throw std::invalid_argument(where + "a value needs scalar:TYPE:VALUE");
+      uint64_t expected = p.type.empty() ? 0 : typeSize(p.type);
+      if (expected && typeSize(s.type) != expected)
+        throw std::invalid_argument(where + "given as " + s.type + " (" + std::to_string(typeSize(s.type)) +
+                                    " bytes), the kernel expects " + std::to_string(expected) + " bytes");
+    }
+  }
+}
+
+bool applyManifest(RunSpec& spec, bool haveKernel, bool haveRange, bool haveArgs, bool haveOptions) {
+  std::filesystem::path manifest = std::filesystem::path(spec.sourcePath).replace_extension(".json");
+  if (!std::filesystem::exists(manifest)) return false;
+  nlohmann::json j;
+  try {
+    std::ifstream in(manifest);
+    j = nlohmann::json::parse(in);
+    if (!haveKernel) spec.kernel = j.at("kernel").get<std::string>();
+    if (!haveOptions && j.contains("build_options"))
+      spec.buildOptions = j["build_options"].get<std::vector<std::string>>();
+    if (!haveRange) {
+      auto g = j.at("global").get<std::vector<uint64_t>>();
+      auto l = j.at("local").get<std::vector<uint64_t>>();
+      if (g.empty() || g.size() > 3 || g.size() != l.size())
+        throw std::invalid_argument("global and local need 1 to 3 sizes each, the same number");
+      spec.range = NDRange{};
+      spec.range.dims = static_cast<uint32_t>(g.size());
+      for (size_t d = 0; d < g.size(); ++d) {
+        spec.range.global[d] = g[d];
+        spec.range.local[d] = l[d];
+      }
+    }
+    if (!haveArgs) {
+      spec.args.clear();
+      for (const auto& a : j.at("args")) spec.args.push_back(parseArgSpec(a.get<std::string>()));
+    }
+  } catch (const std::exception& e) {
+    throw std::invalid_argument("launch manifest " + manifest.string() + ": " + e.what());
+  }
+  return true;
+}
+
+RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
+                        const LaunchOptions& options, cl_device_id device) {
+  validateRange(spec.range);
+  std::string source = readText(spec.sourcePath);
+  passes::InstrumentedKernel instrumented = passes::instrumentSource(source, spec.kernel, spec.buildOptions);
+  checkArgs(spec.args, instrumented.args);
+
+  if (!device) device = defaultDevice();
+  RunOutput out;
+  out.device = describeDevice(device);
+  ClContext cl;
+  cl_int err = CL_SUCCESS;
+  cl.context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  check(err, "clCreateContext");
+  cl.queue = clCreateCommandQueueWithProperties(cl.context, device, nullptr, &err);
+  check(err, "clCreateCommandQueueWithProperties");
+
+  std::vector<ArgBinding> bindings;
+  std::vector<cl_mem> buffers;
+  std::vector<std::vector<uint8_t>> initial;
+  struct Release {
+    std::vector<cl_mem>& b;
+    ~Release() {
+      for (cl_mem m : b) clReleaseMemObject(m);
+    }
+  } release{buffers};
+  for (const ArgSpec& a : spec.args) {
+    if (a.kind == ArgSpec::Kind::Buffer) {
+      std::vector<uint8_t> data = initialContents(a);
+      cl_mem m = clCreateBuffer(cl.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, data.size(),
+                                data.data(), &err);
+      check(err, "clCreateBuffer");
+      buffers.push_back(m);
+      initial.push_back(std::move(data));
+      bindings.push_back(ArgBinding::ofBuffer(m));
+    } else if (a.kind == ArgSpec::Kind::Local) {
+      bindings.push_back(ArgBinding::ofLocal(a.bytes));
+    } else {
+      uint64_t lanes = 1;
+      ScalarType t = baseType(a.type, &lanes);
+      std::vector<uint8_t> bytes(t.size);
+      storeValue(t, parseNumber(a.value, a.text), bytes.data());
+      bindings.push_back(ArgBinding::ofScalar(bytes.data(), bytes.size()));
+    }
+  }
+
+  if (!tracePath.empty()) {
+    TracedKernel traced(cl.context, device, std::move(instrumented));
+    out.launch = traced.launch(cl.queue, bindings, spec.range, tracePath, options);
+  } else {
+    const char* text = source.c_str();
+    cl_program program = clCreateProgramWithSource(cl.context, 1, &text, nullptr, &err);
+    check(err, "clCreateProgramWithSource");
+    std::string opts;
+    for (const auto& o : spec.buildOptions) opts += o + " ";
+    err = clBuildProgram(program, 1, &device, opts.c_str(), nullptr, nullptr);
+    if (err != CL_SUCCESS) {
+      clReleaseProgram(program);
+      check(err, "clBuildProgram (original kernel)");
+    }
+    cl_kernel kernel = clCreateKernel(program, spec.kernel.c_str(), &err);
+    check(err, "clCreateKernel");
+    for (size_t i = 0; i < bindings.size(); ++i) {
+      const ArgBinding& b = bindings[i];
+      auto idx = static_cast<cl_uint>(i);
+      if (b.kind == ArgBinding::Kind::Buffer) err = clSetKernelArg(kernel, idx, sizeof(cl_mem), &b.buffer);
+      else if (b.kind == ArgBinding::Kind::Local) err = clSetKernelArg(kernel, idx, b.localSize, nullptr);
+      else err = clSetKernelArg(kernel, idx, b.bytes.size(), b.bytes.data());
+      check(err, "clSetKernelArg");
+    }
+    std::array<size_t, 3> g{}, l{}, o{};
+    for (int d = 0; d < 3; ++d) {
+      g[d] = spec.range.global[d];
+      l[d] = spec.range.local[d];
+      o[d] = spec.range.offset[d];
+    }
+    // The first enqueue compiles for the work-group size; time a second one, started from the
+    // same buffer contents so in-place kernels end as after one run.
+    auto start = std::chrono::steady_clock::now();
+    for (int rep = 0; rep < 2; ++rep) {
+      for (size_t i = 0; rep > 0 && i < buffers.size(); ++i)
+        check(clEnqueueWriteBuffer(cl.queue, buffers[i], CL_TRUE, 0, initial[i].size(), initial[i].data(),
+                                   0, nullptr, nullptr),
+              "restoring a buffer");
+      start = std::chrono::steady_clock::now();
+      check(clEnqueueNDRangeKernel(cl.queue, kernel, spec.range.dims, o.data(), g.data(), l.data(), 0,
+                                   nullptr, nullptr),
+            "clEnqueueNDRangeKernel");
+      check(clFinish(cl.queue), "clFinish");
+    }
+    out.kernelSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    clReleaseKernel(kernel);
+    clReleaseProgram(program);
+  }
+  for (cl_mem m : buffers) {
+    size_t size = 0;
+    check(clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, nullptr), "clGetMemObjectInfo");
+    std::vector<uint8_t> data(size);
+    check(clEnqueueReadBuffer(cl.queue, m, CL_TRUE, 0, size, data.data(), 0, nullptr, nullptr),
+          "clEnqueueReadBuffer");
+    out.buffers.push_back(std::move(data));
+  }
+  return out;
+}
+
+}  // namespace cltrace::wrapper

@@ -1,0 +1,393 @@
+#include "cltrace/wrapper/traced_kernel.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace cltrace::wrapper {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Releases an OpenCL buffer at scope exit.
+struct ScopedMem {
+  cl_mem mem = nullptr;
+  ~ScopedMem() {
+    if (mem) clReleaseMemObject(mem);
+  }
+};
+
+cl_mem createBuffer(cl_context context, size_t bytes, const char* what) {
+  cl_int err = CL_SUCCESS;
+  cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, std::max<size_t>(bytes, 8), nullptr, &err);
+  check(err, what);
+  return m;
+}
+
+std::string buildLog(cl_program program, cl_device_id device) {
+  size_t size = 0;
+  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
+  std::string log(size, '\0');
+  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  return log;
+}
+
+std::string toSpirv(const std::string& bitcode) {
+  namespace fs = std::filesystem;
+  std::string dir = (fs::temp_directory_path() / "cltrace-spirv-XXXXXX").string();
+  if (!mkdtemp(dir.data())) throw TraceError("cannot create a temporary directory");
+  fs::path bc = fs::path(dir) / "k.bc", spv = fs::path(dir) / "k.spv";
+  std::ofstream(bc, std::ios::binary).write(bitcode.data(), static_cast<std::streamsize>(bitcode.size()));
+  std::string cmd = "llvm-spirv-15 '" + bc.string() + "' -o '" + spv.string() + "'";
+  int status = std::system(cmd.c_str());
+  std::ifstream in(spv, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (status != 0) throw TraceError("llvm-spirv-15 could not translate the instrumented kernel");
+  return s.str();
+}
+
+// Linear global id of each work-item in trace file order (workgroups x-fastest, then the
+// work-items of a group x-fastest).
+std::vector<uint64_t> fileOrder(const NDRange& r) {
+  std::vector<uint64_t> order;
+  order.reserve(r.workItems());
+  auto groups = r.groups();
+  for (uint64_t gz = 0; gz < groups[2]; ++gz)
+    for (uint64_t gy = 0; gy < groups[1]; ++gy)
+      for (uint64_t gx = 0; gx < groups[0]; ++gx)
+        for (uint64_t lz = 0; lz < r.local[2]; ++lz)
+          for (uint64_t ly = 0; ly < r.local[1]; ++ly)
+            for (uint64_t lx = 0; lx < r.local[0]; ++lx) {
+              uint64_t x = gx * r.local[0] + lx, y = gy * r.local[1] + ly,
+                       z = gz * r.local[2] + lz;
+              order.push_back((z * r.global[1] + y) * r.global[0] + x);
+            }
+  return order;
+}
+
+uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+ArgBinding ArgBinding::ofBuffer(cl_mem b) {
+  ArgBinding a;
+  a.kind = Kind::Buffer;
+  a.buffer = b;
+  return a;
+}
+
+ArgBinding ArgBinding::ofScalar(const void* data, size_t size) {
+  ArgBinding a;
+  a.kind = Kind::Scalar;
+  a.bytes.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size);
+  return a;
+}
+
+ArgBinding ArgBinding::ofLocal(size_t size) {
+  ArgBinding a;
+  a.kind = Kind::Local;
+  a.localSize = size;
+  return a;
+}
+
+void validateRange(const NDRange& r) {
+  if (r.dims < 1 || r.dims > 3)
+    throw TraceError("work dimensions must be 1, 2 or 3 (got " + std::to_string(r.dims) + ")");
+  for (uint32_t d = 0; d < 3; ++d) {
+    if (r.global[d] == 0) throw TraceError("global size is zero in dimension " + std::to_string(d));
+    if (r.local[d] == 0) throw TraceError("local size is zero in dimension " + std::to_string(d));
+    if (r.global[d] % r.local[d] != 0)
+      throw TraceError("local size " + std::to_string(r.local[d]) + " does not divide global size " +
+                       std::to_string(r.global[d]) + " in dimension " + std::to_string(d));
+    if (d >= r.dims && (r.global[d] != 1 || r.local[d] != 1 || r.offset[d] != 0))
+      throw TraceError("dimension " + std::to_string(d) + " is beyond the work dimensions");
+  }
+}
+
+cl_program buildInstrumentedProgram(cl_context context, cl_device_id device,
+                                    const std::string& bitcode) {
+  std::string extensions = deviceString(device, CL_DEVICE_EXTENSIONS);
+  std::string il;
+  {
+    size_t size = 0;
+    if (clGetDeviceInfo(device, CL_DEVICE_IL_VERSION, 0, nullptr, &size) == CL_SUCCESS && size > 1)
+      il = deviceString(device, CL_DEVICE_IL_VERSION);
+  }
+  cl_int err = CL_SUCCESS;
+  cl_program program = nullptr;
+  const char* options = "";
+  if (extensions.find("cl_khr_spir") != std::string::npos) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(bitcode.data());
+    size_t size = bitcode.size();
+    cl_int status = CL_SUCCESS;
+    program = clCreateProgramWithBinary(context, 1, &device, &size, &bytes, &status, &err);
+    check(err, "clCreateProgramWithBinary (SPIR)");
+    options = "-x spir -spir-std=1.2";
+  } else if (il.find("SPIR-V") != std::string::npos) {
+    std::string spirv = toSpirv(bitcode);
+    program = clCreateProgramWithIL(context, spirv.data(), spirv.size(), &err);
+    check(err, "clCreateProgramWithIL (SPIR-V)");
+  } else {
+    throw TraceError("device '" + describeDevice(device) +
+                     "' accepts neither SPIR (cl_khr_spir) nor SPIR-V (IL version '" + il +
+                     "'); cltrace cannot load instrumented kernels on it");
+  }
+  err = clBuildProgram(program, 1, &device, options, nullptr, nullptr);
+  if (err != CL_SUCCESS) {
+    std::string log = buildLog(program, device);
+    clReleaseProgram(program);
+    throw OpenCLError("building the instrumented program:\n" + log + "\nclBuildProgram", err);
+  }
+  return program;
+}
+
+TracedKernel::TracedKernel(cl_context context, cl_device_id device,
+                           passes::InstrumentedKernel kernel)
+    : context_(context), device_(device), kernel_(std::move(kernel)) {
+  clRetainContext(context_);
+  try {
+    cl_int err = CL_SUCCESS;
+    countProgram_ = buildInstrumentedProgram(context_, device_, kernel_.countBitcode);
+    countKernel_ = clCreateKernel(countProgram_, kernel_.kernel.c_str(), &err);
+    check(err, "clCreateKernel (count)");
+    traceProgram_ = buildInstrumentedProgram(context_, device_, kernel_.traceBitcode);
+    traceKernel_ = clCreateKernel(traceProgram_, kernel_.kernel.c_str(), &err);
+    check(err, "clCreateKernel (trace)");
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+TracedKernel::~TracedKernel() { release(); }
+
+void TracedKernel::release() {
+  if (countKernel_) clReleaseKernel(countKernel_);
+  if (traceKernel_) clReleaseKernel(traceKernel_);
+  if (countProgram_) clReleaseProgram(countProgram_);
+  if (traceProgram_) clReleaseProgram(traceProgram_);
+  countKernel_ = traceKernel_ = nullptr;
+  countProgram_ = traceProgram_ = nullptr;
+  if (context_) clReleaseContext(context_);
+  context_ = nullptr;
+}
+
+void TracedKernel::setOriginalArgs(cl_kernel k, const std::vector<ArgBinding>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ArgBinding& a = args[i];
+    const passes::KernelArg& decl = kernel_.args[i];
+    cl_int err = CL_SUCCESS;
+    switch (a.kind) {
+      case ArgBinding::Kind::Buffer:
+        err = clSetKernelArg(k, static_cast<cl_uint>(i), sizeof(cl_mem), &a.buffer);
+        break;
+      case ArgBinding::Kind::Scalar:
+        err = clSetKernelArg(k, static_cast<cl_uint>(i), a.bytes.size(), a.bytes.data());
+        break;
+      case ArgBinding::Kind::Local:
+        err = clSetKernelArg(k, static_cast<cl_uint>(i), a.localSize, nullptr);
+        break;
+      case ArgBinding::Kind::Unset:
+        throw TraceError("argument " + std::to_string(i) + " (" + decl.name + ") is not set");
+    }
+    if (err != CL_SUCCESS)
+      throw OpenCLError("setting argument " + std::to_string(i) + " (" + decl.name + ", " +
+                            decl.type + ")",
+                        err);
+  }
+}
+
+LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgBinding>& args,
+                                  const NDRange& range, const std::string& tracePath,
+                                  const LaunchOptions& options) {
+  validateRange(range);
+  if (args.size() != kernel_.args.size())
+    throw TraceError("kernel '" + kernel_.kernel + "' takes " + std::to_string(kernel_.args.size()) +
+                     " arguments, " + std::to_string(args.size()) + " given");
+  if (options.alignment == 0 || (options.alignment & (options.alignment - 1)))
+    throw TraceError("alignment must be a power of two");
+  const uint64_t items = range.workItems();
+  const auto argCount = static_cast<cl_uint>(args.size());
+  LaunchResult result;
+
+  // Buffers the kernel may write are snapshot so the trace run starts from the same state.
+  struct Snapshot {
+    cl_mem mem;
+    std::vector<uint8_t> data;
+  };
+  std::vector<Snapshot> snapshots;
+  std::map<cl_mem, uint64_t> bufferSizes;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind != ArgBinding::Kind::Buffer) continue;
+    if (!kernel_.args[i].isPointer || kernel_.args[i].addressSpace == 3)
+      throw TraceError("argument " + std::to_string(i) + " (" + kernel_.args[i].name +
+                       ") is not a buffer argument");
+    cl_mem m = args[i].buffer;
+    size_t size = 0;
+    check(clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, nullptr), "clGetMemObjectInfo");
+    if (bufferSizes.emplace(m, size).second && kernel_.args[i].addressSpace == 1) {
+      Snapshot s{m, std::vector<uint8_t>(size)};
+      check(clEnqueueReadBuffer(queue, m, CL_TRUE, 0, size, s.data.data(), 0, nullptr, nullptr),
+            "reading a buffer for the snapshot");
+      snapshots.push_back(std::move(s));
+    }
+  }
+  std::array<size_t, 3> global{}, local{}, off{};
+  for (int d = 0; d < 3; ++d) {
+    global[d] = range.global[d];
+    local[d] = range.local[d];
+    off[d] = range.offset[d];
+  }
+
+  // Count run.
+  auto start = Clock::now();
+  std::vector<uint64_t> counts(items * kCountSlotsPerWorkItem, 0);
+  ScopedMem countBuf{createBuffer(context_, counts.size() * 8, "creating the count buffer")};
+  check(clEnqueueWriteBuffer(queue, countBuf.mem, CL_TRUE, 0, counts.size() * 8, counts.data(), 0,
+                             nullptr, nullptr),
+        "clearing the count buffer");
+  setOriginalArgs(countKernel_, args);
+  check(clSetKernelArg(countKernel_, argCount, sizeof(cl_mem), &countBuf.mem), "clSetKernelArg (counts)");
+  check(clEnqueueNDRangeKernel(queue, countKernel_, range.dims, off.data(), global.data(),
+                               local.data(), 0, nullptr, nullptr),
+        "clEnqueueNDRangeKernel (count run)");
+  check(clEnqueueReadBuffer(queue, countBuf.mem, CL_TRUE, 0, counts.size() * 8, counts.data(), 0,
+                            nullptr, nullptr),
+        "reading the counts");
+  result.countSeconds = secondsSince(start);
+
+  // Diagnostics and the exclusive prefix sum of per-work-item counts.
+  std::vector<uint64_t> control(items * kControlSlotsPerWorkItem);
+  uint64_t total = 0, truncated = 0;
+  for (uint64_t i = 0; i < items; ++i) {
+    control[2 * i] = total;
+    control[2 * i + 1] = counts[2 * i];
+    total += counts[2 * i];
+    if (counts[2 * i + 1] & kDiagDepthTruncated) ++truncated;
+  }
+  if (truncated)
+    result.warnings.push_back(std::to_string(truncated) +
+                              " work-items made accesses in loops nested deeper than " +
+                              std::to_string(kMaxLoopDepth) +
+                              "; their records keep only the outermost counters");
+
+  for (const Snapshot& s : snapshots)
+    check(clEnqueueWriteBuffer(queue, s.mem, CL_TRUE, 0, s.data.size(), s.data.data(), 0, nullptr,
+                               nullptr),
+          "restoring a buffer");
+  snapshots.clear();
+
+  // Trace run.
+  start = Clock::now();
+  ScopedMem recordBuf{createBuffer(context_, total * sizeof(Record), "creating the record buffer")};
+  ScopedMem controlBuf{createBuffer(context_, control.size() * 8, "creating the control buffer")};
+  std::vector<uint64_t> argAddresses(std::max<size_t>(args.size(), 1), 0);
+  ScopedMem argsBuf{createBuffer(context_, argAddresses.size() * 8, "creating the argument buffer")};
+  check(clEnqueueWriteBuffer(queue, controlBuf.mem, CL_TRUE, 0, control.size() * 8, control.data(),
+                             0, nullptr, nullptr),
+        "writing the control buffer");
+  setOriginalArgs(traceKernel_, args);
+  check(clSetKernelArg(traceKernel_, argCount, sizeof(cl_mem), &recordBuf.mem), "clSetKernelArg (records)");
+  check(clSetKernelArg(traceKernel_, argCount + 1, sizeof(cl_mem), &controlBuf.mem), "clSetKernelArg (control)");
+  check(clSetKernelArg(traceKernel_, argCount + 2, sizeof(cl_mem), &argsBuf.mem), "clSetKernelArg (args)");
+  check(clEnqueueNDRangeKernel(queue, traceKernel_, range.dims, off.data(), global.data(),
+                               local.data(), 0, nullptr, nullptr),
+        "clEnqueueNDRangeKernel (trace run)");
+  std::vector<uint64_t> produced(control.size());
+  check(clEnqueueReadBuffer(queue, controlBuf.mem, CL_TRUE, 0, produced.size() * 8, produced.data(),
+                            0, nullptr, nullptr),
+        "reading the control buffer");
+  std::vector<Record> records(total);
+  if (total)
+    check(clEnqueueReadBuffer(queue, recordBuf.mem, CL_TRUE, 0, total * sizeof(Record),
+                              records.data(), 0, nullptr, nullptr),
+          "reading the records");
+  check(clEnqueueReadBuffer(queue, argsBuf.mem, CL_TRUE, 0, argAddresses.size() * 8,
+                            argAddresses.data(), 0, nullptr, nullptr),
+        "reading the argument addresses");
+  result.traceSeconds = secondsSince(start);
+
+  uint64_t over = 0, under = 0;
+  for (uint64_t i = 0; i < items; ++i) {
+    if (produced[2 * i + 1] > counts[2 * i]) ++over;
+    if (produced[2 * i + 1] < counts[2 * i]) ++under;
+  }
+  if (over || under)
+    throw TraceError("the trace run took a different path from the count run in " +
+                     std::to_string(over + under) + " work-items (" + std::to_string(over) +
+                     " produced more records than counted, " + std::to_string(under) +
+                     " fewer): the kernel's control flow depends on data it changes or on "
+                     "timing, so its trace would be wrong; nothing was written out of bounds");
+
+  // Virtual layout: buffers in argument order, each at the next multiple of the alignment.
+  TraceHeader& h = result.header;
+  h.kernelName = kernel_.kernel;
+  h.sourceHash = kernel_.sourceHash;
+  h.device = describeDevice(device_);
+  h.range = range;
+  h.alignment = options.alignment;
+  h.compressed = options.compress;
+  h.workItemCount = items;
+  h.recordCount = total;
+  struct Region {
+    uint64_t device, size, virt;
+  };
+  std::vector<Region> regions;
+  std::map<cl_mem, uint64_t> placed;
+  uint64_t next = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind != ArgBinding::Kind::Buffer) continue;
+    cl_mem m = args[i].buffer;
+    uint64_t size = bufferSizes[m];
+    auto [it, fresh] = placed.emplace(m, 0);
+    if (fresh) {
+      it->second = alignUp(next, options.alignment);
+      next = it->second + size;
+      regions.push_back({argAddresses[i], size, it->second});
+    }
+    h.buffers.push_back({static_cast<uint32_t>(i), kernel_.args[i].name, size, it->second});
+  }
+  std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.device < b.device; });
+  std::map<uint32_t, uint64_t> outsideByInstruction;
+  for (Record& r : records) {
+    if (!isMemoryAccess(kindOf(r))) continue;
+    auto it = std::upper_bound(regions.begin(), regions.end(), r.address,
+                               [](uint64_t a, const Region& g) { return a < g.device; });
+    if (it != regions.begin() && r.address - std::prev(it)->device < std::prev(it)->size) {
+      --it;
+      r.address = it->virt + (r.address - it->device);
+    } else {
+      ++outsideByInstruction[r.instruction];
+    }
+  }
+  for (auto [inst, n] : outsideByInstruction) {
+    result.outsideAccesses += n;
+    std::string text = inst < kernel_.report.accesses.size() ? kernel_.report.accesses[inst].text : "";
+    result.warnings.push_back(std::to_string(n) + " accesses of instruction " + std::to_string(inst) +
+                              " (" + text + ") fall outside every known buffer; their addresses are "
+                              "left as device addresses");
+  }
+
+  TraceWriter writer(tracePath, h);
+  for (uint64_t id : fileOrder(range))
+    writer.writeWorkItem(records.data() + control[2 * id], counts[2 * id]);
+  writer.close();
+  return result;
+}
+
+}  // namespace cltrace::wrapper
