@@ -233,10 +233,15 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   std::vector<Snapshot> snapshots;
   std::map<cl_mem, uint64_t> bufferSizes;
   for (size_t i = 0; i < args.size(); ++i) {
+    const passes::KernelArg& p = kernel_.args[i];
+    ArgBinding::Kind wanted = !p.isPointer ? ArgBinding::Kind::Scalar
+                              : p.addressSpace == 3 ? ArgBinding::Kind::Local
+                                                    : ArgBinding::Kind::Buffer;
+    static const char* kNeeds[] = {"", "a buffer", "a value", "a __local size"};
+    if (args[i].kind != wanted)
+      throw TraceError("argument " + std::to_string(i) + " (" + p.type + " " + p.name + ") needs " +
+                       kNeeds[static_cast<int>(wanted)]);
     if (args[i].kind != ArgBinding::Kind::Buffer) continue;
-    if (!kernel_.args[i].isPointer || kernel_.args[i].addressSpace == 3)
-      throw TraceError("argument " + std::to_string(i) + " (" + kernel_.args[i].name +
-                       ") is not a buffer argument");
     cl_mem m = args[i].buffer;
     size_t size = 0;
     check(clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, nullptr), "clGetMemObjectInfo");
@@ -291,6 +296,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
                                nullptr),
           "restoring a buffer");
   snapshots.clear();
+  if (options.beforeTraceRun) options.beforeTraceRun(queue);
 
   // Trace run.
   start = Clock::now();

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct ArgBinding {
 struct LaunchOptions {
   uint64_t alignment = 256;  // alignment of buffers in the virtual layout (power of two)
   bool compress = false;     // zstd-compress the trace body
+  // Called after the buffers are restored, just before the trace run. Tests use it to make
+  // the trace run see different data than the count run did.
+  std::function<void(cl_command_queue)> beforeTraceRun;
 };
 
 struct LaunchResult {

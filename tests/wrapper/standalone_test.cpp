@@ -1,0 +1,136 @@
+// The standalone runner on the bundled kernels: exact record counts and addresses for the
+// transpose and the 7-point stencil, outputs identical with and without tracing.
+#include "cltrace/wrapper/standalone.h"
+#include "test_support.h"
+
+using namespace cltrace;
+using namespace cltrace::test;
+
+namespace {
+
+std::string kernelPath(const std::string& name) {
+  return std::string(CLTRACE_SOURCE_DIR) + "/kernels/" + name;
+}
+
+wrapper::RunSpec specOf(const std::string& file, const std::string& kernel, NDRange r,
+                        std::vector<std::string> args) {
+  wrapper::RunSpec s;
+  s.sourcePath = kernelPath(file);
+  s.kernel = kernel;
+  s.range = r;
+  for (const auto& a : args) s.args.push_back(wrapper::parseArgSpec(a));
+  return s;
+}
+
+TEST(Standalone, TransposeExactRecords) {
+  // W = 8, H = 4: out[x * 4 + y] = in[y * 8 + x]; buffers of 128 bytes at 0 and 256.
+  auto spec = specOf("mt.cl", "mt", range2d(8, 4, 4, 2),
+                     {"buffer:float:32:iota", "buffer:float:32", "scalar:int:8", "scalar:int:4"});
+  std::string path = tempPath("mt");
+  wrapper::RunOutput out = wrapper::runStandalone(spec, path);
+  WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 32u);
+  EXPECT_EQ(t.header.recordCount, 64u);
+  // File order: group (0,0) = x 0..3, y 0..1; then group (1,0) = x 4..7, y 0..1; ...
+  for (uint64_t p = 0; p < 32; ++p) {
+    uint64_t group = p / 8, local = p % 8;
+    uint64_t x = (group % 2) * 4 + local % 4, y = (group / 2) * 2 + local / 4;
+    const auto& r = t.workItems[p];
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].kind, uint8_t(AccessKind::Load));
+    EXPECT_EQ(r[0].address, 4 * (y * 8 + x));
+    EXPECT_EQ(r[1].kind, uint8_t(AccessKind::Store));
+    EXPECT_EQ(r[1].address, 256 + 4 * (x * 4 + y));
+  }
+  // The transpose happened.
+  std::vector<float> result(32);
+  std::memcpy(result.data(), out.buffers[1].data(), 128);
+  for (int x = 0; x < 8; ++x)
+    for (int y = 0; y < 4; ++y) EXPECT_EQ(result[x * 4 + y], float(y * 8 + x));
+  std::filesystem::remove(path);
+}
+
+TEST(Standalone, StencilExactRecords) {
+  // nx = 8, ny = 4, nz = 4: interior x 1..6, y 1..2, z 1..2. Global x is 8 wide, so items
+  // with x = 7, 8 make no access. Each interior item: 6 neighbour loads, its own load, a store.
+  // A0 (512 bytes) sits at virtual 0, Anext at 512.
+  NDRange r;
+  r.dims = 3;
+  r.global = {8, 2, 2};
+  r.local = {8, 1, 1};
+  auto spec = specOf("stencil.cl", "stencil", r,
+                     {"scalar:float:0.5", "scalar:float:0.25", "buffer:float:128:iota",
+                      "buffer:float:128", "scalar:int:8", "scalar:int:4", "scalar:int:4"});
+  std::string path = tempPath("stencil");
+  wrapper::RunOutput out = wrapper::runStandalone(spec, path);
+  WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 32u);
+  EXPECT_EQ(t.header.recordCount, 24u * 8u);
+  for (uint64_t p = 0; p < 32; ++p) {
+    uint64_t gx = p % 8, gy = (p / 8) % 2, gz = p / 16;
+    uint64_t x = gx + 1, y = gy + 1, z = gz + 1;
+    const auto& recs = t.workItems[p];
+    if (x >= 7) {
+      EXPECT_TRUE(recs.empty()) << p;
+      continue;
+    }
+    ASSERT_EQ(recs.size(), 8u) << p;
+    auto at = [](uint64_t xx, uint64_t yy, uint64_t zz) { return 4 * (xx + 8 * (yy + 4 * zz)); };
+    std::vector<uint64_t> want = {at(x, y, z + 1), at(x, y, z - 1), at(x, y + 1, z), at(x, y - 1, z),
+                                  at(x + 1, y, z), at(x - 1, y, z), at(x, y, z)};
+    for (size_t i = 0; i < 7; ++i) {
+      EXPECT_EQ(recs[i].kind, uint8_t(AccessKind::Load));
+      EXPECT_EQ(recs[i].address, want[i]) << "work-item " << p << " load " << i;
+    }
+    EXPECT_EQ(recs[7].kind, uint8_t(AccessKind::Store));
+    EXPECT_EQ(recs[7].address, 512 + at(x, y, z));
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(Standalone, OutputsIdenticalWithAndWithoutTracing) {
+  auto check = [](const wrapper::RunSpec& spec) {
+    std::string path = tempPath("same");
+    wrapper::RunOutput traced = wrapper::runStandalone(spec, path);
+    wrapper::RunOutput plain = wrapper::runStandalone(spec, "");
+    EXPECT_EQ(traced.buffers, plain.buffers) << spec.sourcePath;
+    std::filesystem::remove(path);
+  };
+  check(specOf("mm.cl", "mm", range2d(16, 16, 8, 8),
+               {"buffer:float:256:random:1", "buffer:float:256:random:2", "buffer:float:256",
+                "scalar:int:16"}));
+  NDRange r;
+  r.dims = 3;
+  r.global = {16, 6, 6};
+  r.local = {16, 1, 1};
+  check(specOf("stencil.cl", "stencil", r,
+               {"scalar:float:0.5", "scalar:float:0.25", "buffer:float:512:random:4",
+                "buffer:float:512", "scalar:int:8", "scalar:int:8", "scalar:int:8"}));
+}
+
+TEST(Standalone, ArgumentErrorsNameTheArgument) {
+  auto expectInvalid = [](auto&& f, const std::string& words) {
+    try {
+      f();
+      ADD_FAILURE() << "expected an error containing '" << words << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  expectInvalid([] { wrapper::parseArgSpec("buffer:float"); }, "expected buffer:TYPE:COUNT[:INIT]");
+  expectInvalid([] { wrapper::parseArgSpec("buffer:quux:4"); }, "unknown OpenCL type 'quux'");
+  expectInvalid([] { wrapper::parseArgSpec("buffer:int:4:sometimes"); }, "unknown initialiser 'sometimes'");
+  expectInvalid([] { wrapper::parseArgSpec("scalar:int:abc"); }, "value 'abc' is not a number");
+  expectInvalid([] { wrapper::parseArgSpec("image:x"); }, "must start with buffer:, scalar: or local:");
+  std::vector<passes::KernelArg> params = {{"A", "float*", 1, true}, {"N", "int", 0, false}};
+  expectInvalid([&] { wrapper::checkArgs({wrapper::parseArgSpec("buffer:float:4")}, params); },
+                "the kernel takes 2 arguments (float* A, int N), 1 given");
+  expectInvalid([&] {
+    wrapper::checkArgs({wrapper::parseArgSpec("scalar:int:1"), wrapper::parseArgSpec("scalar:int:1")}, params);
+  }, "argument 0 (float* A): a pointer needs buffer:TYPE:COUNT");
+  expectInvalid([&] {
+    wrapper::checkArgs({wrapper::parseArgSpec("buffer:float:4"), wrapper::parseArgSpec("scalar:long:1")}, params);
+  }, "argument 1 (int N): given as long (8 bytes), the kernel expects 4 bytes");
+}
+
+}  // namespace

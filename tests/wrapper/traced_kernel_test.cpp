@@ -1,0 +1,181 @@
+// The launch protocol on PoCL with a minimal host harness: exact record counts and contents,
+// buffers restored, overflow detection.
+#include <unistd.h>
+
+#include "cltrace/wrapper/traced_kernel.h"
+#include "test_support.h"
+
+using namespace cltrace;
+using namespace cltrace::test;
+
+namespace {
+
+const char* kMatrixMultiply = R"CL(
+__kernel void mm(__global const float* A, __global const float* B, __global float* C, int N) {
+  int row = get_global_id(1);
+  int col = get_global_id(0);
+  float sum = 0.0f;
+  for (int k = 0; k < N; ++k)
+    sum += A[row * N + k] * B[k * N + col];
+  C[row * N + col] = sum;
+}
+)CL";
+
+std::vector<float> iota(size_t n, float start) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = start + static_cast<float>(i);
+  return v;
+}
+
+// Linear global id (x fastest) of the work-item at position `p` of a 2-D trace file.
+std::pair<uint64_t, uint64_t> globalOf(const NDRange& r, uint64_t p) {
+  uint64_t groupSize = r.local[0] * r.local[1];
+  uint64_t group = p / groupSize, local = p % groupSize;
+  uint64_t groupsX = r.global[0] / r.local[0];
+  uint64_t x = (group % groupsX) * r.local[0] + local % r.local[0];
+  uint64_t y = (group / groupsX) * r.local[1] + local / r.local[0];
+  return {x, y};
+}
+
+TEST(TracedKernel, MatrixMultiply4x4ExactRecords) {
+  OpenCLEnv env;
+  const int n = 4;
+  auto a = iota(16, 1), b = iota(16, 100);
+  cl_mem A = env.buffer(a), B = env.buffer(b), C = env.buffer(std::vector<float>(16, 0));
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(kMatrixMultiply, "mm", {}));
+  NDRange r = range2d(4, 4, 2, 2);
+  std::string path = tempPath("mm4");
+  wrapper::LaunchResult res = k.launch(
+      env.queue,
+      {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(B),
+       wrapper::ArgBinding::ofBuffer(C), wrapper::ArgBinding::ofScalar(&n, sizeof n)},
+      r, path);
+  EXPECT_TRUE(res.warnings.empty());
+
+  WholeTrace t = readWholeTrace(path);
+  EXPECT_EQ(t.header.kernelName, "mm");
+  EXPECT_EQ(t.header.workItemCount, 16u);
+  EXPECT_EQ(t.header.recordCount, 16u * 9u);  // 2N loads + 1 store each
+  ASSERT_EQ(t.header.buffers.size(), 3u);
+  // Virtual layout: buffers in argument order at multiples of 256 bytes.
+  EXPECT_EQ(t.header.buffers[0].virtualBase, 0u);
+  EXPECT_EQ(t.header.buffers[1].virtualBase, 256u);
+  EXPECT_EQ(t.header.buffers[2].virtualBase, 512u);
+  EXPECT_EQ(t.header.buffers[2].name, "C");
+  EXPECT_EQ(t.header.buffers[2].size, 64u);
+
+  ASSERT_EQ(t.workItems.size(), 16u);
+  for (uint64_t p = 0; p < 16; ++p) {
+    auto [col, row] = globalOf(r, p);
+    const auto& recs = t.workItems[p];
+    ASSERT_EQ(recs.size(), 9u) << "work-item " << p;
+    for (uint32_t kk = 0; kk < 4; ++kk) {
+      const Record& ra = recs[2 * kk];
+      const Record& rb = recs[2 * kk + 1];
+      EXPECT_EQ(ra.kind, uint8_t(AccessKind::Load));
+      EXPECT_EQ(ra.instruction, 0u);
+      EXPECT_EQ(ra.address, 0 + 4 * (row * 4 + kk));
+      EXPECT_EQ(ra.size, 4u);
+      EXPECT_EQ(ra.depth, 1u);
+      EXPECT_EQ(ra.iterations[0], kk);
+      EXPECT_EQ(rb.instruction, 1u);
+      EXPECT_EQ(rb.address, 256 + 4 * (kk * 4 + col));
+      EXPECT_EQ(rb.iterations[0], kk);
+    }
+    const Record& st = recs[8];
+    EXPECT_EQ(st.kind, uint8_t(AccessKind::Store));
+    EXPECT_EQ(st.instruction, 2u);
+    EXPECT_EQ(st.address, 512 + 4 * (row * 4 + col));
+    EXPECT_EQ(st.depth, 0u);
+    EXPECT_EQ(st.iterations[0], 0u);
+  }
+
+  // The result is the product, as without tracing.
+  auto c = env.read<float>(C, 16);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) {
+      float want = 0;
+      for (int kk = 0; kk < 4; ++kk) want += a[i * 4 + kk] * b[kk * 4 + j];
+      EXPECT_FLOAT_EQ(c[i * 4 + j], want);
+    }
+  std::filesystem::remove(path);
+}
+
+TEST(TracedKernel, InPlaceUpdateRunsOnce) {
+  OpenCLEnv env;
+  const char* src = R"CL(
+  __kernel void bump(__global int* a) { size_t i = get_global_id(0); a[i] = a[i] * 2 + 1; })CL";
+  cl_mem A = env.buffer(std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8});
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "bump", {}));
+  NDRange r;
+  r.global = {8, 1, 1};
+  r.local = {4, 1, 1};
+  std::string path = tempPath("bump");
+  k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(A)}, r, path);
+  EXPECT_EQ(env.read<int>(A, 8), (std::vector<int>{3, 5, 7, 9, 11, 13, 15, 17}));
+  WholeTrace t = readWholeTrace(path);
+  EXPECT_EQ(t.header.recordCount, 16u);
+  std::filesystem::remove(path);
+}
+
+TEST(TracedKernel, DifferentPathInTraceRunIsReportedNotWritten) {
+  OpenCLEnv env;
+  // With flag 0 a work-item makes 3 records, with flag 1 it makes 4.
+  const char* src = R"CL(
+  __kernel void path(__global const int* flag, __global const int* in, __global int* out) {
+    size_t i = get_global_id(0);
+    if (flag[0] != 0) out[i] = in[i] + in[i + 1]; else out[i] = in[i];
+  })CL";
+  cl_mem flag = env.buffer(std::vector<int>{0});
+  cl_mem in = env.buffer(std::vector<int>(9, 1));
+  cl_mem out = env.buffer(std::vector<int>(8, 0));
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "path", {}));
+  NDRange r;
+  r.global = {8, 1, 1};
+  r.local = {8, 1, 1};
+  wrapper::LaunchOptions o;
+  o.beforeTraceRun = [&](cl_command_queue q) {
+    int one = 1;
+    clEnqueueWriteBuffer(q, flag, CL_TRUE, 0, sizeof one, &one, 0, nullptr, nullptr);
+  };
+  std::string path = tempPath("path");
+  try {
+    k.launch(env.queue,
+             {wrapper::ArgBinding::ofBuffer(flag), wrapper::ArgBinding::ofBuffer(in),
+              wrapper::ArgBinding::ofBuffer(out)},
+             r, path, o);
+    FAIL() << "expected a TraceError";
+  } catch (const wrapper::TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("different path"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("in 8 work-items (8 produced more"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(TracedKernel, RejectsBadLaunches) {
+  OpenCLEnv env;
+  const char* src = "__kernel void one(__global int* a) { a[get_global_id(0)] = 1; }";
+  cl_mem A = env.buffer(std::vector<int>(8, 0));
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "one", {}));
+  NDRange r;
+  r.global = {8, 1, 1};
+  r.local = {3, 1, 1};
+  auto expectError = [&](const NDRange& range, std::vector<wrapper::ArgBinding> args, const char* words) {
+    try {
+      k.launch(env.queue, args, range, tempPath("bad"));
+      ADD_FAILURE() << "expected an error containing '" << words << "'";
+    } catch (const wrapper::TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  expectError(r, {wrapper::ArgBinding::ofBuffer(A)}, "local size 3 does not divide global size 8");
+  r.local[0] = 4;
+  r.global[0] = 0;
+  expectError(r, {wrapper::ArgBinding::ofBuffer(A)}, "global size is zero in dimension 0");
+  r.global[0] = 8;
+  expectError(r, {}, "takes 1 arguments, 0 given");
+  expectError(r, {wrapper::ArgBinding::ofLocal(16)}, "argument 0 (int* a) needs a buffer");
+}
+
+}  // namespace
