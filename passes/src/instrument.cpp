@@ -34,10 +34,16 @@ struct EntryState {
   AllocaInst* recordCount = nullptr;  // i64: records this work-item produced so far
 };
 
+// Allocas go first in the entry block (SPIR-V requires all OpVariables there).
+AllocaInst* entryAlloca(Function& f, Type* t, const char* name) {
+  IRBuilder<> b(&f.getEntryBlock(), f.getEntryBlock().begin());
+  return b.CreateAlloca(t, nullptr, name);
+}
+
 EntryState emitEntry(Function& f, IRBuilder<>& b) {
   EntryState s;
   b.SetInsertPoint(&*f.getEntryBlock().getFirstInsertionPt());
-  s.recordCount = b.CreateAlloca(b.getInt64Ty(), nullptr, "cltrace.n");
+  s.recordCount = entryAlloca(f, b.getInt64Ty(), "cltrace.n");
   b.CreateStore(b.getInt64(0), s.recordCount);
   s.linearId = emitLinearGlobalId(b, *f.getParent());
   return s;
@@ -107,7 +113,7 @@ class KernelInstrumenter {
   void instrumentCount(Function& f) {
     IRBuilder<> b(f.getContext());
     EntryState s = emitEntry(f, b);
-    AllocaInst* diag = b.CreateAlloca(b.getInt64Ty(), nullptr, "cltrace.diag");
+    AllocaInst* diag = entryAlloca(f, b.getInt64Ty(), "cltrace.diag");
     b.CreateStore(b.getInt64(0), diag);
     for (const Access& a : accesses_) {
       b.SetInsertPoint(a.inst);
@@ -140,7 +146,7 @@ class KernelInstrumenter {
                                 slotPointer(b, control, b.CreateAdd(slot, b.getInt64(1))),
                                 "cltrace.limit");
     std::map<Loop*, AllocaInst*> counters;
-    for (Loop* l : loops_) counters[l] = b.CreateAlloca(b.getInt32Ty(), nullptr, "cltrace.iter");
+    for (Loop* l : loops_) counters[l] = entryAlloca(f, b.getInt32Ty(), "cltrace.iter");
 
     emitArgumentAddresses(f, b, s.linearId, args, originalArgs);
 

@@ -16,6 +16,12 @@ class UserError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Thrown to end the tool with a given exit status and no message (e.g. `wrap` passing on the
+// wrapped program's status).
+struct ExitStatus {
+  int code;
+};
+
 // `setup` adds the subcommand (options and a callback that does the work) to `app`.
 using CommandSetup = std::function<void(CLI::App& app)>;
 

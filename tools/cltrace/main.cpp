@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const cltrace::cli::ExitStatus& s) {
+    return s.code;
   } catch (const std::exception& e) {
     fmt::print(stderr, "cltrace: error: {}\n", e.what());
     return 1;

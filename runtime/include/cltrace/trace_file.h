@@ -2,13 +2,28 @@
 //
 // Layout (all little-endian; see docs/trace-format.md for the byte-level description):
 //   header (magic "CLTRACE\0", format version, compression, kernel name, source hash,
-//   NDRange, buffer table, work-item count, record count), then for every work-item in
-//   workgroup order (workgroups linearised x-fastest, then the work-items of the group
-//   linearised x-fastest by local id): a u64 record count followed by that many Records.
+//   NDRange, buffer table, work-item count, record count, header checksum), then for every
+//   work-item in workgroup order (workgroups linearised x-fastest, then the work-items of the
+//   group linearised x-fastest by local id): a u64 record count followed by that many Records.
 //   The body may be zstd-compressed as one stream. Readers stream the body.
+//
+// A file holds every work-item of its NDRange: header.workItemCount == range.workItems().
+//
+// Writing: TraceWriter validates the header (same rules as the reader), writes it at once and
+// then streams work-items. When the total record count is not known in advance, set
+// header.recordCount = kUnknownRecordCount: the writer then writes a placeholder and close()
+// seeks back and patches the header with the real total (the path must be a seekable file).
+// A file whose placeholder was never patched is rejected by the reader. A writer that is
+// destroyed without a successful close(), or whose close() fails, removes its file, so a
+// half-written trace never survives. Any error leaves the writer failed: later calls throw.
+//
+// Reading: TraceReader validates the whole header in its constructor and then streams the
+// body with bounded memory; nextWorkItem reports truncation, corruption and counts that
+// disagree with the header no later than the call that would return false.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -19,7 +34,14 @@
 
 namespace cltrace {
 
+// Version 1: first version (header layout in docs/trace-format.md, 48-byte records).
 inline constexpr uint32_t kTraceFormatVersion = 1;
+
+// header.recordCount value meaning "count the records and patch the header in close()".
+inline constexpr uint64_t kUnknownRecordCount = ~uint64_t{0};
+// Limits that keep a corrupt header from asking for absurd allocations.
+inline constexpr uint32_t kMaxTraceStringLength = 4096;  // kernel, device and buffer names
+inline constexpr uint32_t kMaxTraceBuffers = 4096;
 
 // Any problem reading or writing a trace file; what() names the file and what is wrong.
 class TraceFileError : public std::runtime_error {
@@ -34,6 +56,13 @@ struct TraceBuffer {
   uint64_t virtualBase = 0;  // where the buffer starts in the virtual layout
 };
 
+// Where a work-item sits in its NDRange: workgroup id and local id (unused dims are 0).
+struct WorkItemPosition {
+  std::array<uint64_t, 3> group{0, 0, 0};
+  std::array<uint64_t, 3> local{0, 0, 0};
+};
+
+// Dimensions at or beyond `dims` must have global = local = 1 and offset = 0.
 struct NDRange {
   uint32_t dims = 1;
   std::array<uint64_t, 3> global{1, 1, 1};
@@ -49,32 +78,41 @@ struct NDRange {
     auto g = groups();
     return g[0] * g[1] * g[2];
   }
+  // Position of the work-item with index `fileIndex` in file order (see above); the range
+  // must be valid (every header a TraceReader returns is).
+  WorkItemPosition positionOf(uint64_t fileIndex) const;
 };
 
 struct TraceHeader {
-  uint32_t version = kTraceFormatVersion;
+  uint32_t version = kTraceFormatVersion;  // the writer always writes kTraceFormatVersion
   bool compressed = false;
   std::string kernelName;
   uint64_t sourceHash = 0;  // FNV-1a 64 of the kernel source text
   std::string device;       // device that traced the kernel (informational)
   NDRange range;
-  uint64_t alignment = 4096;  // alignment of the virtual layout
+  uint64_t alignment = 4096;  // alignment of the virtual layout (a power of two)
   std::vector<TraceBuffer> buffers;
-  uint64_t workItemCount = 0;
-  uint64_t recordCount = 0;
+  uint64_t workItemCount = 0;  // must equal range.workItems()
+  uint64_t recordCount = 0;    // or kUnknownRecordCount when writing (see above)
 };
 
 class TraceWriter {
  public:
-  // Throws TraceFileError when the file cannot be created.
+  // Validates the header and writes it. Throws TraceFileError when the header is invalid or
+  // the file cannot be created.
   TraceWriter(const std::string& path, const TraceHeader& header);
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
   // Work-items must come in file order (see above); exactly header.workItemCount of them.
+  // Throws TraceFileError for one too many, an invalid record, or a write error.
   void writeWorkItem(const Record* records, uint64_t count);
-  // Flushes and checks that the counts match the header. Throws TraceFileError.
+  void writeWorkItem(const std::vector<Record>& records) {
+    writeWorkItem(records.data(), records.size());
+  }
+  // Flushes, checks that the counts match the header (or patches an unknown record count).
+  // Throws TraceFileError. Calling it again after success does nothing.
   void close();
 
  private:
@@ -91,10 +129,12 @@ class TraceReader {
   TraceReader& operator=(const TraceReader&) = delete;
 
   const TraceHeader& header() const;
+  const std::string& path() const;
   // Reads the next work-item's records into `out` (replacing its contents). Returns false
-  // after the last work-item. Throws TraceFileError on truncation or corruption.
+  // after the last work-item, once the end of the body has been checked. Throws
+  // TraceFileError on truncation or corruption.
   bool nextWorkItem(std::vector<Record>& out);
-  // Index (in file order) of the work-item the last nextWorkItem returned.
+  // Index (in file order) of the work-item the last nextWorkItem returned (0 before any).
   uint64_t workItemIndex() const;
 
  private:

@@ -1,0 +1,694 @@
+// Trace file reader and writer. Byte layout: docs/trace-format.md.
+#include "cltrace/trace_file.h"
+
+#include <sys/stat.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+// Records travel between device, memory and file without conversion; the header is encoded
+// explicitly, but the records are only little-endian on a little-endian host.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "cltrace needs a little-endian host");
+
+namespace cltrace {
+namespace {
+
+constexpr char kMagic[8] = {'C', 'L', 'T', 'R', 'A', 'C', 'E', '\0'};
+constexpr uint32_t kFlagCompressed = 1u << 0;
+constexpr uint32_t kKnownFlags = kFlagCompressed;
+constexpr uint64_t kRecordSize = sizeof(Record);
+constexpr uint64_t kCountSize = sizeof(uint64_t);  // per-work-item record count
+constexpr int kZstdLevel = 3;                      // window 2 MiB at most
+constexpr int kZstdWindowLogMax = 24;              // readers accept windows up to 16 MiB
+// Records are read in chunks so that a count read from the file never sizes an allocation.
+constexpr uint64_t kRecordsPerChunk = 16384;
+
+using std::to_string;
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw TraceFileError(path + ": " + what);
+}
+
+std::string systemError() { return std::strerror(errno); }
+
+std::string hex(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
+
+// ---------------------------------------------------------------- validation (both sides)
+
+std::string dimName(size_t d) { return "dimension " + to_string(d); }
+
+std::string usedDimProblem(const NDRange& r, size_t d) {
+  if (r.global[d] == 0) return "global size 0 in " + dimName(d);
+  if (r.local[d] == 0) return "local size 0 in " + dimName(d);
+  if (r.global[d] % r.local[d] != 0)
+    return "local size " + to_string(r.local[d]) + " does not divide global size " +
+           to_string(r.global[d]) + " in " + dimName(d);
+  return {};
+}
+
+std::string rangeProblem(const NDRange& r) {
+  if (r.dims < 1 || r.dims > 3) return "NDRange dims " + to_string(r.dims) + " not in 1..3";
+  for (size_t d = 0; d < 3; ++d) {
+    if (d < r.dims) {
+      std::string problem = usedDimProblem(r, d);
+      if (!problem.empty()) return problem;
+    } else if (r.global[d] != 1 || r.local[d] != 1 || r.offset[d] != 0) {
+      return "unused " + dimName(d) + " must have global 1, local 1, offset 0";
+    }
+  }
+  uint64_t items;
+  if (__builtin_mul_overflow(r.global[0], r.global[1], &items) ||
+      __builtin_mul_overflow(items, r.global[2], &items))
+    return "NDRange global size overflows 64 bits";
+  return {};
+}
+
+std::string stringProblem(const std::string& what, size_t length) {
+  if (length <= kMaxTraceStringLength) return {};
+  return what + " length " + to_string(length) + " exceeds the limit of " +
+         to_string(kMaxTraceStringLength) + " bytes";
+}
+
+std::string bufferProblem(const TraceBuffer& b, size_t i) {
+  std::string problem = stringProblem("buffer " + to_string(i) + " name", b.name.size());
+  if (problem.empty() && b.virtualBase + b.size < b.virtualBase)
+    problem = "buffer " + to_string(i) + " (" + b.name + ") ends beyond the 64-bit address space";
+  return problem;
+}
+
+// Everything except recordCount, whose rules differ between writer and reader.
+std::string headerProblem(const TraceHeader& h) {
+  std::string problem = stringProblem("kernel name", h.kernelName.size());
+  if (problem.empty()) problem = stringProblem("device string", h.device.size());
+  if (problem.empty() && h.buffers.size() > kMaxTraceBuffers)
+    problem = "buffer count " + to_string(h.buffers.size()) + " exceeds the limit of " +
+              to_string(kMaxTraceBuffers);
+  for (size_t i = 0; problem.empty() && i < h.buffers.size(); ++i)
+    problem = bufferProblem(h.buffers[i], i);
+  if (problem.empty() && (h.alignment == 0 || (h.alignment & (h.alignment - 1)) != 0))
+    problem = "alignment " + to_string(h.alignment) + " is not a power of two";
+  if (problem.empty()) problem = rangeProblem(h.range);
+  if (problem.empty() && h.workItemCount != h.range.workItems())
+    problem = "work-item count " + to_string(h.workItemCount) + " disagrees with the NDRange's " +
+              to_string(h.range.workItems()) + " work-items";
+  return problem;
+}
+
+std::string recordProblem(const Record& r) {
+  if (r.kind >= kAccessKindCount)
+    return "invalid record kind " + to_string(r.kind) + " (kinds are 0.." +
+           to_string(kAccessKindCount - 1) + ")";
+  if (r.depth > kMaxLoopDepth && !(r.flags & kRecordDepthTruncated))
+    return "record depth " + to_string(r.depth) + " exceeds " + to_string(kMaxLoopDepth) +
+           " without the truncation flag";
+  return {};
+}
+
+std::string recordsProblem(const Record* records, uint64_t count, uint64_t workItem) {
+  for (uint64_t i = 0; i < count; ++i) {
+    std::string problem = recordProblem(records[i]);
+    if (!problem.empty())
+      return "work-item " + to_string(workItem) + ", record " + to_string(i) + ": " + problem;
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------- header encoding
+
+void putLE(std::string& out, uint64_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>(value >> (8 * i)));
+}
+
+uint64_t getLE(const unsigned char* p, int bytes) {
+  uint64_t value = 0;
+  for (int i = 0; i < bytes; ++i) value |= uint64_t{p[i]} << (8 * i);
+  return value;
+}
+
+void putString(std::string& out, const std::string& s) {
+  putLE(out, s.size(), 4);
+  out += s;
+}
+
+std::string encodeHeader(const TraceHeader& h) {
+  std::string out(kMagic, sizeof kMagic);
+  putLE(out, kTraceFormatVersion, 4);
+  putLE(out, h.compressed ? kFlagCompressed : 0, 4);
+  putLE(out, kRecordFormatVersion, 4);
+  putLE(out, kRecordSize, 4);
+  putLE(out, h.workItemCount, 8);
+  putLE(out, h.recordCount, 8);
+  putLE(out, h.sourceHash, 8);
+  putLE(out, h.alignment, 8);
+  putLE(out, h.range.dims, 4);
+  putLE(out, 0, 4);  // reserved
+  for (const auto* v : {&h.range.global, &h.range.local, &h.range.offset})
+    for (uint64_t x : *v) putLE(out, x, 8);
+  putString(out, h.kernelName);
+  putString(out, h.device);
+  putLE(out, h.buffers.size(), 4);
+  for (const TraceBuffer& b : h.buffers) {
+    putLE(out, b.argIndex, 4);
+    putString(out, b.name);
+    putLE(out, b.size, 8);
+    putLE(out, b.virtualBase, 8);
+  }
+  putLE(out, fnv1a64(out.data(), out.size()), 8);
+  return out;
+}
+
+// ---------------------------------------------------------------- header decoding
+
+// Reads header fields one at a time, hashing them for the checksum and naming the field in
+// any truncation message.
+class HeaderDecoder {
+ public:
+  HeaderDecoder(std::FILE* file, const std::string& path) : file_(file), path_(path) {}
+
+  // The magic is checked before anything else so that other files get a clear message.
+  void magic() {
+    char bytes[sizeof kMagic];
+    size_t got = std::fread(bytes, 1, sizeof bytes, file_);
+    if (std::memcmp(bytes, kMagic, got) != 0) fail(path_, "not a cltrace trace file (wrong magic)");
+    hash_ = fnv1a64(bytes, got, hash_);
+    offset_ += got;
+    if (got < sizeof bytes) fail(path_, "truncated header: " + eofReason() + " inside the magic");
+  }
+
+  void read(void* dst, size_t n, const std::string& what, bool hashed = true) {
+    size_t got = std::fread(dst, 1, n, file_);
+    if (hashed) hash_ = fnv1a64(dst, got, hash_);
+    offset_ += got;
+    if (got < n) fail(path_, "truncated header: " + eofReason() + " while reading the " + what);
+  }
+  uint64_t u64(const std::string& what, bool hashed = true) {
+    unsigned char b[8];
+    read(b, 8, what, hashed);
+    return getLE(b, 8);
+  }
+  uint32_t u32(const std::string& what) {
+    unsigned char b[4];
+    read(b, 4, what);
+    return static_cast<uint32_t>(getLE(b, 4));
+  }
+  std::string str(const std::string& what) {
+    uint32_t length = u32(what + " length");
+    std::string problem = stringProblem(what, length);
+    if (!problem.empty()) fail(path_, problem);
+    std::string s(length, '\0');
+    read(s.data(), length, what);
+    return s;
+  }
+  uint64_t hash() const { return hash_; }
+  uint64_t offset() const { return offset_; }
+
+ private:
+  std::string eofReason() const {
+    if (std::ferror(file_)) return "read error (" + systemError() + ")";
+    return "file ends at byte " + to_string(offset_);
+  }
+
+  std::FILE* file_;
+  const std::string& path_;
+  uint64_t hash_ = fnv1a64(nullptr, 0);
+  uint64_t offset_ = 0;
+};
+
+void checkVersion(uint32_t version, const std::string& path) {
+  if (version != kTraceFormatVersion)
+    fail(path, "unsupported trace format version " + to_string(version) +
+                   " (this build reads version " + to_string(kTraceFormatVersion) + ")");
+}
+
+void decodeRange(HeaderDecoder& in, NDRange& r) {
+  r.dims = in.u32("NDRange dims");
+  in.u32("reserved field");
+  for (size_t d = 0; d < 3; ++d) r.global[d] = in.u64("global size");
+  for (size_t d = 0; d < 3; ++d) r.local[d] = in.u64("local size");
+  for (size_t d = 0; d < 3; ++d) r.offset[d] = in.u64("global offset");
+}
+
+void decodeBuffers(HeaderDecoder& in, std::vector<TraceBuffer>& buffers, const std::string& path) {
+  uint32_t count = in.u32("buffer count");
+  if (count > kMaxTraceBuffers)
+    fail(path, "buffer count " + to_string(count) + " exceeds the limit of " +
+                   to_string(kMaxTraceBuffers));
+  for (uint32_t i = 0; i < count; ++i) {
+    TraceBuffer b;
+    b.argIndex = in.u32("buffer argument index");
+    b.name = in.str("buffer " + to_string(i) + " name");
+    b.size = in.u64("buffer size");
+    b.virtualBase = in.u64("buffer virtual base");
+    buffers.push_back(std::move(b));
+  }
+}
+
+void checkRecordLayout(uint32_t recordVersion, uint32_t recordSize, const std::string& path) {
+  if (recordVersion != kRecordFormatVersion || recordSize != kRecordSize)
+    fail(path, "unsupported record format version " + to_string(recordVersion) + " with " +
+                   to_string(recordSize) + "-byte records (this build reads version " +
+                   to_string(kRecordFormatVersion) + " with " + to_string(kRecordSize) +
+                   "-byte records)");
+}
+
+// Reads and validates the header; leaves the file at the first body byte.
+TraceHeader decodeHeader(std::FILE* file, const std::string& path, uint64_t& headerSize) {
+  HeaderDecoder in(file, path);
+  in.magic();
+  TraceHeader h;
+  h.version = in.u32("format version");
+  checkVersion(h.version, path);  // before anything whose layout a later version may change
+  uint32_t flags = in.u32("flags");
+  uint32_t recordVersion = in.u32("record format version");
+  uint32_t recordSize = in.u32("record size");
+  h.workItemCount = in.u64("work-item count");
+  h.recordCount = in.u64("record count");
+  h.sourceHash = in.u64("source hash");
+  h.alignment = in.u64("alignment");
+  decodeRange(in, h.range);
+  h.kernelName = in.str("kernel name");
+  h.device = in.str("device string");
+  decodeBuffers(in, h.buffers, path);
+  uint64_t computed = in.hash();
+  uint64_t stored = in.u64("header checksum", false);
+  headerSize = in.offset();
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION  // lets the fuzzer reach the checks below
+  if (stored != computed) fail(path, "header checksum mismatch (corrupt header)");
+#else
+  (void)stored, (void)computed;
+#endif
+
+  if (flags & ~kKnownFlags) fail(path, "unknown header flags " + hex(flags));
+  h.compressed = flags & kFlagCompressed;
+  checkRecordLayout(recordVersion, recordSize, path);
+  std::string problem = headerProblem(h);
+  if (!problem.empty()) fail(path, problem);
+  if (h.recordCount == kUnknownRecordCount)
+    fail(path, "record count was never written (the writer did not close the file)");
+  return h;
+}
+
+// ---------------------------------------------------------------- body sinks
+
+class BodySink {
+ public:
+  virtual ~BodySink() = default;
+  virtual void write(const void* data, size_t size) = 0;
+  virtual void finish() = 0;
+};
+
+class PlainSink : public BodySink {
+ public:
+  PlainSink(std::FILE* file, const std::string& path) : file_(file), path_(path) {}
+  void write(const void* data, size_t size) override {
+    if (std::fwrite(data, 1, size, file_) != size) fail(path_, "write error: " + systemError());
+  }
+  void finish() override {}
+
+ private:
+  std::FILE* file_;
+  const std::string& path_;
+};
+
+// The body as one zstd frame with a content checksum; deterministic (fixed level, one thread).
+class ZstdSink : public BodySink {
+ public:
+  ZstdSink(std::FILE* file, const std::string& path)
+      : plain_(file, path), path_(path), ctx_(ZSTD_createCCtx()), out_(ZSTD_CStreamOutSize()) {
+    if (!ctx_) fail(path_, "cannot create a zstd compression context");
+    check(ZSTD_CCtx_setParameter(ctx_.get(), ZSTD_c_compressionLevel, kZstdLevel));
+    check(ZSTD_CCtx_setParameter(ctx_.get(), ZSTD_c_checksumFlag, 1));
+  }
+  void write(const void* data, size_t size) override {
+    ZSTD_inBuffer in{data, size, 0};
+    while (in.pos < in.size) compress(in, ZSTD_e_continue);
+  }
+  void finish() override {
+    ZSTD_inBuffer in{nullptr, 0, 0};
+    while (compress(in, ZSTD_e_end) != 0) {
+    }
+  }
+
+ private:
+  struct CtxFree {
+    void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+  };
+  size_t check(size_t ret) {
+    if (ZSTD_isError(ret)) fail(path_, std::string("zstd compression: ") + ZSTD_getErrorName(ret));
+    return ret;
+  }
+  // One compression step; writes what it produced. Returns what zstd has left to flush.
+  size_t compress(ZSTD_inBuffer& in, ZSTD_EndDirective mode) {
+    ZSTD_outBuffer out{out_.data(), out_.size(), 0};
+    size_t left = check(ZSTD_compressStream2(ctx_.get(), &out, &in, mode));
+    plain_.write(out_.data(), out.pos);
+    return left;
+  }
+
+  PlainSink plain_;
+  const std::string& path_;
+  std::unique_ptr<ZSTD_CCtx, CtxFree> ctx_;
+  std::vector<char> out_;
+};
+
+// ---------------------------------------------------------------- body sources
+
+class BodySource {
+ public:
+  virtual ~BodySource() = default;
+  // Reads up to `size` bytes; fewer only at the end of the body (or of what is left of it).
+  virtual size_t read(void* dst, size_t size) = 0;
+  // After the last expected byte: why the body does not end there, or "" when it does.
+  virtual std::string endProblem() = 0;
+};
+
+class PlainSource : public BodySource {
+ public:
+  PlainSource(std::FILE* file, const std::string& path) : file_(file), path_(path) {}
+  size_t read(void* dst, size_t size) override {
+    size_t got = std::fread(dst, 1, size, file_);
+    if (got < size && std::ferror(file_)) fail(path_, "read error: " + systemError());
+    return got;
+  }
+  std::string endProblem() override {
+    char extra;
+    return read(&extra, 1) ? "trailing data after the body" : "";
+  }
+
+ private:
+  std::FILE* file_;
+  const std::string& path_;
+};
+
+// Decompresses one zstd frame straight into the caller's memory through a bounded input buffer.
+class ZstdSource : public BodySource {
+ public:
+  ZstdSource(std::FILE* file, const std::string& path)
+      : plain_(file, path), path_(path), ctx_(ZSTD_createDCtx()), in_(ZSTD_DStreamInSize()) {
+    if (!ctx_) fail(path_, "cannot create a zstd decompression context");
+    // Bounds the window a corrupt frame header can make zstd allocate.
+    ZSTD_DCtx_setParameter(ctx_.get(), ZSTD_d_windowLogMax, kZstdWindowLogMax);
+  }
+  size_t read(void* dst, size_t size) override {
+    ZSTD_outBuffer out{dst, size, 0};
+    while (out.pos < size && !frameDone_) {
+      if (input_.pos == input_.size) refill();
+      size_t outBefore = out.pos, inBefore = input_.pos;
+      size_t ret = ZSTD_decompressStream(ctx_.get(), &out, &input_);
+      if (ZSTD_isError(ret))
+        fail(path_, std::string("corrupt compressed body: ") + ZSTD_getErrorName(ret));
+      frameDone_ = ret == 0;
+      bool stuck = out.pos == outBefore && input_.pos == inBefore;
+      if (stuck && input_.pos == input_.size && inputEnded_) break;  // truncated frame
+    }
+    return out.pos;
+  }
+  std::string endProblem() override {
+    char extra;
+    if (read(&extra, 1)) return "trailing data after the body";
+    if (!frameDone_) return "truncated body: the compressed stream ends inside its frame";
+    if (input_.pos < input_.size || refill() > 0) return "trailing data after the compressed body";
+    return {};
+  }
+
+ private:
+  struct CtxFree {
+    void operator()(ZSTD_DCtx* c) const { ZSTD_freeDCtx(c); }
+  };
+  size_t refill() {
+    size_t got = plain_.read(in_.data(), in_.size());
+    input_ = ZSTD_inBuffer{in_.data(), got, 0};
+    inputEnded_ = got == 0;
+    return got;
+  }
+
+  PlainSource plain_;
+  const std::string& path_;
+  std::unique_ptr<ZSTD_DCtx, CtxFree> ctx_;
+  std::vector<char> in_;
+  ZSTD_inBuffer input_{nullptr, 0, 0};
+  bool inputEnded_ = false;
+  bool frameDone_ = false;
+};
+
+// An uncompressed body's size follows from the header; checking it up front rejects absurd
+// counts before anything is allocated.
+void checkPlainBodySize(std::FILE* file, const std::string& path, const TraceHeader& h,
+                        uint64_t headerSize) {
+  struct stat st;
+  if (fstat(fileno(file), &st) != 0 || !S_ISREG(st.st_mode)) return;  // streamed checks only
+  uint64_t bodySize = static_cast<uint64_t>(st.st_size) - headerSize;
+  std::string available = to_string(bodySize) + " bytes after the header";
+  if (h.recordCount > bodySize / kRecordSize)
+    fail(path, "record count " + to_string(h.recordCount) + " is larger than the file can hold (" +
+                   available + "): truncated body or corrupt header");
+  uint64_t needed;
+  bool overflow = __builtin_mul_overflow(h.workItemCount, kCountSize, &needed) ||
+                  __builtin_add_overflow(needed, h.recordCount * kRecordSize, &needed);
+  std::string counts = "the header's " + to_string(h.workItemCount) + " work-items and " +
+                       to_string(h.recordCount) + " records need " +
+                       (overflow ? std::string("over 2^64") : to_string(needed)) +
+                       " bytes, the file has ";
+  if (overflow || needed > bodySize) fail(path, "truncated body: " + counts + "only " + available);
+  if (needed < bodySize) fail(path, "trailing data after the body: " + counts + available);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- public API
+
+uint64_t fnv1a64(const void* data, size_t size, uint64_t seed) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  uint64_t hash = seed;
+  for (size_t i = 0; i < size; ++i) {
+    hash ^= p[i];
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+static std::array<uint64_t, 3> delinearize(uint64_t index, const std::array<uint64_t, 3>& extent) {
+  return {index % extent[0], index / extent[0] % extent[1], index / extent[0] / extent[1]};
+}
+
+WorkItemPosition NDRange::positionOf(uint64_t fileIndex) const {
+  uint64_t size = workgroupSize();
+  return {delinearize(fileIndex / size, groups()), delinearize(fileIndex % size, local)};
+}
+
+struct TraceWriter::Impl {
+  std::string path;
+  TraceHeader header;
+  FilePtr file;
+  std::unique_ptr<BodySink> sink;
+  uint64_t workItems = 0;
+  uint64_t records = 0;
+  bool closed = false;
+  bool failed = false;
+  bool ownsFile = false;  // the file exists and is ours to remove until a successful close
+
+  [[noreturn]] void error(const std::string& what) {
+    failed = true;
+    fail(path, what);
+  }
+  void checkUsable(const char* action) {
+    if (failed) fail(path, std::string("cannot ") + action + " after an earlier error");
+    if (closed) fail(path, std::string("cannot ") + action + ": the writer is closed");
+  }
+  void finish();
+  void discard() {
+    if (!ownsFile) return;
+    file.reset();
+    std::remove(path.c_str());
+    ownsFile = false;
+  }
+};
+
+TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& w = *impl_;
+  w.path = path;
+  w.header = header;
+  w.header.version = kTraceFormatVersion;
+  std::string problem = headerProblem(w.header);
+  if (!problem.empty()) fail(path, "invalid header: " + problem);
+  w.file.reset(std::fopen(path.c_str(), "wb"));
+  if (!w.file) fail(path, "cannot create: " + systemError());
+  w.ownsFile = true;
+  try {
+    std::string bytes = encodeHeader(w.header);
+    PlainSink(w.file.get(), w.path).write(bytes.data(), bytes.size());
+    if (w.header.compressed)
+      w.sink = std::make_unique<ZstdSink>(w.file.get(), w.path);
+    else
+      w.sink = std::make_unique<PlainSink>(w.file.get(), w.path);
+  } catch (const TraceFileError&) {
+    w.discard();
+    throw;
+  }
+}
+
+TraceWriter::~TraceWriter() { impl_->discard(); }
+
+void TraceWriter::writeWorkItem(const Record* records, uint64_t count) {
+  Impl& w = *impl_;
+  w.checkUsable("write");
+  if (w.workItems == w.header.workItemCount)
+    w.error("more work-items than the header's " + to_string(w.header.workItemCount));
+  if (count && !records) w.error("null records for work-item " + to_string(w.workItems));
+  std::string problem = recordsProblem(records, count, w.workItems);
+  if (!problem.empty()) w.error(problem);
+  bool known = w.header.recordCount != kUnknownRecordCount;
+  if (known && count > w.header.recordCount - w.records)
+    w.error("more records than the header's " + to_string(w.header.recordCount));
+  std::string countBytes;
+  putLE(countBytes, count, 8);
+  try {
+    w.sink->write(countBytes.data(), countBytes.size());
+    w.sink->write(records, count * kRecordSize);
+  } catch (const TraceFileError&) {
+    w.failed = true;
+    throw;
+  }
+  ++w.workItems;
+  w.records += count;
+}
+
+void TraceWriter::Impl::finish() {
+  if (workItems != header.workItemCount)
+    fail(path, "closed after " + to_string(workItems) + " of the header's " +
+                   to_string(header.workItemCount) + " work-items");
+  bool known = header.recordCount != kUnknownRecordCount;
+  if (known && records != header.recordCount)
+    fail(path, "closed after " + to_string(records) + " of the header's " +
+                   to_string(header.recordCount) + " records");
+  sink->finish();
+  if (!known) {
+    header.recordCount = records;
+    std::string bytes = encodeHeader(header);
+    if (fseeko(file.get(), 0, SEEK_SET) != 0)
+      fail(path, "cannot seek back to patch the record count: " + systemError());
+    PlainSink(file.get(), path).write(bytes.data(), bytes.size());
+  }
+  if (std::fclose(file.release()) != 0) fail(path, "write error on close: " + systemError());
+  ownsFile = false;
+}
+
+void TraceWriter::close() {
+  Impl& w = *impl_;
+  if (w.closed) return;
+  try {
+    w.checkUsable("close");
+    w.finish();
+    w.closed = true;
+  } catch (const TraceFileError&) {
+    w.failed = true;
+    w.discard();
+    throw;
+  }
+}
+
+struct TraceReader::Impl {
+  std::string path;
+  FilePtr file;
+  TraceHeader header;
+  std::unique_ptr<BodySource> body;
+  uint64_t nextIndex = 0;
+  uint64_t recordsLeft = 0;
+  bool ended = false;
+
+  // Reads exactly `size` body bytes or reports a truncated body.
+  void readExact(void* dst, size_t size, const std::string& what) {
+    if (body->read(dst, size) < size) fail(path, "truncated body: the body ends inside " + what);
+  }
+  std::string workItemName() const {
+    return "work-item " + to_string(nextIndex) + " (of " + to_string(header.workItemCount) + ")";
+  }
+  uint64_t readCount();
+  void readRecords(std::vector<Record>& out, uint64_t count);
+  void checkEnd();
+};
+
+TraceReader::TraceReader(const std::string& path) : impl_(std::make_unique<Impl>()) {
+  Impl& r = *impl_;
+  r.path = path;
+  r.file.reset(std::fopen(path.c_str(), "rb"));
+  if (!r.file) fail(path, "cannot open: " + systemError());
+  uint64_t headerSize = 0;
+  r.header = decodeHeader(r.file.get(), r.path, headerSize);
+  r.recordsLeft = r.header.recordCount;
+  if (r.header.compressed) {
+    r.body = std::make_unique<ZstdSource>(r.file.get(), r.path);
+  } else {
+    checkPlainBodySize(r.file.get(), r.path, r.header, headerSize);
+    r.body = std::make_unique<PlainSource>(r.file.get(), r.path);
+  }
+}
+
+TraceReader::~TraceReader() = default;
+
+const TraceHeader& TraceReader::header() const { return impl_->header; }
+const std::string& TraceReader::path() const { return impl_->path; }
+
+uint64_t TraceReader::workItemIndex() const { return impl_->nextIndex ? impl_->nextIndex - 1 : 0; }
+
+uint64_t TraceReader::Impl::readCount() {
+  unsigned char bytes[8];
+  readExact(bytes, sizeof bytes, "the record count of " + workItemName());
+  uint64_t count = getLE(bytes, 8);
+  if (count > recordsLeft)
+    fail(path, workItemName() + " claims " + to_string(count) + " records but only " +
+                   to_string(recordsLeft) + " of the header's " + to_string(header.recordCount) +
+                   " remain");
+  return count;
+}
+
+void TraceReader::Impl::readRecords(std::vector<Record>& out, uint64_t count) {
+  out.clear();
+  while (out.size() < count) {
+    size_t start = out.size();
+    size_t chunk = static_cast<size_t>(std::min<uint64_t>(count - start, kRecordsPerChunk));
+    out.resize(start + chunk);
+    readExact(out.data() + start, chunk * kRecordSize, "the records of " + workItemName());
+  }
+  std::string problem = recordsProblem(out.data(), out.size(), nextIndex);
+  if (!problem.empty()) fail(path, problem);
+}
+
+void TraceReader::Impl::checkEnd() {
+  std::string counts = " (header: " + to_string(header.workItemCount) + " work-items, " +
+                       to_string(header.recordCount) + " records)";
+  if (recordsLeft != 0)
+    fail(path, "the body holds " + to_string(header.recordCount - recordsLeft) +
+                   " records but the header says " + to_string(header.recordCount));
+  std::string problem = body->endProblem();
+  if (!problem.empty()) fail(path, problem + counts);
+}
+
+bool TraceReader::nextWorkItem(std::vector<Record>& out) {
+  Impl& r = *impl_;
+  if (r.nextIndex == r.header.workItemCount) {
+    out.clear();
+    if (!r.ended) r.checkEnd();
+    r.ended = true;
+    return false;
+  }
+  uint64_t count = r.readCount();
+  r.readRecords(out, count);
+  r.recordsLeft -= count;
+  ++r.nextIndex;
+  return true;
+}
+
+}  // namespace cltrace

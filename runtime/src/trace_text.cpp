@@ -1,0 +1,148 @@
+#include "cltrace/trace_text.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cltrace {
+namespace {
+
+// "(x)", "(x,y)" or "(x,y,z)": only the dimensions the NDRange uses.
+std::string tupleText(const std::array<uint64_t, 3>& v, uint32_t dims) {
+  std::string text = "(";
+  for (uint32_t d = 0; d < dims; ++d) text += fmt::format("{}{}", d ? "," : "", v[d]);
+  return text + ")";
+}
+
+std::string iterationsText(const Record& r) {
+  std::string text = "[";
+  uint32_t depth = std::min<uint32_t>(r.depth, kMaxLoopDepth);
+  for (uint32_t i = 0; i < depth; ++i) text += fmt::format("{}{}", i ? "," : "", r.iterations[i]);
+  return text + "]";
+}
+
+void printHeader(const TraceHeader& h, std::FILE* out) {
+  const NDRange& r = h.range;
+  fmt::print(out, "trace format {}, body {}\n", h.version,
+             h.compressed ? "zstd-compressed" : "uncompressed");
+  fmt::print(out, "kernel: {}\n", h.kernelName);
+  fmt::print(out, "source hash: 0x{:016x}\n", h.sourceHash);
+  fmt::print(out, "device: {}\n", h.device);
+  fmt::print(out, "ndrange: dims {}, global {}, local {}, offset {}, {} workgroups\n", r.dims,
+             tupleText(r.global, r.dims), tupleText(r.local, r.dims), tupleText(r.offset, r.dims),
+             r.workgroups());
+  fmt::print(out, "alignment: {}\n", h.alignment);
+  fmt::print(out, "buffers: {}\n", h.buffers.size());
+  for (const TraceBuffer& b : h.buffers)
+    fmt::print(out, "  arg {} {}: base 0x{:x} size {}\n", b.argIndex, b.name, b.virtualBase,
+               b.size);
+  fmt::print(out, "work-items: {}\n", h.workItemCount);
+  fmt::print(out, "records: {}\n", h.recordCount);
+}
+
+void printRecord(const Record& r, uint64_t workItem, const NDRange& range, std::FILE* out) {
+  WorkItemPosition pos = range.positionOf(workItem);
+  fmt::print(
+      out, "wi {} group {} local {} {} instr {} addr 0x{:x} size {} flags 0x{:02x} iter {}\n",
+      workItem, tupleText(pos.group, range.dims), tupleText(pos.local, range.dims),
+      accessKindName(kindOf(r)), r.instruction, r.address, r.size, r.flags, iterationsText(r));
+}
+
+// Finds the buffer whose virtual range holds an address.
+class BufferMap {
+ public:
+  explicit BufferMap(const std::vector<TraceBuffer>& buffers) {
+    for (size_t i = 0; i < buffers.size(); ++i)
+      if (buffers[i].size) byBase_.emplace_back(buffers[i].virtualBase, i);
+    std::sort(byBase_.begin(), byBase_.end());
+  }
+  // Index into the buffer table, or -1 when no buffer holds the address.
+  long find(uint64_t address, const std::vector<TraceBuffer>& buffers) const {
+    auto it = std::upper_bound(byBase_.begin(), byBase_.end(), std::make_pair(address, ~size_t{0}));
+    if (it == byBase_.begin()) return -1;
+    --it;
+    const TraceBuffer& b = buffers[it->second];
+    return address - b.virtualBase < b.size ? static_cast<long>(it->second) : -1;
+  }
+
+ private:
+  std::vector<std::pair<uint64_t, size_t>> byBase_;  // (virtual base, index), sorted
+};
+
+struct TraceStats {
+  uint64_t workItems = 0;
+  uint64_t emptyWorkItems = 0;
+  uint64_t records = 0;
+  uint64_t byKind[kAccessKindCount] = {};
+  std::map<std::pair<uint32_t, uint8_t>, uint64_t> byInstruction;  // (instruction, kind)
+  std::vector<uint64_t> byBuffer;                                  // memory accesses
+  uint64_t outside = 0;                                            // memory accesses
+};
+
+TraceStats collectStats(TraceReader& reader) {
+  const TraceHeader& h = reader.header();
+  BufferMap buffers(h.buffers);
+  TraceStats s;
+  s.byBuffer.assign(h.buffers.size(), 0);
+  std::vector<Record> records;
+  while (reader.nextWorkItem(records)) {
+    ++s.workItems;
+    s.emptyWorkItems += records.empty();
+    s.records += records.size();
+    for (const Record& r : records) {
+      ++s.byKind[r.kind];
+      ++s.byInstruction[{r.instruction, r.kind}];
+      if (!isMemoryAccess(kindOf(r))) continue;
+      long buffer = buffers.find(r.address, h.buffers);
+      ++(buffer < 0 ? s.outside : s.byBuffer[buffer]);
+    }
+  }
+  return s;
+}
+
+void printCount(std::FILE* out, const std::string& label, uint64_t count) {
+  fmt::print(out, "  {:<24}{:>12}\n", label, count);
+}
+
+}  // namespace
+
+void dumpTrace(TraceReader& reader, std::FILE* out, uint64_t maxRecords) {
+  const TraceHeader& h = reader.header();
+  printHeader(h, out);
+  uint64_t printed = 0;
+  std::vector<Record> records;
+  while (printed < maxRecords && reader.nextWorkItem(records)) {
+    for (size_t i = 0; i < records.size() && printed < maxRecords; ++i, ++printed)
+      printRecord(records[i], reader.workItemIndex(), h.range, out);
+  }
+  if (printed < h.recordCount)
+    fmt::print(out, "... {} more records not shown\n", h.recordCount - printed);
+}
+
+void printTraceStats(TraceReader& reader, std::FILE* out) {
+  const TraceHeader& h = reader.header();
+  TraceStats s = collectStats(reader);
+  fmt::print(out, "kernel: {}\n", h.kernelName);
+  fmt::print(out, "work-items: {} ({} without records)\n", s.workItems, s.emptyWorkItems);
+  fmt::print(out, "records: {}\n", s.records);
+  fmt::print(out, "by kind:\n");
+  for (uint8_t k = 0; k < kAccessKindCount; ++k)
+    printCount(out, accessKindName(static_cast<AccessKind>(k)), s.byKind[k]);
+  fmt::print(out, "by instruction:\n");
+  for (const auto& [key, count] : s.byInstruction)
+    printCount(
+        out,
+        fmt::format("instr {} {}", key.first, accessKindName(static_cast<AccessKind>(key.second))),
+        count);
+  fmt::print(out, "by buffer (memory accesses):\n");
+  for (size_t i = 0; i < h.buffers.size(); ++i)
+    printCount(out, fmt::format("arg {} {}", h.buffers[i].argIndex, h.buffers[i].name),
+               s.byBuffer[i]);
+  printCount(out, "outside", s.outside);
+}
+
+}  // namespace cltrace

@@ -1,0 +1,11 @@
+# `cltrace instrument` writes loadable bitcode, readable IR and SPIR-V that validates.
+source "$(dirname "$0")/lib.sh"
+"$CLTRACE" instrument "$KERNELS/mm.cl" --kernel mm --emit-ll --spirv -o "$work/out" > "$work/summary"
+grep -q "kernel mm: 1 loops (max depth 1), 3 sites" "$work/summary" || fail "summary: $(cat "$work/summary")"
+for f in count.bc trace.bc count.ll trace.ll count.spv trace.spv manifest.json; do
+  [ -s "$work/out/$f" ] || fail "missing $f"
+done
+grep -q "i64 addrspace(1)\* %cltrace_counts" "$work/out/count.ll" || fail "count.ll lacks the counts parameter"
+spirv-val "$work/out/trace.spv" || fail "trace.spv does not validate"
+python3 -c "import json,sys; m=json.load(open(sys.argv[1])); assert m['kernel']=='mm' and len(m['accesses'])==3 and m['accesses'][2]['kind']=='store', m" "$work/out/manifest.json"
+echo "instrument: all checks passed"

@@ -1,0 +1,535 @@
+#include "cltrace/trace_file.h"
+
+#include <gtest/gtest.h>
+#include <zstd.h>
+
+#include <filesystem>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+#include "trace_samples.h"
+
+namespace cltrace::test {
+namespace {
+
+// Header field offsets from docs/trace-format.md.
+constexpr size_t kVersionAt = 8;
+constexpr size_t kFlagsAt = 12;
+constexpr size_t kRecordVersionAt = 16;
+constexpr size_t kRecordSizeAt = 20;
+constexpr size_t kWorkItemCountAt = 24;
+constexpr size_t kRecordCountAt = 32;
+constexpr size_t kSourceHashAt = 40;
+constexpr size_t kAlignmentAt = 48;
+constexpr size_t kDimsAt = 56;
+constexpr size_t kGlobalAt = 64;
+constexpr size_t kLocalAt = 88;
+constexpr size_t kOffsetAt = 112;
+constexpr size_t kKernelNameAt = 136;
+// Within the body of an uncompressed file: records follow their work-item's u64 count.
+constexpr size_t kKindInRecord = 16;
+constexpr size_t kDepthInRecord = 18;
+
+const uint64_t kSampleHeaderSize = headerSizeOf(sampleHeader(false));
+const size_t kBufferCountAt = kKernelNameAt + 4 + 4 + 4 + 11;  // after "vadd", "test-device"
+constexpr size_t kNameCut = kKernelNameAt + 4 + 2;             // inside the kernel name
+
+uint64_t getLE(const std::string& bytes, size_t at, int n) {
+  uint64_t v = 0;
+  for (int i = 0; i < n; ++i) v |= uint64_t{static_cast<unsigned char>(bytes[at + i])} << (8 * i);
+  return v;
+}
+
+void patchLE(std::string& bytes, size_t at, uint64_t value, int n) {
+  for (int i = 0; i < n; ++i) bytes[at + i] = static_cast<char>(value >> (8 * i));
+}
+
+void fixChecksum(std::string& bytes) {
+  size_t at = kSampleHeaderSize - 8;
+  patchLE(bytes, at, fnv1a64(bytes.data(), at), 8);
+}
+
+// Turns an uncompressed sample file image into a compressed one with the same body bytes.
+std::string compressBody(std::string bytes) {
+  patchLE(bytes, kFlagsAt, 1, 4);
+  fixChecksum(bytes);
+  std::string body = bytes.substr(kSampleHeaderSize);
+  std::string packed(ZSTD_compressBound(body.size()), '\0');
+  size_t size = ZSTD_compress(packed.data(), packed.size(), body.data(), body.size(), 3);
+  EXPECT_FALSE(ZSTD_isError(size));
+  return bytes.substr(0, kSampleHeaderSize) + packed.substr(0, size);
+}
+
+WorkItems readAll(TraceReader& reader) {
+  WorkItems items;
+  std::vector<Record> records;
+  while (reader.nextWorkItem(records)) {
+    EXPECT_EQ(reader.workItemIndex(), items.size());
+    items.push_back(records);
+  }
+  return items;
+}
+
+// Opens and reads the whole file; the TraceFileError message, or "" when there was none.
+std::string readError(const std::string& path) {
+  try {
+    TraceReader reader(path);
+    readAll(reader);
+  } catch (const TraceFileError& e) {
+    return e.what();
+  }
+  return {};
+}
+
+void expectReadError(const std::string& path, std::initializer_list<const char*> words) {
+  std::string message = readError(path);
+  ASSERT_FALSE(message.empty()) << "no TraceFileError for " << path;
+  EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;
+  for (const char* word : words) EXPECT_NE(message.find(word), std::string::npos) << message;
+}
+
+template <typename F>
+void expectWriteError(F&& action, std::initializer_list<const char*> words) {
+  try {
+    action();
+    ADD_FAILURE() << "no TraceFileError";
+  } catch (const TraceFileError& e) {
+    std::string message = e.what();
+    for (const char* word : words) EXPECT_NE(message.find(word), std::string::npos) << message;
+  }
+}
+
+void expectSameHeader(const TraceHeader& a, const TraceHeader& b) {
+  EXPECT_EQ(a.version, b.version);
+  EXPECT_EQ(a.compressed, b.compressed);
+  EXPECT_EQ(a.kernelName, b.kernelName);
+  EXPECT_EQ(a.sourceHash, b.sourceHash);
+  EXPECT_EQ(a.device, b.device);
+  EXPECT_EQ(a.range.dims, b.range.dims);
+  EXPECT_EQ(a.range.global, b.range.global);
+  EXPECT_EQ(a.range.local, b.range.local);
+  EXPECT_EQ(a.range.offset, b.range.offset);
+  EXPECT_EQ(a.alignment, b.alignment);
+  ASSERT_EQ(a.buffers.size(), b.buffers.size());
+  for (size_t i = 0; i < a.buffers.size(); ++i) {
+    EXPECT_EQ(a.buffers[i].argIndex, b.buffers[i].argIndex);
+    EXPECT_EQ(a.buffers[i].name, b.buffers[i].name);
+    EXPECT_EQ(a.buffers[i].size, b.buffers[i].size);
+    EXPECT_EQ(a.buffers[i].virtualBase, b.buffers[i].virtualBase);
+  }
+  EXPECT_EQ(a.workItemCount, b.workItemCount);
+  EXPECT_EQ(a.recordCount, b.recordCount);
+}
+
+using TraceFileTest = TempDirTest;
+
+// Tests run for both body encodings; the parameter is `compressed`.
+class BothEncodings : public TempDirTest, public ::testing::WithParamInterface<bool> {};
+INSTANTIATE_TEST_SUITE_P(Trace, BothEncodings, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "zstd" : "plain"; });
+
+// ---------------------------------------------------------------- round trips
+
+TEST_P(BothEncodings, RoundTripsHeaderAndRecords) {
+  writeSample(file("t.trace"), GetParam());
+  TraceReader reader(file("t.trace"));
+  expectSameHeader(reader.header(), sampleHeader(GetParam()));
+  EXPECT_EQ(reader.path(), file("t.trace"));
+  EXPECT_EQ(readAll(reader), sampleWorkItems());
+  std::vector<Record> records{makeRecord(AccessKind::Load, 0, 0, 4)};
+  EXPECT_FALSE(reader.nextWorkItem(records));  // stays at the end
+  EXPECT_TRUE(records.empty());
+  EXPECT_EQ(reader.workItemIndex(), 7u);
+}
+
+TEST_P(BothEncodings, StreamsWorkItemsLargerThanOneReadChunk) {
+  TraceHeader h = sampleHeader(GetParam());
+  h.range.dims = 3;
+  h.range.global = {4, 3, 2};
+  h.range.local = {2, 1, 2};
+  h.range.offset = {0, 0, 0};
+  h.workItemCount = 24;
+  WorkItems items(24);
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < 24; ++i) {
+    uint32_t count = i == 9 ? 40000 : i % 4;  // 40000 spans three read chunks
+    for (uint32_t j = 0; j < count; ++j)
+      items[i].push_back(makeRecord(AccessKind::Load, j % 7, 0x1000 + 4 * j, 4, 0, {i, j}));
+    total += count;
+  }
+  h.recordCount = total;
+  writeTrace(file("big.trace"), h, items);
+  TraceReader reader(file("big.trace"));
+  EXPECT_EQ(reader.header().recordCount, 40035u);
+  EXPECT_EQ(readAll(reader), items);
+}
+
+TEST_P(BothEncodings, WritingTheSameContentTwiceGivesIdenticalBytes) {
+  writeSample(file("a.trace"), GetParam());
+  writeSample(file("b.trace"), GetParam());
+  EXPECT_EQ(readBytes(file("a.trace")), readBytes(file("b.trace")));
+}
+
+TEST_P(BothEncodings, UnknownRecordCountIsPatchedOnClose) {
+  TraceHeader h = sampleHeader(GetParam());
+  h.recordCount = kUnknownRecordCount;
+  writeTrace(file("patched.trace"), h, sampleWorkItems());
+  writeSample(file("known.trace"), GetParam());
+  EXPECT_EQ(readBytes(file("patched.trace")), readBytes(file("known.trace")));
+}
+
+TEST_F(TraceFileTest, HeaderFollowsTheDocumentedLayout) {
+  writeSample(file("t.trace"), false);
+  std::string b = readBytes(file("t.trace"));
+  ASSERT_EQ(b.size(), kSampleHeaderSize + 8 * 8 + 7 * 48);
+  EXPECT_EQ(b.substr(0, 8), std::string("CLTRACE\0", 8));
+  EXPECT_EQ(getLE(b, kVersionAt, 4), 1u);
+  EXPECT_EQ(getLE(b, kFlagsAt, 4), 0u);
+  EXPECT_EQ(getLE(b, kRecordVersionAt, 4), kRecordFormatVersion);
+  EXPECT_EQ(getLE(b, kRecordSizeAt, 4), 48u);
+  EXPECT_EQ(getLE(b, kWorkItemCountAt, 8), 8u);
+  EXPECT_EQ(getLE(b, kRecordCountAt, 8), 7u);
+  EXPECT_EQ(getLE(b, kSourceHashAt, 8), 0x0123456789abcdefull);
+  EXPECT_EQ(getLE(b, kAlignmentAt, 8), 4096u);
+  EXPECT_EQ(getLE(b, kDimsAt, 4), 2u);
+  EXPECT_EQ(getLE(b, kGlobalAt + 8, 8), 2u);
+  EXPECT_EQ(getLE(b, kLocalAt, 8), 2u);
+  EXPECT_EQ(getLE(b, kOffsetAt, 8), 1u);
+  EXPECT_EQ(getLE(b, kKernelNameAt, 4), 4u);
+  EXPECT_EQ(b.substr(kKernelNameAt + 4, 4), "vadd");
+  EXPECT_EQ(getLE(b, kBufferCountAt, 4), 2u);
+  EXPECT_EQ(getLE(b, kSampleHeaderSize - 8, 8), fnv1a64(b.data(), kSampleHeaderSize - 8));
+  EXPECT_EQ(getLE(b, kSampleHeaderSize, 8), 2u);  // records of work-item 0
+  EXPECT_EQ(getLE(b, kSampleHeaderSize + 8, 8), 0x1000u);
+  EXPECT_EQ(getLE(b, kSampleHeaderSize + 8 + 2 * 48, 8), 0u);  // work-item 1 is empty
+}
+
+TEST_F(TraceFileTest, CompressedFileIsHeaderPlusOneZstdFrame) {
+  writeSample(file("plain.trace"), false);
+  writeSample(file("zstd.trace"), true);
+  std::string plain = readBytes(file("plain.trace"));
+  std::string zstd = readBytes(file("zstd.trace"));
+  EXPECT_EQ(getLE(zstd, kFlagsAt, 4), 1u);
+  std::string frame = zstd.substr(kSampleHeaderSize);
+  std::string body(plain.size() - kSampleHeaderSize, '\0');
+  size_t size = ZSTD_decompress(body.data(), body.size(), frame.data(), frame.size());
+  ASSERT_FALSE(ZSTD_isError(size)) << ZSTD_getErrorName(size);
+  EXPECT_EQ(body.substr(0, size), plain.substr(kSampleHeaderSize));
+}
+
+TEST(NDRangeTest, PositionOfFollowsFileOrder) {
+  NDRange r;
+  r.dims = 3;
+  r.global = {4, 3, 2};
+  r.local = {2, 1, 2};  // groups 2x3x1, 4 work-items per group
+  auto expectAt = [&](uint64_t index, std::array<uint64_t, 3> group,
+                      std::array<uint64_t, 3> local) {
+    WorkItemPosition p = r.positionOf(index);
+    EXPECT_EQ(p.group, group) << index;
+    EXPECT_EQ(p.local, local) << index;
+  };
+  expectAt(0, {0, 0, 0}, {0, 0, 0});
+  expectAt(5, {1, 0, 0}, {1, 0, 0});
+  expectAt(13, {1, 1, 0}, {1, 0, 0});
+  expectAt(23, {1, 2, 0}, {1, 0, 1});
+}
+
+TEST(Fnv1aTest, MatchesReferenceValues) {
+  EXPECT_EQ(fnv1a64("", 0), 0xcbf29ce484222325ull);
+  EXPECT_EQ(fnv1a64("a", 1), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(fnv1a64("bar", 3, fnv1a64("foo", 3)), fnv1a64("foobar", 6));
+}
+
+// ---------------------------------------------------------------- writer errors
+
+TEST_F(TraceFileTest, WriterRejectsInvalidHeadersBeforeCreatingTheFile) {
+  struct Case {
+    void (*patch)(TraceHeader&);
+    std::initializer_list<const char*> words;
+  };
+  const Case cases[] = {
+      {[](TraceHeader& h) { h.range.dims = 0; }, {"dims 0 not in 1..3"}},
+      {[](TraceHeader& h) { h.range.local[1] = 0; }, {"local size 0 in dimension 1"}},
+      {[](TraceHeader& h) { h.range.local[0] = 3; },
+       {"local size 3 does not divide global size 4 in dimension 0"}},
+      {[](TraceHeader& h) { h.range.offset[2] = 1; }, {"unused dimension 2"}},
+      {[](TraceHeader& h) { h.workItemCount = 9; }, {"work-item count 9 disagrees", "8"}},
+      {[](TraceHeader& h) { h.alignment = 24; }, {"alignment 24"}},
+      {[](TraceHeader& h) { h.kernelName.assign(5000, 'k'); }, {"kernel name length 5000"}},
+      {[](TraceHeader& h) { h.buffers[1].virtualBase = ~uint64_t{0}; }, {"buffer 1 (out)"}},
+  };
+  for (const Case& c : cases) {
+    TraceHeader h = sampleHeader(false);
+    c.patch(h);
+    expectWriteError([&] { TraceWriter w(file("bad.trace"), h); }, c.words);
+    EXPECT_FALSE(std::filesystem::exists(file("bad.trace")));
+  }
+}
+
+TEST_F(TraceFileTest, WriterChecksWorkItemAndRecordCounts) {
+  auto items = sampleWorkItems();
+  expectWriteError(
+      [&] {
+        TraceWriter w(file("t.trace"), sampleHeader(false));
+        for (const auto& records : items) w.writeWorkItem(records);
+        w.writeWorkItem(nullptr, 0);
+      },
+      {"t.trace: ", "more work-items than the header's 8"});
+  expectWriteError(
+      [&] {
+        TraceWriter w(file("t.trace"), sampleHeader(false));
+        w.writeWorkItem(items[0]);
+        w.close();
+      },
+      {"closed after 1 of the header's 8 work-items"});
+  TraceHeader h = sampleHeader(false);
+  h.recordCount = 8;
+  expectWriteError([&] { writeTrace(file("t.trace"), h, items); },
+                   {"closed after 7 of the header's 8 records"});
+  h.recordCount = 6;
+  expectWriteError([&] { writeTrace(file("t.trace"), h, items); },
+                   {"more records than the header's 6"});
+  EXPECT_FALSE(std::filesystem::exists(file("t.trace")));
+}
+
+TEST_F(TraceFileTest, WriterRejectsInvalidRecords) {
+  auto items = sampleWorkItems();
+  items[2][1].kind = kAccessKindCount;
+  expectWriteError([&] { writeTrace(file("t.trace"), sampleHeader(false), items); },
+                   {"work-item 2, record 1: invalid record kind 6"});
+  items = sampleWorkItems();
+  items[4][0].depth = kMaxLoopDepth + 2;
+  expectWriteError([&] { writeTrace(file("t.trace"), sampleHeader(false), items); },
+                   {"record depth 9 exceeds 7 without the truncation flag"});
+  items[4][0].flags |= kRecordDepthTruncated;  // deep loops are fine when flagged
+  writeTrace(file("t.trace"), sampleHeader(false), items);
+  TraceReader reader(file("t.trace"));
+  EXPECT_EQ(readAll(reader), items);
+}
+
+TEST_F(TraceFileTest, FailedOrAbandonedWriterRemovesItsFile) {
+  {
+    TraceWriter w(file("t.trace"), sampleHeader(true));
+    w.writeWorkItem(sampleWorkItems()[0]);
+    EXPECT_TRUE(std::filesystem::exists(file("t.trace")));
+  }
+  EXPECT_FALSE(std::filesystem::exists(file("t.trace")));
+
+  TraceWriter w(file("t.trace"), sampleHeader(false));
+  auto items = sampleWorkItems();
+  items[0][0].kind = 200;
+  EXPECT_THROW(w.writeWorkItem(items[0]), TraceFileError);
+  expectWriteError([&] { w.writeWorkItem(sampleWorkItems()[0]); }, {"after an earlier error"});
+  expectWriteError([&] { w.close(); }, {"after an earlier error"});
+  EXPECT_FALSE(std::filesystem::exists(file("t.trace")));
+}
+
+TEST_F(TraceFileTest, CloseTwiceIsHarmlessAndWritingAfterCloseFails) {
+  TraceWriter w(file("t.trace"), sampleHeader(false));
+  for (const auto& records : sampleWorkItems()) w.writeWorkItem(records);
+  w.close();
+  w.close();
+  expectWriteError([&] { w.writeWorkItem(nullptr, 0); }, {"the writer is closed"});
+  EXPECT_EQ(readError(file("t.trace")), "");
+}
+
+TEST_F(TraceFileTest, WriterReportsUncreatableFile) {
+  expectWriteError([&] { TraceWriter w(file("no/such/dir/t.trace"), sampleHeader(false)); },
+                   {"no/such/dir/t.trace: cannot create: No such file or directory"});
+}
+
+// ---------------------------------------------------------------- reader errors: header
+
+class ReaderHeaderTest : public TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    writeSample(file("good.trace"), false);
+    good_ = readBytes(file("good.trace"));
+  }
+  // Writes the good file with one header field changed (and, by default, a valid checksum).
+  std::string patched(size_t at, uint64_t value, int n, bool fix = true) {
+    std::string bytes = good_;
+    patchLE(bytes, at, value, n);
+    if (fix) fixChecksum(bytes);
+    writeBytes(file("bad.trace"), bytes);
+    return file("bad.trace");
+  }
+  std::string good_;
+};
+
+TEST_F(ReaderHeaderTest, MissingFile) {
+  expectReadError(file("missing.trace"), {"cannot open: No such file or directory"});
+}
+
+TEST_F(ReaderHeaderTest, WrongMagic) {
+  expectReadError(patched(0, 'X', 1, false), {"not a cltrace trace file (wrong magic)"});
+  writeBytes(file("text.trace"), "hello, world\n");
+  expectReadError(file("text.trace"), {"wrong magic"});
+}
+
+TEST_F(ReaderHeaderTest, UnknownVersionNamesFoundAndSupportedVersions) {
+  expectReadError(patched(kVersionAt, 7, 4, false),
+                  {"unsupported trace format version 7 (this build reads version 1)"});
+}
+
+TEST_F(ReaderHeaderTest, TruncatedAnywhereInTheHeader) {
+  for (size_t size = 0; size < kSampleHeaderSize; ++size) {
+    SCOPED_TRACE(size);
+    writeBytes(file("cut.trace"), good_.substr(0, size));
+    expectReadError(file("cut.trace"), {"truncated header"});
+  }
+  writeBytes(file("cut.trace"), good_.substr(0, kNameCut));
+  expectReadError(file("cut.trace"), {"file ends at byte 142 while reading the kernel name"});
+}
+
+TEST_F(ReaderHeaderTest, ChecksumCatchesCorruptHeader) {
+  expectReadError(patched(kKernelNameAt + 5, 'X', 1, false), {"header checksum mismatch"});
+  expectReadError(patched(kSourceHashAt, 1, 1, false), {"header checksum mismatch"});
+}
+
+TEST_F(ReaderHeaderTest, RejectsInvalidFields) {
+  struct Case {
+    size_t at;
+    uint64_t value;
+    int n;
+    const char* words;
+  };
+  const Case cases[] = {
+      {kFlagsAt, 6, 4, "unknown header flags 0x6"},
+      {kRecordVersionAt, 9, 4, "unsupported record format version 9"},
+      {kRecordSizeAt, 40, 4, "with 40-byte records"},
+      {kDimsAt, 0, 4, "NDRange dims 0 not in 1..3"},
+      {kDimsAt, 4, 4, "NDRange dims 4 not in 1..3"},
+      {kLocalAt, 0, 8, "local size 0 in dimension 0"},
+      {kLocalAt, 3, 8, "local size 3 does not divide global size 4 in dimension 0"},
+      {kGlobalAt + 16, 2, 8, "unused dimension 2 must have global 1"},
+      {kGlobalAt + 8, 0, 8, "global size 0 in dimension 1"},
+      {kWorkItemCountAt, 9, 8, "work-item count 9 disagrees with the NDRange's 8 work-items"},
+      {kAlignmentAt, 0, 8, "alignment 0 is not a power of two"},
+      {kRecordCountAt, kUnknownRecordCount, 8, "record count was never written"},
+      {kRecordCountAt, 1ull << 40, 8, "record count 1099511627776 is larger than the file"},
+      {kKernelNameAt, 5000, 4, "kernel name length 5000 exceeds the limit of 4096 bytes"},
+      {kBufferCountAt, 5000, 4, "buffer count 5000 exceeds the limit of 4096"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.words);
+    expectReadError(patched(c.at, c.value, c.n), {c.words});
+  }
+}
+
+// ---------------------------------------------------------------- reader errors: body
+
+class ReaderBodyTest : public ReaderHeaderTest {
+ protected:
+  // The good uncompressed file with one body field changed, in the requested encoding.
+  std::string patchedBody(size_t at, uint64_t value, int n, bool compressed) {
+    std::string bytes = good_;
+    patchLE(bytes, kSampleHeaderSize + at, value, n);
+    writeBytes(file("bad.trace"), compressed ? compressBody(bytes) : bytes);
+    return file("bad.trace");
+  }
+};
+
+TEST_F(ReaderBodyTest, TruncatedAnywhereInAnUncompressedBody) {
+  for (size_t size = kSampleHeaderSize; size < good_.size(); ++size) {
+    SCOPED_TRACE(size);
+    writeBytes(file("cut.trace"), good_.substr(0, size));
+    expectReadError(file("cut.trace"), {"truncated body"});
+  }
+}
+
+TEST_F(ReaderBodyTest, TruncatedAnywhereInACompressedBody) {
+  writeSample(file("zstd.trace"), true);
+  std::string zstd = readBytes(file("zstd.trace"));
+  for (size_t size = kSampleHeaderSize; size < zstd.size(); ++size) {
+    SCOPED_TRACE(size);
+    writeBytes(file("cut.trace"), zstd.substr(0, size));
+    expectReadError(file("cut.trace"), {"truncated body"});
+  }
+}
+
+TEST_F(ReaderBodyTest, TrailingData) {
+  writeBytes(file("bad.trace"), good_ + std::string(8, '\0'));  // a ninth, empty work-item
+  expectReadError(file("bad.trace"),
+                  {"trailing data after the body", "need 400 bytes, the file has 408"});
+  writeBytes(file("bad.trace"), compressBody(good_ + std::string(8, '\0')));
+  expectReadError(file("bad.trace"), {"trailing data after the body", "8 work-items, 7 records"});
+  writeBytes(file("bad.trace"), compressBody(good_) + "x");
+  expectReadError(file("bad.trace"), {"trailing data after the compressed body"});
+  std::string secondFrame = compressBody(good_).substr(kSampleHeaderSize);
+  writeBytes(file("bad.trace"), compressBody(good_) + secondFrame);
+  expectReadError(file("bad.trace"), {"trailing data after the compressed body"});
+}
+
+TEST_F(ReaderBodyTest, HugeWorkItemCount) {
+  for (bool compressed : {false, true}) {
+    expectReadError(patchedBody(0, 1ull << 62, 8, compressed),
+                    {"work-item 0 (of 8) claims 4611686018427387904 records but only 7 of the "
+                     "header's 7 remain"});
+  }
+}
+
+TEST_F(ReaderBodyTest, InvalidRecords) {
+  size_t record1OfWorkItem2 = 8 + 2 * 48 + 8 + 8 + 48;
+  for (bool compressed : {false, true}) {
+    expectReadError(
+        patchedBody(record1OfWorkItem2 + kKindInRecord, kAccessKindCount, 1, compressed),
+        {"work-item 2, record 1: invalid record kind 6 (kinds are 0..5)"});
+    expectReadError(patchedBody(8 + kDepthInRecord, 8, 1, compressed),
+                    {"work-item 0, record 0: record depth 8 exceeds 7"});
+  }
+}
+
+TEST_F(ReaderBodyTest, BodyHoldsFewerRecordsThanTheHeaderSays) {
+  std::string bytes = good_;
+  patchLE(bytes, kRecordCountAt, 8, 8);
+  fixChecksum(bytes);
+  writeBytes(file("bad.trace"), bytes);
+  expectReadError(file("bad.trace"), {"truncated body: the header's 8 work-items and 8 records"});
+  writeBytes(file("bad.trace"), compressBody(bytes));
+  expectReadError(file("bad.trace"), {"the body holds 7 records but the header says 8"});
+}
+
+TEST_F(ReaderBodyTest, BodyHoldsFewerWorkItemsThanTheHeaderSays) {
+  // Work-item 7's fence moved into work-item 6: the body then ends one count early.
+  std::string bytes = good_;
+  size_t workItem6 = good_.size() - kSampleHeaderSize - 8 - 48 - 8;
+  patchLE(bytes, kSampleHeaderSize + workItem6, 1, 8);
+  bytes.resize(bytes.size() - 8 - 48);
+  bytes += good_.substr(good_.size() - 48);
+  writeBytes(file("bad.trace"), compressBody(bytes));
+  expectReadError(file("bad.trace"),
+                  {"truncated body: the body ends inside the record count of work-item 7"});
+}
+
+TEST_F(ReaderBodyTest, ZstdErrors) {
+  std::string zstd = compressBody(good_);
+  std::string bytes = zstd;
+  bytes[kSampleHeaderSize] ^= 0x55;  // frame magic
+  writeBytes(file("bad.trace"), bytes);
+  expectReadError(file("bad.trace"), {"corrupt compressed body: Unknown frame descriptor"});
+  writeSample(file("zstd.trace"), true);  // the writer adds a content checksum
+  bytes = readBytes(file("zstd.trace"));
+  bytes.back() ^= 0x55;
+  writeBytes(file("bad.trace"), bytes);
+  expectReadError(file("bad.trace"),
+                  {"corrupt compressed body: Restored data doesn't match checksum"});
+}
+
+// Every single-byte corruption either reads cleanly or throws TraceFileError.
+TEST_P(BothEncodings, EveryByteFlipIsReadOrReported) {
+  writeSample(file("good.trace"), GetParam());
+  std::string good = readBytes(file("good.trace"));
+  for (size_t at = 0; at < good.size(); ++at) {
+    std::string bytes = good;
+    bytes[at] ^= 0xff;
+    writeBytes(file("bad.trace"), bytes);
+    EXPECT_NO_THROW(readError(file("bad.trace"))) << at;
+  }
+}
+
+}  // namespace
+}  // namespace cltrace::test

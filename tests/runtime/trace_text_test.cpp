@@ -1,0 +1,109 @@
+#include "cltrace/trace_text.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "test_util.h"
+#include "trace_samples.h"
+
+namespace cltrace::test {
+namespace {
+
+// Runs a printer on a reader of `path` and returns what it printed.
+template <typename Print>
+std::string printed(const std::string& path, Print&& print) {
+  TraceReader reader(path);
+  std::FILE* out = std::tmpfile();
+  print(reader, out);
+  std::string text(static_cast<size_t>(std::ftell(out)), '\0');
+  std::rewind(out);
+  text.resize(std::fread(text.data(), 1, text.size(), out));
+  std::fclose(out);
+  return text;
+}
+
+const char* const kSampleHeaderText =
+    "trace format 1, body uncompressed\n"
+    "kernel: vadd\n"
+    "source hash: 0x0123456789abcdef\n"
+    "device: test-device\n"
+    "ndrange: dims 2, global (4,2), local (2,1), offset (1,0), 4 workgroups\n"
+    "alignment: 4096\n"
+    "buffers: 2\n"
+    "  arg 0 a: base 0x1000 size 64\n"
+    "  arg 2 out: base 0x2000 size 32\n"
+    "work-items: 8\n"
+    "records: 7\n";
+
+using TraceTextTest = TempDirTest;
+
+TEST_F(TraceTextTest, DumpPrintsHeaderAndEveryRecord) {
+  writeSample(file("t.trace"), false);
+  std::string text =
+      printed(file("t.trace"), [](TraceReader& r, std::FILE* out) { dumpTrace(r, out); });
+  EXPECT_EQ(
+      text,
+      std::string(kSampleHeaderText) +
+          "wi 0 group (0,0) local (0,0) load instr 0 addr 0x1000 size 4 flags 0x00 iter []\n"
+          "wi 0 group (0,0) local (0,0) store instr 2 addr 0x2000 size 4 flags 0x00 iter [0]\n"
+          "wi 2 group (1,0) local (0,0) load instr 0 addr 0x1004 size 4 flags 0x00 iter []\n"
+          "wi 2 group (1,0) local (0,0) barrier instr 1 addr 0x0 size 0 flags 0x03 iter []\n"
+          "wi 4 group (0,1) local (0,0) atomic instr 3 addr 0x201c size 4 flags 0x00 iter [1,2]\n"
+          "wi 5 group (0,1) local (1,0) constant_load instr 4 addr 0x9000 size 8 flags 0x00 "
+          "iter []\n"
+          "wi 7 group (1,1) local (1,0) fence instr 5 addr 0x0 size 0 flags 0x02 iter []\n");
+}
+
+TEST_F(TraceTextTest, DumpStopsAtTheLimit) {
+  writeSample(file("t.trace"), true);
+  std::string text =
+      printed(file("t.trace"), [](TraceReader& r, std::FILE* out) { dumpTrace(r, out, 1); });
+  std::string header = kSampleHeaderText;
+  header.replace(header.find("uncompressed"), 12, "zstd-compressed");
+  EXPECT_EQ(text,
+            header +
+                "wi 0 group (0,0) local (0,0) load instr 0 addr 0x1000 size 4 flags 0x00 iter []\n"
+                "... 6 more records not shown\n");
+}
+
+TEST_F(TraceTextTest, StatsCountKindsInstructionsAndBuffers) {
+  writeSample(file("t.trace"), false);
+  std::string text =
+      printed(file("t.trace"), [](TraceReader& r, std::FILE* out) { printTraceStats(r, out); });
+  EXPECT_EQ(text,
+            "kernel: vadd\n"
+            "work-items: 8 (3 without records)\n"
+            "records: 7\n"
+            "by kind:\n"
+            "  load                               2\n"
+            "  store                              1\n"
+            "  atomic                             1\n"
+            "  constant_load                      1\n"
+            "  barrier                            1\n"
+            "  fence                              1\n"
+            "by instruction:\n"
+            "  instr 0 load                       2\n"
+            "  instr 1 barrier                    1\n"
+            "  instr 2 store                      1\n"
+            "  instr 3 atomic                     1\n"
+            "  instr 4 constant_load              1\n"
+            "  instr 5 fence                      1\n"
+            "by buffer (memory accesses):\n"
+            "  arg 0 a                            2\n"
+            "  arg 2 out                          2\n"
+            "  outside                            1\n");
+}
+
+TEST_F(TraceTextTest, StatsReportACorruptFile) {
+  writeSample(file("t.trace"), true);
+  std::string bytes = readBytes(file("t.trace"));
+  writeBytes(file("t.trace"), bytes.substr(0, bytes.size() - 1));
+  EXPECT_THROW(
+      printed(file("t.trace"), [](TraceReader& r, std::FILE* out) { printTraceStats(r, out); }),
+      TraceFileError);
+}
+
+}  // namespace
+}  // namespace cltrace::test

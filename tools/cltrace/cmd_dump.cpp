@@ -1,0 +1,21 @@
+// `cltrace dump FILE [--limit N]`: prints a trace file's header and records.
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cltrace/trace_file.h"
+#include "cltrace/trace_text.h"
+#include "commands.h"
+
+static cltrace::cli::CommandRegistration reg("dump", [](CLI::App& app) {
+  auto* sub = app.add_subcommand("dump", "Print a trace file's header and one line per record");
+  auto path = std::make_shared<std::string>();
+  auto limit = std::make_shared<uint64_t>(UINT64_MAX);
+  sub->add_option("file", *path, "trace file")->required();
+  sub->add_option("--limit", *limit, "print at most N records");
+  sub->callback([path, limit] {
+    cltrace::TraceReader reader(*path);
+    cltrace::dumpTrace(reader, stdout, *limit);
+  });
+});

@@ -1,0 +1,101 @@
+// cltrace wrap [--out DIR] [--kernel NAME...] [--launch N...] -- ./app args
+// Runs an unmodified OpenCL program with the cltrace layer loaded (OPENCL_LAYERS), which
+// traces the selected launches. The program's output and exit status are passed through.
+#include <fmt/core.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "commands.h"
+
+#ifndef CLTRACE_LAYER_PATH
+#define CLTRACE_LAYER_PATH ""
+#endif
+
+namespace fs = std::filesystem;
+using namespace cltrace;
+
+namespace {
+
+struct WrapFlags {
+  std::string out = "cltrace-traces";
+  std::vector<std::string> kernels;
+  std::vector<uint64_t> launches;
+  std::vector<std::string> command;
+};
+
+// The layer next to the installed tool (../lib/libcltrace_layer.so) or in the build tree.
+std::string layerPath() {
+  if (const char* p = std::getenv("CLTRACE_LAYER"); p && *p) return p;
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  for (fs::path candidate : {self.parent_path() / "../lib/libcltrace_layer.so",
+                             self.parent_path() / "../../wrapper/libcltrace_layer.so",
+                             fs::path(CLTRACE_LAYER_PATH)})
+    if (!candidate.empty() && fs::exists(candidate)) return fs::canonical(candidate).string();
+  throw cli::UserError("cannot find libcltrace_layer.so (set CLTRACE_LAYER to its path)");
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ",") + i;
+  return s;
+}
+
+int run(const WrapFlags& f) {
+  if (f.command.empty()) throw cli::UserError("nothing to run: give the program after --");
+  std::string layer = layerPath();
+  std::error_code ec;
+  fs::create_directories(f.out, ec);
+  if (ec) throw cli::UserError("cannot create " + f.out + ": " + ec.message());
+  fs::remove(fs::path(f.out) / "launches.tsv", ec);
+
+  std::string layers = layer;
+  if (const char* existing = std::getenv("OPENCL_LAYERS"); existing && *existing) layers += std::string(":") + existing;
+  setenv("OPENCL_LAYERS", layers.c_str(), 1);
+  setenv("CLTRACE_OUT", fs::absolute(f.out).c_str(), 1);
+  setenv("CLTRACE_KERNELS", joined(f.kernels).c_str(), 1);
+  std::vector<std::string> launches;
+  for (uint64_t n : f.launches) launches.push_back(std::to_string(n));
+  setenv("CLTRACE_LAUNCHES", joined(launches).c_str(), 1);
+
+  std::vector<char*> argv;
+  for (const auto& a : f.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) throw cli::UserError("cannot start " + f.command[0]);
+  if (pid == 0) {
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "cltrace: error: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+  std::ifstream index(fs::path(f.out) / "launches.tsv");
+  size_t traced = 0;
+  for (std::string line; std::getline(index, line);) ++traced;
+  fmt::print(stderr, "cltrace: {} launch{} traced into {}\n", traced, traced == 1 ? "" : "es", f.out);
+  return code;
+}
+
+cli::CommandRegistration registration("wrap", [](CLI::App& app) {
+  auto f = std::make_shared<WrapFlags>();
+  CLI::App* sub = app.add_subcommand("wrap", "Trace the kernel launches of an unmodified OpenCL program");
+  sub->add_option("-o,--out", f->out, "directory for the traces")->capture_default_str();
+  sub->add_option("-k,--kernel", f->kernels, "trace only these kernels");
+  sub->add_option("-n,--launch", f->launches, "trace only these launches (0-based, all kernels counted)");
+  sub->add_option("command", f->command, "the program and its arguments (after --)")->required();
+  sub->callback([f] {
+    int code = run(*f);
+    if (code != 0) throw cli::ExitStatus{code};
+  });
+});
+
+}  // namespace

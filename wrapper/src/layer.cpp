@@ -1,0 +1,286 @@
+// OpenCL layer for unmodified programs (ocl-icd 2.3: OPENCL_LAYERS=libcltrace_layer.so).
+//
+// The layer watches program creation from source, program builds, kernel creation and
+// clSetKernelArg, and replaces each selected clEnqueueNDRangeKernel by a traced launch (count
+// run + trace run of instrumented copies built on the same device). The application's own
+// program and kernel objects are never modified, so clGetKernelInfo / clGetKernelArgInfo show
+// exactly the application's parameters. A launch that cannot be traced runs untraced, with a
+// message on stderr: the application's behaviour and output never change.
+//
+// Configuration (set by `cltrace wrap`):
+//   CLTRACE_OUT       directory for traces (default cltrace-traces)
+//   CLTRACE_KERNELS   comma-separated kernel names to trace (default: all)
+//   CLTRACE_LAUNCHES  comma-separated launch indices to trace (default: all); launches are
+//                     numbered from 0 over all kernels in enqueue order
+// Each traced launch writes OUT/<kernel>-<launch>.cltrace and appends a line
+// "<launch>\t<kernel>\t<path>" to OUT/launches.tsv.
+#include <CL/cl_icd.h>
+#include <CL/cl_layer.h>
+
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cltrace/wrapper/local_size.h"
+#include "cltrace/wrapper/traced_kernel.h"
+
+using namespace cltrace;
+using namespace cltrace::wrapper;
+
+namespace {
+
+const _cl_icd_dispatch* target = nullptr;
+_cl_icd_dispatch dispatch;
+
+// Calls the layer itself makes (buffers, instrumented kernels) pass straight through.
+thread_local bool insideLayer = false;
+struct Inside {
+  Inside() { insideLayer = true; }
+  ~Inside() { insideLayer = false; }
+};
+
+struct ProgramInfo {
+  std::string source;
+  std::string options;
+};
+struct KernelInfo {
+  cl_program program = nullptr;
+  std::string name;
+  std::map<cl_uint, std::vector<uint8_t>> values;  // clSetKernelArg bytes
+  std::map<cl_uint, size_t> sizes;                 // clSetKernelArg sizes
+  std::set<cl_uint> nullValues;                    // set with a NULL value (__local)
+};
+
+struct Settings {
+  std::string out = "cltrace-traces";
+  std::set<std::string> kernels;
+  std::set<uint64_t> launches;
+  Settings() {
+    if (const char* o = std::getenv("CLTRACE_OUT"); o && *o) out = o;
+    auto split = [](const char* s, auto add) {
+      if (!s) return;
+      std::stringstream in(s);
+      std::string item;
+      while (std::getline(in, item, ','))
+        if (!item.empty()) add(item);
+    };
+    split(std::getenv("CLTRACE_KERNELS"), [&](const std::string& k) { kernels.insert(k); });
+    split(std::getenv("CLTRACE_LAUNCHES"), [&](const std::string& n) { launches.insert(std::stoull(n)); });
+  }
+};
+
+struct State {
+  std::mutex mutex;
+  Settings settings;
+  std::map<cl_program, ProgramInfo> programs;
+  std::map<cl_kernel, KernelInfo> kernels;
+  std::map<std::string, std::unique_ptr<TracedKernel>> traced;  // by source/options/kernel/device
+  uint64_t nextLaunch = 0;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+void message(const std::string& text) { std::fprintf(stderr, "cltrace: %s\n", text.c_str()); }
+
+cl_program CL_API_CALL createProgramWithSource(cl_context context, cl_uint count, const char** strings,
+                                               const size_t* lengths, cl_int* err) {
+  cl_program p = target->clCreateProgramWithSource(context, count, strings, lengths, err);
+  if (p && !insideLayer && strings) {
+    std::string source;
+    for (cl_uint i = 0; i < count; ++i) {
+      if (!strings[i]) continue;
+      source += (lengths && lengths[i]) ? std::string(strings[i], lengths[i]) : std::string(strings[i]);
+    }
+    std::lock_guard<std::mutex> lock(state().mutex);
+    state().programs[p] = ProgramInfo{std::move(source), ""};
+  }
+  return p;
+}
+
+cl_int CL_API_CALL buildProgram(cl_program program, cl_uint n, const cl_device_id* devices,
+                                const char* options, void(CL_CALLBACK* notify)(cl_program, void*),
+                                void* data) {
+  if (!insideLayer) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    auto it = state().programs.find(program);
+    if (it != state().programs.end()) it->second.options = options ? options : "";
+  }
+  return target->clBuildProgram(program, n, devices, options, notify, data);
+}
+
+cl_kernel CL_API_CALL createKernel(cl_program program, const char* name, cl_int* err) {
+  cl_kernel k = target->clCreateKernel(program, name, err);
+  if (k && !insideLayer) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    state().kernels[k] = KernelInfo{program, name, {}, {}, {}};
+  }
+  return k;
+}
+
+cl_int CL_API_CALL setKernelArg(cl_kernel kernel, cl_uint index, size_t size, const void* value) {
+  cl_int err = target->clSetKernelArg(kernel, index, size, value);
+  if (err == CL_SUCCESS && !insideLayer) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    auto it = state().kernels.find(kernel);
+    if (it != state().kernels.end()) {
+      KernelInfo& k = it->second;
+      k.sizes[index] = size;
+      if (value) {
+        k.values[index].assign(static_cast<const uint8_t*>(value), static_cast<const uint8_t*>(value) + size);
+        k.nullValues.erase(index);
+      } else {
+        k.values.erase(index);
+        k.nullValues.insert(index);
+      }
+    }
+  }
+  return err;
+}
+
+std::vector<ArgBinding> bindingsOf(const KernelInfo& k, const passes::InstrumentedKernel& ik) {
+  std::vector<ArgBinding> args;
+  for (cl_uint i = 0; i < ik.args.size(); ++i) {
+    const passes::KernelArg& p = ik.args[i];
+    if (p.isPointer && p.addressSpace == 3) {
+      auto s = k.sizes.find(i);
+      if (s == k.sizes.end()) throw TraceError("argument " + std::to_string(i) + " is not set");
+      args.push_back(ArgBinding::ofLocal(s->second));
+      continue;
+    }
+    auto v = k.values.find(i);
+    if (v == k.values.end()) throw TraceError("argument " + std::to_string(i) + " is not set");
+    if (p.isPointer) {
+      cl_mem m = nullptr;
+      if (v->second.size() != sizeof(cl_mem)) throw TraceError("argument " + std::to_string(i) + " is not a buffer");
+      std::memcpy(&m, v->second.data(), sizeof m);
+      args.push_back(ArgBinding::ofBuffer(m));
+    } else {
+      args.push_back(ArgBinding::ofScalar(v->second.data(), v->second.size()));
+    }
+  }
+  return args;
+}
+
+// Runs the launch traced; returns false (after saying why) when it cannot be traced.
+bool traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
+                 const size_t* global, const size_t* local, uint64_t launch, const KernelInfo& info,
+                 const ProgramInfo& program) {
+  State& s = state();
+  try {
+    cl_context context = nullptr;
+    cl_device_id device = nullptr;
+    check(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr), "clGetCommandQueueInfo");
+    check(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr), "clGetCommandQueueInfo");
+    std::string key = std::to_string(std::hash<std::string>()(program.source)) + "|" + program.options + "|" +
+                      info.name + "|" + std::to_string(reinterpret_cast<uintptr_t>(device));
+    auto it = s.traced.find(key);
+    if (it == s.traced.end()) {
+      // Programs built from source are instrumented once per (program, kernel) and reused.
+      passes::InstrumentedKernel ik =
+          passes::instrumentSource(program.source, info.name, passes::splitOptions(program.options));
+      it = s.traced.emplace(key, std::make_unique<TracedKernel>(context, device, std::move(ik))).first;
+    }
+    TracedKernel& tk = *it->second;
+    NDRange range;
+    range.dims = dims;
+    for (cl_uint d = 0; d < dims; ++d) {
+      range.global[d] = global[d];
+      range.offset[d] = offset ? offset[d] : 0;
+    }
+    if (local) {
+      for (cl_uint d = 0; d < dims; ++d) range.local[d] = local[d];
+    } else {
+      range.local = chooseLocalSize(range, maxWorkGroupSize(device));
+    }
+    std::filesystem::create_directories(s.settings.out);
+    std::string path = s.settings.out + "/" + info.name + "-" + std::to_string(launch) + ".cltrace";
+    LaunchResult r = tk.launch(queue, bindingsOf(info, tk.instrumented()), range, path);
+    for (const auto& w : r.warnings) message("warning: " + w);
+    std::ofstream(s.settings.out + "/launches.tsv", std::ios::app) << launch << '\t' << info.name << '\t' << path << '\n';
+    message("traced " + info.name + " launch " + std::to_string(launch) + " -> " + path +
+            (local ? "" : " (local size chosen by cltrace)"));
+    return true;
+  } catch (const std::exception& e) {
+    message("could not trace " + info.name + " launch " + std::to_string(launch) + ": " + e.what() +
+            "; it runs untraced");
+    return false;
+  }
+}
+
+cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims,
+                                        const size_t* offset, const size_t* global, const size_t* local,
+                                        cl_uint nEvents, const cl_event* events, cl_event* event) {
+  auto forward = [&] {
+    return target->clEnqueueNDRangeKernel(queue, kernel, dims, offset, global, local, nEvents, events, event);
+  };
+  if (insideLayer) return forward();
+  State& s = state();
+  std::unique_lock<std::mutex> lock(s.mutex);
+  auto k = s.kernels.find(kernel);
+  if (k == s.kernels.end()) return forward();
+  auto p = s.programs.find(k->second.program);
+  uint64_t launch = s.nextLaunch++;
+  bool selected = (s.settings.kernels.empty() || s.settings.kernels.count(k->second.name)) &&
+                  (s.settings.launches.empty() || s.settings.launches.count(launch));
+  if (!selected) return forward();
+  if (p == s.programs.end()) {
+    message("cannot trace " + k->second.name + " launch " + std::to_string(launch) +
+            ": its program was not created from source; it runs untraced");
+    return forward();
+  }
+  if (dims < 1 || dims > 3 || !global) return forward();  // let the driver report the error
+  Inside inside;
+  if (nEvents > 0 && clWaitForEvents(nEvents, events) != CL_SUCCESS) return forward();
+  clFinish(queue);
+  if (!traceLaunch(queue, dims, offset, global, local, launch, k->second, p->second)) {
+    insideLayer = false;
+    return forward();
+  }
+  return event ? clEnqueueMarkerWithWaitList(queue, 0, nullptr, event) : CL_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+CL_API_ENTRY cl_int CL_API_CALL clGetLayerInfo(cl_layer_info name, size_t size, void* value, size_t* sizeRet) {
+  if (name != CL_LAYER_API_VERSION) return CL_INVALID_VALUE;
+  cl_layer_api_version version = CL_LAYER_API_VERSION_100;
+  if (sizeRet) *sizeRet = sizeof version;
+  if (value) {
+    if (size < sizeof version) return CL_INVALID_VALUE;
+    std::memcpy(value, &version, sizeof version);
+  }
+  return CL_SUCCESS;
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint numEntries, const _cl_icd_dispatch* targetDispatch,
+                                            cl_uint* numEntriesRet, const _cl_icd_dispatch** layerDispatch) {
+  if (!targetDispatch || !numEntriesRet || !layerDispatch) return CL_INVALID_VALUE;
+  const cl_uint ours = sizeof(_cl_icd_dispatch) / sizeof(void*);
+  target = targetDispatch;
+  std::memset(&dispatch, 0, sizeof dispatch);
+  std::memcpy(&dispatch, targetDispatch, std::min(numEntries, ours) * sizeof(void*));
+  dispatch.clCreateProgramWithSource = &createProgramWithSource;
+  dispatch.clBuildProgram = &buildProgram;
+  dispatch.clCreateKernel = &createKernel;
+  dispatch.clSetKernelArg = &setKernelArg;
+  dispatch.clEnqueueNDRangeKernel = &enqueueNDRangeKernel;
+  *numEntriesRet = ours;
+  *layerDispatch = &dispatch;
+  return CL_SUCCESS;
+}
+
+}  // extern "C"
