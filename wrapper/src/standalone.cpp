@@ -248,7 +248,7 @@ bool applyManifest(RunSpec& spec, bool haveKernel, bool haveRange, bool haveArgs
 }
 
 RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
-                        const LaunchOptions& options, cl_device_id device) {
+                        const LaunchOptions& options, cl_device_id device, bool warmUp) {
   validateRange(spec.range);
   std::string source = readText(spec.sourcePath);
   passes::InstrumentedKernel instrumented = passes::instrumentSource(source, spec.kernel, spec.buildOptions);
@@ -293,8 +293,18 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
     }
   }
 
+  auto restoreInitial = [&] {
+    for (size_t i = 0; i < buffers.size(); ++i)
+      check(clEnqueueWriteBuffer(cl.queue, buffers[i], CL_TRUE, 0, initial[i].size(), initial[i].data(),
+                                 0, nullptr, nullptr),
+            "restoring a buffer");
+  };
   if (!tracePath.empty()) {
     TracedKernel traced(cl.context, device, std::move(instrumented));
+    if (warmUp) {
+      traced.launch(cl.queue, bindings, spec.range, tracePath, options);
+      restoreInitial();
+    }
     out.launch = traced.launch(cl.queue, bindings, spec.range, tracePath, options);
   } else {
     const char* text = source.c_str();
@@ -327,10 +337,7 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
     // same buffer contents so in-place kernels end as after one run.
     auto start = std::chrono::steady_clock::now();
     for (int rep = 0; rep < 2; ++rep) {
-      for (size_t i = 0; rep > 0 && i < buffers.size(); ++i)
-        check(clEnqueueWriteBuffer(cl.queue, buffers[i], CL_TRUE, 0, initial[i].size(), initial[i].data(),
-                                   0, nullptr, nullptr),
-              "restoring a buffer");
+      if (rep > 0) restoreInitial();
       start = std::chrono::steady_clock::now();
       check(clEnqueueNDRangeKernel(cl.queue, kernel, spec.range.dims, o.data(), g.data(), l.data(), 0,
                                    nullptr, nullptr),

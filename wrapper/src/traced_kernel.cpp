@@ -268,9 +268,12 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
         "clearing the count buffer");
   setOriginalArgs(countKernel_, args);
   check(clSetKernelArg(countKernel_, argCount, sizeof(cl_mem), &countBuf.mem), "clSetKernelArg (counts)");
+  auto kernelStart = Clock::now();
   check(clEnqueueNDRangeKernel(queue, countKernel_, range.dims, off.data(), global.data(),
                                local.data(), 0, nullptr, nullptr),
         "clEnqueueNDRangeKernel (count run)");
+  check(clFinish(queue), "clFinish (count run)");
+  result.countKernelSeconds = secondsSince(kernelStart);
   check(clEnqueueReadBuffer(queue, countBuf.mem, CL_TRUE, 0, counts.size() * 8, counts.data(), 0,
                             nullptr, nullptr),
         "reading the counts");
@@ -311,9 +314,12 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   check(clSetKernelArg(traceKernel_, argCount, sizeof(cl_mem), &recordBuf.mem), "clSetKernelArg (records)");
   check(clSetKernelArg(traceKernel_, argCount + 1, sizeof(cl_mem), &controlBuf.mem), "clSetKernelArg (control)");
   check(clSetKernelArg(traceKernel_, argCount + 2, sizeof(cl_mem), &argsBuf.mem), "clSetKernelArg (args)");
+  kernelStart = Clock::now();
   check(clEnqueueNDRangeKernel(queue, traceKernel_, range.dims, off.data(), global.data(),
                                local.data(), 0, nullptr, nullptr),
         "clEnqueueNDRangeKernel (trace run)");
+  check(clFinish(queue), "clFinish (trace run)");
+  result.traceKernelSeconds = secondsSince(kernelStart);
   std::vector<uint64_t> produced(control.size());
   check(clEnqueueReadBuffer(queue, controlBuf.mem, CL_TRUE, 0, produced.size() * 8, produced.data(),
                             0, nullptr, nullptr),

@@ -55,9 +55,12 @@ struct RunOutput {
 };
 
 // Runs the kernel once on `device` (default device when null). With a trace path the launch
-// is traced; without, it runs the original kernel (for comparisons and timing).
+// is traced; without, it runs the original kernel (for comparisons and timing). `warmUp`
+// first runs the same launch once (traced or not) from the same initial buffers, so timings
+// exclude the device's one-off compilation for the work-group size.
 RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
-                        const LaunchOptions& options = {}, cl_device_id device = nullptr);
+                        const LaunchOptions& options = {}, cl_device_id device = nullptr,
+                        bool warmUp = false);
 
 // Checks the specs against the kernel's parameters; throws std::invalid_argument naming the
 // argument that does not fit.

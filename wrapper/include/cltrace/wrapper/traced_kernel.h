@@ -41,7 +41,8 @@ struct LaunchResult {
   TraceHeader header;
   std::vector<std::string> warnings;  // e.g. addresses outside every buffer, per instruction
   uint64_t outsideAccesses = 0;       // accesses that fell outside every known buffer
-  double countSeconds = 0, traceSeconds = 0;  // wall time of the two instrumented runs
+  double countSeconds = 0, traceSeconds = 0;  // wall time of the two runs with their transfers
+  double countKernelSeconds = 0, traceKernelSeconds = 0;  // the kernels alone (enqueue to finish)
 };
 
 // Thrown when a launch cannot be traced faithfully (overflow, bad arguments); what() says why.

@@ -1,0 +1,56 @@
+// Tracing overhead on the default OpenCL device: the count and trace runs against the
+// uninstrumented kernel, for the bundled matrix multiply at 256x256 and the 128x128x32
+// stencil. Prints figures; it is not a timed test. Usage: bench_tracing [KERNELS_DIR]
+#include <fmt/core.h>
+
+#include <filesystem>
+
+#include "cltrace/wrapper/standalone.h"
+
+using namespace cltrace;
+
+namespace {
+
+void bench(const std::string& name, wrapper::RunSpec spec) {
+  std::string path = (std::filesystem::temp_directory_path() / ("bench-" + name + ".cltrace")).string();
+  wrapper::RunOutput plain = wrapper::runStandalone(spec, "", {}, nullptr, true);
+  wrapper::RunOutput traced = wrapper::runStandalone(spec, path, {}, nullptr, true);
+  const auto& l = traced.launch;
+  double kernels = l.countKernelSeconds + l.traceKernelSeconds;
+  double total = l.countSeconds + l.traceSeconds;
+  fmt::print("{}: {} work-items, {} records ({:.1f} MB of records)\n", name, l.header.workItemCount,
+             l.header.recordCount, l.header.recordCount * sizeof(Record) / 1e6);
+  fmt::print("  uninstrumented kernel     {:9.4f} s\n", plain.kernelSeconds);
+  fmt::print("  count kernel              {:9.4f} s\n", l.countKernelSeconds);
+  fmt::print("  trace kernel              {:9.4f} s\n", l.traceKernelSeconds);
+  fmt::print("  count + trace kernels     {:9.4f} s  = {:6.1f}x uninstrumented\n", kernels,
+             kernels / plain.kernelSeconds);
+  fmt::print("  with buffer transfers     {:9.4f} s  = {:6.1f}x uninstrumented\n", total,
+             total / plain.kernelSeconds);
+  fmt::print("  records per second (trace kernel) {:.1f} M\n", l.header.recordCount / l.traceKernelSeconds / 1e6);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string kernels = argc > 1 ? argv[1] : "kernels";
+  try {
+    wrapper::RunSpec mm;
+    mm.sourcePath = kernels + "/mm.cl";
+    wrapper::applyManifest(mm, false, false, false, false);
+    mm.range.global = {256, 256, 1};
+    mm.args = {wrapper::parseArgSpec("buffer:float:65536:random:1"), wrapper::parseArgSpec("buffer:float:65536:random:2"),
+               wrapper::parseArgSpec("buffer:float:65536"), wrapper::parseArgSpec("scalar:int:256")};
+    bench("mm 256x256 (16x16 groups)", mm);
+
+    wrapper::RunSpec stencil;
+    stencil.sourcePath = kernels + "/stencil.cl";
+    wrapper::applyManifest(stencil, false, false, false, false);
+    bench("stencil 128x128x32 (64x1x1 groups)", stencil);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_tracing: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
