@@ -1,6 +1,7 @@
 #include "cltrace/passes/instrument.h"
 
 #include <llvm/Analysis/LoopInfo.h>
+#include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
@@ -9,6 +10,7 @@
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <map>
 
@@ -234,21 +236,29 @@ class KernelInstrumenter {
     Value* index = w.CreateAdd(firstRecord, current);
     Value* base = w.CreateInBoundsGEP(w.getInt8Ty(), records,
                                       w.CreateMul(index, w.getInt64(sizeof(Record))));
-    auto field = [&](size_t offset, Type* t, Value* v) {
-      Value* p = w.CreateInBoundsGEP(w.getInt8Ty(), base, w.getInt64(offset));
-      w.CreateStore(v, w.CreateBitCast(p, PointerType::get(t, kGlobalAddressSpace)));
+    // The 48-byte record as three 16-byte vector stores (fewer, wider stores trace faster).
+    auto* vec4 = FixedVectorType::get(w.getInt32Ty(), 4);
+    auto pack = [&](std::array<Value*, 4> lanes) {
+      Value* v = UndefValue::get(vec4);
+      for (unsigned i = 0; i < 4; ++i) v = w.CreateInsertElement(v, lanes[i], w.getInt32(i));
+      return v;
     };
-    field(offsetof(Record, address), w.getInt64Ty(), address);
-    field(offsetof(Record, instruction), w.getInt32Ty(), w.getInt32(a.id));
-    field(offsetof(Record, size), w.getInt32Ty(), size);
-    field(offsetof(Record, kind), w.getInt8Ty(), w.getInt8(static_cast<uint8_t>(a.kind)));
-    field(offsetof(Record, flags), w.getInt8Ty(), flags);
-    field(offsetof(Record, depth), w.getInt8Ty(),
-          w.getInt8(static_cast<uint8_t>(std::min<size_t>(a.loops.size(), 255))));
-    field(offsetof(Record, reserved), w.getInt8Ty(), w.getInt8(0));
-    for (uint32_t i = 0; i < kMaxLoopDepth; ++i)
-      field(offsetof(Record, iterations) + 4 * i, w.getInt32Ty(),
-            i < iterations.size() ? iterations[i] : w.getInt32(0));
+    Value* kindFlagsDepth = w.CreateOr(
+        w.CreateOr(w.getInt32(static_cast<uint32_t>(a.kind)),
+                   w.CreateShl(w.CreateZExt(flags, w.getInt32Ty()), 8)),
+        w.getInt32(static_cast<uint32_t>(std::min<size_t>(a.loops.size(), 255)) << 16));
+    auto iteration = [&](uint32_t i) { return i < iterations.size() ? iterations[i] : w.getInt32(0); };
+    static_assert(offsetof(Record, kind) == 16 && offsetof(Record, flags) == 17 &&
+                  offsetof(Record, depth) == 18 && offsetof(Record, iterations) == 20 &&
+                  kMaxLoopDepth == 7, "the packing below follows the record layout");
+    std::array<Value*, 3> parts = {
+        pack({w.CreateTrunc(address, w.getInt32Ty()), w.CreateTrunc(w.CreateLShr(address, 32), w.getInt32Ty()),
+              w.getInt32(a.id), size}),
+        pack({kindFlagsDepth, iteration(0), iteration(1), iteration(2)}),
+        pack({iteration(3), iteration(4), iteration(5), iteration(6)})};
+    Value* vectors = w.CreateBitCast(base, PointerType::get(vec4, kGlobalAddressSpace));
+    for (unsigned i = 0; i < 3; ++i)
+      w.CreateAlignedStore(parts[i], w.CreateConstInBoundsGEP1_64(vec4, vectors, i), Align(16));
   }
 
   Function& kernel_;

@@ -26,6 +26,8 @@ __kernel void nest(__global float* a, int n) {
 // TRACE: [[C:%.*]] = load i32, i32* %cltrace.iter
 // TRACE-NEXT: [[C1:%.*]] = add i32 [[C]], 1
 // TRACE-NEXT: store i32 [[C1]], i32* %cltrace.iter
-// The depth-3 load stores depth 3 and three counters.
-// TRACE: store i32 2, i32 addrspace(1)*
-// TRACE: store i8 3, i8 addrspace(1)*
+// The depth-3 load (id 2) stores kind 0 | depth 3 << 16 and three counters.
+// TRACE: insertelement <4 x i32> %{{.*}}, i32 2, i32 2
+// TRACE: insertelement <4 x i32> <i32 196608, i32 undef, i32 undef, i32 undef>, i32 %{{.*}}, i32 1
+// TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 %{{.*}}, i32 2
+// TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 %{{.*}}, i32 3

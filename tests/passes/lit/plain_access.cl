@@ -15,14 +15,19 @@ __kernel void copy(__global const int* in, __global int* out) {
 
 // TRACE: define {{.*}}spir_kernel void @copy(i32 addrspace(1)* {{.*}}, i32 addrspace(1)* {{.*}}, i8 addrspace(1)* %cltrace_records, i64 addrspace(1)* %cltrace_control, i64 addrspace(1)* %cltrace_args)
 // TRACE: %cltrace.linear_id = add i64
-// The record of access 0: instruction id 0, size 4, kind 0 (load), depth 0.
+// The record of access 0 is three 16-byte stores: (address lo, hi, id 0, size 4),
+// (kind 0 | flags 0 | depth 0, no iterations), (no iterations).
 // TRACE: mul i64 %{{.*}}, 48
-// TRACE: store i32 0, i32 addrspace(1)*
-// TRACE-NEXT: getelementptr inbounds i8, i8 addrspace(1)* %{{.*}}, i64 12
-// TRACE-NEXT: bitcast
-// TRACE-NEXT: store i32 4, i32 addrspace(1)*
+// TRACE: insertelement <4 x i32> %{{.*}}, i32 0, i32 2
+// TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 4, i32 3
+// TRACE: store <4 x i32> %{{.*}}, <4 x i32> addrspace(1)* %{{.*}}, align 16
+// TRACE: store <4 x i32> zeroinitializer, <4 x i32> addrspace(1)* %{{.*}}, align 16
+// TRACE: store <4 x i32> zeroinitializer, <4 x i32> addrspace(1)* %{{.*}}, align 16
 // TRACE: load i32, i32 addrspace(1)*
-// TRACE: store i32 1, i32 addrspace(1)*
+// Access 1, the store: id 1, kind 1.
+// TRACE: insertelement <4 x i32> %{{.*}}, i32 1, i32 2
+// TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 4, i32 3
+// TRACE: store <4 x i32> <i32 1, i32 0, i32 0, i32 0>, <4 x i32> addrspace(1)*
 // TRACE: store i32 %{{.*}}, i32 addrspace(1)*
 // At the return the work-item's record total goes back to the control buffer.
 // TRACE: [[N:%.*]] = load i64, i64* %cltrace.n

@@ -24,7 +24,8 @@ struct WarpStep {
   uint32_t warp = 0;         // warp index within the workgroup
   uint64_t step = 0;         // SIMT step counter of this warp (0, 1, 2, ...)
   uint64_t warpKey = 0;      // unique id of this warp in the whole launch (for delayWarp)
-  uint64_t cycle = 0;        // SM cycle at which the step issues (0 when timing is off)
+  uint64_t cycle = 0;        // SM cycle at which the step issues (one step per SM per cycle;
+                             // without delayWarp calls it counts the SM's issue slots)
   uint32_t instruction = 0;
   AccessKind kind = AccessKind::Load;
   uint8_t flags = 0;

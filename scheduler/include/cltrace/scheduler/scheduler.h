@@ -1,0 +1,86 @@
+// The scheduler: turns a trace (one workgroup at a time) into the order a Fermi GPU would
+// issue it, as a stream of WarpSteps (see docs/scheduler.md for every definition used here).
+//
+//   TraceReaderSource source(tracePath);            // or MemoryWorkgroupSource, or your own
+//   Scheduler scheduler(source, config);            // validates config and NDRange
+//   WarpStep step;
+//   while (scheduler.next(step)) { ...; scheduler.delayWarp(step.warpKey, missReadyCycle); }
+//   for (auto& d : scheduler.diagnostics()) std::cerr << d.message << '\n';
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cltrace/scheduler/config.h"
+#include "cltrace/scheduler/source.h"
+#include "cltrace/scheduler/warp_step.h"
+#include "cltrace/trace_file.h"
+
+namespace cltrace::sched {
+
+// Something in the trace that would misbehave on a GPU; the scheduler reports it and goes on.
+struct Diagnostic {
+  enum class Kind : uint8_t {
+    PartialBarrier,     // a barrier reached by only part of a workgroup (the rest finished)
+    MismatchedBarrier,  // work-items of a workgroup wait at different barriers/iterations
+  };
+  Kind kind = Kind::PartialBarrier;
+  uint64_t workgroup = 0;
+  uint32_t instruction = 0;  // the barrier's instruction id (the first one when mismatched)
+  std::string message;       // one line, ready to print
+};
+
+// Everything a consumer of the schedule needs to know about how it was made.
+struct ScheduleInfo {
+  SchedulerConfig config;
+  uint32_t laneWidth = 32;         // most lanes one step can have: warpSize (warp), 1 (naive)
+  uint32_t warpsPerWorkgroup = 1;  // ceil(workgroupSize / warpSize)
+  uint64_t workgroupCount = 0;
+  NDRange range;
+  std::string kernelName;
+};
+
+struct SchedulerStats {
+  uint64_t steps = 0;  // steps returned by next()
+  uint64_t lanes = 0;  // records issued (sum of lanes over all steps)
+  uint64_t barrierReleases = 0;
+  uint64_t workgroups = 0;  // workgroups taken from the source
+  uint64_t peakResidentWorkgroups = 0;
+  uint64_t peakResidentRecords = 0;  // most records held at once (resident workgroups)
+  uint64_t peakResidentBytes = 0;    // most bytes held at once: workgroup storage (resident
+                                     // and pooled for reuse) + the input buffer
+};
+
+class Scheduler final : public StepSource {
+ public:
+  // Validates `config` (std::invalid_argument naming the field) and the source's NDRange
+  // (non-uniform workgroups and workgroups larger than max_threads_per_sm are refused).
+  // `source` must outlive the scheduler; it is read lazily from the first next().
+  Scheduler(WorkgroupSource& source, const SchedulerConfig& config);
+  ~Scheduler() override;
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Next step in issue order: ascending (cycle, SM index). Returns false when every warp has
+  // finished. Errors of the source (e.g. TraceFileError) and malformed workgroups
+  // (std::runtime_error) propagate from here.
+  bool next(WarpStep& out) override;
+  // The warp may not issue before readyCycle (readiness only ever moves later). A key of a
+  // warp that has already finished is ignored; a key never handed out throws
+  // std::invalid_argument.
+  void delayWarp(uint64_t warpKey, uint64_t readyCycle) override;
+
+  const ScheduleInfo& info() const;
+  // At most config.maxDiagnostics entries; diagnosticCount() counts all of them.
+  const std::vector<Diagnostic>& diagnostics() const;
+  uint64_t diagnosticCount() const;
+  const SchedulerStats& stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cltrace::sched

@@ -1,0 +1,71 @@
+#include "cltrace/scheduler/config.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace cltrace::sched {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what) {
+  throw std::invalid_argument("scheduler: " + what);
+}
+
+}  // namespace
+
+void SchedulerConfig::validate() const {
+  if (static_cast<uint8_t>(policy) > static_cast<uint8_t>(Policy::Warp))
+    fail("policy must be one of sequential, round-robin, random, warp");
+  if (static_cast<uint8_t>(interWarp) > static_cast<uint8_t>(InterWarpOrder::TwoLevel))
+    fail("inter_warp must be one of loose-round-robin, greedy-then-oldest, two-level");
+  if (warpSize == 0) fail("warp_size must be > 0");
+  if (warpSize > 1024) fail("warp_size must be <= 1024 (got " + std::to_string(warpSize) + ")");
+  if (smCount == 0) fail("sm_count must be > 0");
+  if (smCount > 4096) fail("sm_count must be <= 4096 (got " + std::to_string(smCount) + ")");
+  if (maxWorkgroupsPerSm == 0) fail("max_workgroups_per_sm must be > 0");
+  if (maxThreadsPerSm == 0) fail("max_threads_per_sm must be > 0");
+  if (twoLevelActiveWarps == 0) fail("two_level_active_warps must be > 0");
+}
+
+const char* policyName(Policy p) {
+  switch (p) {
+    case Policy::Sequential:
+      return "sequential";
+    case Policy::RoundRobin:
+      return "round-robin";
+    case Policy::Random:
+      return "random";
+    case Policy::Warp:
+      return "warp";
+  }
+  return "unknown";
+}
+
+const char* interWarpOrderName(InterWarpOrder o) {
+  switch (o) {
+    case InterWarpOrder::LooseRoundRobin:
+      return "loose-round-robin";
+    case InterWarpOrder::GreedyThenOldest:
+      return "greedy-then-oldest";
+    case InterWarpOrder::TwoLevel:
+      return "two-level";
+  }
+  return "unknown";
+}
+
+Policy parsePolicy(std::string_view name) {
+  for (Policy p : {Policy::Sequential, Policy::RoundRobin, Policy::Random, Policy::Warp})
+    if (name == policyName(p)) return p;
+  fail("policy must be one of sequential, round-robin, random, warp (got '" + std::string(name) +
+       "')");
+}
+
+InterWarpOrder parseInterWarpOrder(std::string_view name) {
+  for (InterWarpOrder o : {InterWarpOrder::LooseRoundRobin, InterWarpOrder::GreedyThenOldest,
+                           InterWarpOrder::TwoLevel})
+    if (name == interWarpOrderName(o)) return o;
+  fail("inter_warp must be one of loose-round-robin, greedy-then-oldest, two-level (got '" +
+       std::string(name) + "')");
+}
+
+}  // namespace cltrace::sched

@@ -1,0 +1,917 @@
+// The scheduler. Definitions (program order, barriers, SM assignment, inter-warp orders,
+// timing) are documented in docs/scheduler.md; the comments here describe the mechanics.
+#include "cltrace/scheduler/scheduler.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+
+#include "iteration_table.h"
+
+namespace cltrace::sched {
+
+namespace {
+
+// Per-thread state.
+constexpr uint8_t kRunning = 0;  // its next record can be issued
+constexpr uint8_t kBlocked = 1;  // issued a barrier; waits for its workgroup
+constexpr uint8_t kDone = 2;     // no records left
+
+// What the scheduler keeps of a Record: 16 bytes instead of 48. The iteration vector (depth
+// included) and the static part (instruction, size, kind, flags) are interned per workgroup.
+struct CompactRecord {
+  uint64_t address;
+  uint32_t op;    // index into the workgroup's ops
+  uint32_t iter;  // id in the workgroup's IterationTable
+};
+static_assert(sizeof(CompactRecord) == 16);
+
+// The static part of a record. One per instruction id in practice; a record whose size,
+// kind or flags differ from another record of the same instruction gets its own entry.
+struct OpInfo {
+  uint32_t instruction;
+  uint32_t size;
+  uint8_t kind;
+  uint8_t flags;
+};
+
+struct OpCacheEntry {
+  OpInfo info;
+  uint32_t op;
+  bool valid;
+};
+
+// Evidence that instructions `a` and `b` (a < b) lie in different loops at nesting level
+// `level`: a thread's level-`level` counter went down from a record of `a` to a later record
+// of `b` while the outer counters stayed equal (a loop was left and a sibling loop entered).
+struct Boundary {
+  uint32_t level;
+  uint32_t a;
+  uint32_t b;
+};
+constexpr size_t kMaxBoundaries = 1024;
+
+struct WarpInfo {
+  uint64_t ready = 0;  // may not issue before this cycle
+  uint64_t steps = 0;  // steps issued so far
+  uint32_t lanes = 0;  // threads in the warp (partial at the end of a workgroup)
+  uint32_t runnable = 0;
+  uint32_t done = 0;
+};
+
+struct Workgroup {
+  uint64_t id = 0;
+  uint32_t sm = 0;
+  uint32_t threads = 0;
+  uint32_t blocked = 0;
+  uint32_t done = 0;
+  bool resident = false;
+  std::vector<CompactRecord> records;  // all threads, concatenated
+  std::vector<uint64_t> cursor;        // next record per thread
+  std::vector<uint64_t> end;           // end of each thread's records
+  std::vector<uint8_t> state;
+  std::vector<WarpInfo> warps;
+  detail::IterationTable iters;
+  std::vector<OpInfo> ops;
+  std::vector<Boundary> boundaries;
+
+  const OpInfo& op(const CompactRecord& r) const { return ops[r.op]; }
+  uint32_t instruction(const CompactRecord& r) const { return ops[r.op].instruction; }
+
+  size_t bytes() const {
+    return sizeof(Workgroup) + records.capacity() * sizeof(CompactRecord) +
+           (cursor.capacity() + end.capacity()) * sizeof(uint64_t) + state.capacity() +
+           warps.capacity() * sizeof(WarpInfo) + iters.bytes() + ops.capacity() * sizeof(OpInfo) +
+           boundaries.capacity() * sizeof(Boundary);
+  }
+};
+
+struct UnitRef {
+  uint32_t slot = 0;
+  uint32_t unit = 0;  // warp index (warp policy) or local thread (naive policies)
+};
+
+struct OrderEntry {
+  uint64_t hi;
+  uint64_t lo;
+  UnitRef ref;
+};
+
+inline bool keyLess(uint64_t hi1, uint64_t lo1, uint64_t hi2, uint64_t lo2) {
+  return hi1 < hi2 || (hi1 == hi2 && lo1 < lo2);
+}
+
+// splitmix64: small, fast and the same everywhere (std distributions are not).
+struct Rng {
+  uint64_t state = 0;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  uint64_t below(uint64_t n) {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
+  }
+};
+
+struct Sm {
+  uint64_t clock = 0;  // no step of this SM issues before this cycle
+  uint32_t residentWorkgroups = 0;
+  uint64_t residentThreads = 0;
+  std::vector<OrderEntry> order;  // resident unfinished units sorted by key (not two-level)
+  bool hasLast = false;           // some unit has issued (lastHi/lastLo valid)
+  bool lastValid = false;         // `last` still names a resident unit
+  uint64_t lastHi = 0;
+  uint64_t lastLo = 0;
+  UnitRef last;
+  std::vector<UnitRef> active;  // two-level
+  std::deque<UnitRef> pending;  // two-level
+  std::vector<size_t> scratch;  // random policy
+  Rng rng;
+};
+
+enum class Selection { RoundRobin, GreedyThenCyclic, GreedyThenOldest, Random, TwoLevel };
+
+std::string vectorText(const uint32_t* v, uint32_t depth) {
+  std::string s = "[";
+  for (uint32_t i = 0; i < depth; ++i) {
+    if (i) s += ", ";
+    s += std::to_string(v[i]);
+  }
+  return s + "]";
+}
+
+}  // namespace
+
+struct Scheduler::Impl {
+  Impl(WorkgroupSource& src, const SchedulerConfig& config);
+
+  bool next(WarpStep& out);
+  void delayWarp(uint64_t key, uint64_t readyCycle);
+
+  // --- units
+  bool finished(const Workgroup& wg, uint32_t u) const {
+    if (warpPolicy) return wg.warps[u].done == wg.warps[u].lanes;
+    return wg.state[u] == kDone;
+  }
+  bool runnable(const Workgroup& wg, uint32_t u) const {
+    if (warpPolicy) return wg.warps[u].runnable > 0;
+    return wg.state[u] == kRunning;
+  }
+  uint64_t readyOf(const Workgroup& wg, uint32_t u) const {
+    return wg.warps[warpPolicy ? u : u / warpSize].ready;
+  }
+  bool eligible(UnitRef r, uint64_t clock) const {
+    const Workgroup& wg = *slots[r.slot];
+    return runnable(wg, r.unit) && readyOf(wg, r.unit) <= clock;
+  }
+  std::pair<uint64_t, uint64_t> unitKey(const Workgroup& wg, uint32_t u) const {
+    if (warpPolicy && cfg.interWarp == InterWarpOrder::LooseRoundRobin) return {u, wg.id};
+    return {wg.id, u};
+  }
+
+  // --- workgroups
+  void start();
+  bool fits(const Sm& sm) const {
+    return sm.residentWorkgroups < cfg.maxWorkgroupsPerSm &&
+           sm.residentThreads + wgSize <= cfg.maxThreadsPerSm;
+  }
+  bool pullInto(uint32_t smIndex);
+  void load(Workgroup& wg, const WorkgroupTrace& in);
+  uint32_t internOp(Workgroup& wg, const Record& r);
+  void addToSm(uint32_t smIndex, uint32_t slot);
+  void retire(uint32_t slot);
+  void updateBytes(uint32_t slot);
+
+  // --- issuing
+  // 1: `pick` can issue at sm.clock; 0: nothing can, sm.clock moved to the earliest ready
+  // cycle; -1: the SM holds no unit.
+  int select(Sm& sm, UnitRef& pick);
+  int selectTwoLevel(Sm& sm, UnitRef& pick);
+  bool advanceClock(Sm& sm);
+  void issue(uint32_t smIndex, UnitRef pick, WarpStep& out);
+  void issueWarp(Workgroup& wg, uint32_t w, WarpStep& out);
+  void prefetchUnit(const Workgroup& wg, uint32_t u) const {
+    const CompactRecord* records = wg.records.data();
+    if (!warpPolicy) {
+      __builtin_prefetch(records + wg.cursor[u]);
+      return;
+    }
+    const uint32_t first = u * warpSize, last = first + wg.warps[u].lanes;
+    for (uint32_t t = first; t < last; ++t) __builtin_prefetch(records + wg.cursor[t]);
+  }
+  void prefetchNext(const Sm& sm) const;
+  void advance(Workgroup& wg, uint32_t t);
+  void release(Workgroup& wg);
+  void removeUnit(Sm& sm, const Workgroup& wg, uint32_t slot, uint32_t u);
+  // Out of line: only called when the lanes of a warp diverge.
+  __attribute__((noinline)) bool earlier(const Workgroup& wg, const CompactRecord& a,
+                                         const CompactRecord& b) const;
+  void diagnose(Diagnostic::Kind kind, uint64_t workgroup, uint32_t instruction,
+                std::string message);
+
+  WorkgroupSource& source;
+  SchedulerConfig cfg;
+  ScheduleInfo info;
+  SchedulerStats stats;
+  std::vector<Diagnostic> diagnostics;
+  uint64_t diagnosticCount = 0;
+
+  bool warpPolicy;
+  Selection selection;
+  uint32_t warpSize;
+  uint32_t wgSize;
+  uint32_t warpsPerWg;
+  uint64_t totalWorkgroups;
+
+  WorkgroupTrace staging;
+  std::vector<uint32_t> laneScratch;        // warpSize entries
+  std::array<OpCacheEntry, 256> opCache{};  // by instruction id, while loading
+  std::vector<std::unique_ptr<Workgroup>> slots;
+  std::vector<size_t> slotBytes;
+  std::vector<uint32_t> freeSlots;
+  std::unordered_map<uint64_t, uint32_t> slotOfWorkgroup;
+  uint32_t lastSlot = 0;
+  std::vector<Sm> sms;
+  std::vector<std::pair<uint64_t, uint32_t>> heap;  // (clock, sm), min-heap
+
+  bool started = false;
+  bool sourceDone = false;
+  uint64_t nextWorkgroupId = 0;
+  uint64_t heldBytes = 0;
+  uint64_t residentRecords = 0;
+};
+
+Scheduler::Impl::Impl(WorkgroupSource& src, const SchedulerConfig& config)
+    : source(src), cfg(config) {
+  cfg.validate();
+  const NDRange& range = source.range();
+  validateRange(range);
+  if (range.workgroupSize() > cfg.maxThreadsPerSm)
+    throw std::invalid_argument(
+        "scheduler: max_threads_per_sm (" + std::to_string(cfg.maxThreadsPerSm) +
+        ") is smaller than the workgroup size (" + std::to_string(range.workgroupSize()) + ")");
+  warpPolicy = cfg.policy == Policy::Warp;
+  warpSize = cfg.warpSize;
+  wgSize = static_cast<uint32_t>(range.workgroupSize());
+  warpsPerWg = (wgSize + warpSize - 1) / warpSize;
+  totalWorkgroups = range.workgroups();
+  switch (cfg.policy) {
+    case Policy::Sequential:
+      selection = Selection::GreedyThenCyclic;
+      break;
+    case Policy::RoundRobin:
+      selection = Selection::RoundRobin;
+      break;
+    case Policy::Random:
+      selection = Selection::Random;
+      break;
+    case Policy::Warp:
+      switch (cfg.interWarp) {
+        case InterWarpOrder::LooseRoundRobin:
+          selection = Selection::RoundRobin;
+          break;
+        case InterWarpOrder::GreedyThenOldest:
+          selection = Selection::GreedyThenOldest;
+          break;
+        case InterWarpOrder::TwoLevel:
+          selection = Selection::TwoLevel;
+          break;
+      }
+      break;
+  }
+  info.config = cfg;
+  info.laneWidth = warpPolicy ? warpSize : 1;
+  info.warpsPerWorkgroup = warpsPerWg;
+  info.workgroupCount = totalWorkgroups;
+  info.range = range;
+  info.kernelName = source.kernelName();
+  laneScratch.resize(warpSize);
+  sms.resize(cfg.smCount);
+  for (uint32_t s = 0; s < cfg.smCount; ++s)
+    sms[s].rng.state = cfg.seed ^ (0xD1B54A32D192ED03ull * (s + 1));
+}
+
+// ---------------------------------------------------------------------------------------
+// Workgroups: loading, SM assignment, retirement.
+
+void Scheduler::Impl::start() {
+  started = true;
+  // Deal workgroups round-robin over the SMs until every SM is full or the input ends.
+  bool progress = true;
+  while (progress && !sourceDone) {
+    progress = false;
+    for (uint32_t s = 0; s < cfg.smCount && !sourceDone; ++s)
+      if (fits(sms[s]) && pullInto(s)) progress = true;
+  }
+  for (uint32_t s = 0; s < cfg.smCount; ++s)
+    if (sms[s].residentWorkgroups > 0) heap.emplace_back(0, s);
+  std::make_heap(heap.begin(), heap.end(), std::greater<>());
+}
+
+bool Scheduler::Impl::pullInto(uint32_t smIndex) {
+  while (!sourceDone) {
+    if (!source.nextWorkgroup(staging)) {
+      sourceDone = true;
+      if (nextWorkgroupId != totalWorkgroups)
+        throw std::runtime_error("scheduler: workgroup source ended after " +
+                                 std::to_string(nextWorkgroupId) + " of " +
+                                 std::to_string(totalWorkgroups) + " workgroups");
+      return false;
+    }
+    if (staging.id != nextWorkgroupId || nextWorkgroupId >= totalWorkgroups)
+      throw std::runtime_error(
+          "scheduler: workgroup source gave workgroup " + std::to_string(staging.id) +
+          ", expected " +
+          (nextWorkgroupId >= totalWorkgroups
+               ? std::string("no more (the NDRange has ") + std::to_string(totalWorkgroups) + ")"
+               : std::to_string(nextWorkgroupId)));
+    ++nextWorkgroupId;
+    ++stats.workgroups;
+
+    uint32_t slot;
+    if (!freeSlots.empty()) {
+      slot = freeSlots.back();
+      freeSlots.pop_back();
+    } else {
+      slot = static_cast<uint32_t>(slots.size());
+      slots.push_back(std::make_unique<Workgroup>());
+      slotBytes.push_back(0);
+    }
+    Workgroup& wg = *slots[slot];
+    load(wg, staging);
+    updateBytes(slot);
+    if (wg.done == wg.threads) {  // nothing to issue
+      freeSlots.push_back(slot);
+      continue;
+    }
+    addToSm(smIndex, slot);
+    return true;
+  }
+  return false;
+}
+
+void Scheduler::Impl::updateBytes(uint32_t slot) {
+  heldBytes -= slotBytes[slot];
+  slotBytes[slot] = slots[slot]->bytes();
+  heldBytes += slotBytes[slot];
+  const uint64_t stagingBytes =
+      staging.records.capacity() * sizeof(Record) + staging.offsets.capacity() * sizeof(uint64_t);
+  stats.peakResidentBytes = std::max(stats.peakResidentBytes, heldBytes + stagingBytes);
+}
+
+void Scheduler::Impl::load(Workgroup& wg, const WorkgroupTrace& in) {
+  const std::string where = "scheduler: workgroup " + std::to_string(in.id);
+  if (in.threadCount() != wgSize)
+    throw std::runtime_error(where + " has " + std::to_string(in.threadCount()) +
+                             " work-items, the NDRange says " + std::to_string(wgSize));
+  if (in.offsets[0] != 0 || in.offsets[wgSize] != in.records.size())
+    throw std::runtime_error(where + ": record offsets do not cover its records");
+
+  wg.id = in.id;
+  wg.threads = wgSize;
+  wg.blocked = 0;
+  wg.done = 0;
+  wg.records.resize(in.records.size());
+  wg.cursor.resize(wgSize);
+  wg.end.resize(wgSize);
+  wg.state.resize(wgSize);
+  wg.iters.clear();
+  wg.ops.clear();
+  wg.boundaries.clear();
+  for (OpCacheEntry& e : opCache) e.valid = false;
+  wg.warps.assign(warpsPerWg, WarpInfo{});
+  for (uint32_t w = 0; w < warpsPerWg; ++w)
+    wg.warps[w].lanes = std::min(warpSize, wgSize - w * warpSize);
+
+  struct LevelLast {
+    uint32_t instruction;
+    uint32_t iter;
+  };
+  LevelLast lastAt[kMaxLoopDepth];
+  const Record* records = in.records.data();
+  CompactRecord* out = wg.records.data();
+  for (uint32_t t = 0; t < wgSize; ++t) {
+    const uint64_t begin = in.offsets[t], end = in.offsets[t + 1];
+    if (end < begin)
+      throw std::runtime_error(where + ": record offsets of work-item " + std::to_string(t) +
+                               " decrease");
+    wg.cursor[t] = begin;
+    wg.end[t] = end;
+    uint32_t known = 0;  // levels of lastAt that are valid
+    const Record* prev = nullptr;
+    uint32_t prevIter = 0, prevDepth = 0;
+    for (uint64_t i = begin; i < end; ++i) {
+      const Record& r = records[i];
+      if (r.kind >= kAccessKindCount)
+        throw std::runtime_error(where + ", work-item " + std::to_string(t) + ", record " +
+                                 std::to_string(i - begin) + ": unknown access kind " +
+                                 std::to_string(r.kind));
+      const uint32_t depth = std::min<uint32_t>(r.depth, kMaxLoopDepth);
+      uint32_t iter;
+      if (prev && depth == prevDepth &&
+          detail::sameCounters(r.iterations, prev->iterations, depth)) {
+        iter = prevIter;
+      } else {
+        iter = wg.iters.intern(r.iterations, depth);
+        for (uint32_t k = 0; k < depth && k < known; ++k) {
+          const uint32_t* v = wg.iters.counters(lastAt[k].iter);
+          if (r.iterations[k] < v[k] && detail::sameCounters(v, r.iterations, k) &&
+              lastAt[k].instruction < r.instruction && wg.boundaries.size() < kMaxBoundaries) {
+            const Boundary b{k, lastAt[k].instruction, r.instruction};
+            bool seen = false;
+            for (const Boundary& x : wg.boundaries)
+              if (x.level == b.level && x.a == b.a && x.b == b.b) seen = true;
+            if (!seen) wg.boundaries.push_back(b);
+          }
+        }
+      }
+      // lastAt[k]: the thread's latest record inside at least k + 1 loops. Records in
+      // between that are shallower do not invalidate it: the outer counters are compared
+      // before a boundary is concluded.
+      for (uint32_t k = 0; k < depth; ++k) lastAt[k] = {r.instruction, iter};
+      known = std::max(known, depth);
+      out[i] = CompactRecord{r.address, internOp(wg, r), iter};
+      prev = &r;
+      prevIter = iter;
+      prevDepth = depth;
+    }
+    const uint32_t w = t / warpSize;
+    if (begin == end) {
+      wg.state[t] = kDone;
+      ++wg.done;
+      ++wg.warps[w].done;
+    } else {
+      wg.state[t] = kRunning;
+      ++wg.warps[w].runnable;
+    }
+  }
+}
+
+uint32_t Scheduler::Impl::internOp(Workgroup& wg, const Record& r) {
+  OpCacheEntry& e = opCache[r.instruction & (opCache.size() - 1)];
+  auto same = [&r](const OpInfo& o) {
+    return o.instruction == r.instruction && o.size == r.size && o.kind == r.kind &&
+           o.flags == r.flags;
+  };
+  if (e.valid && same(e.info)) return e.op;
+  uint32_t op = 0;
+  while (op < wg.ops.size() && !same(wg.ops[op])) ++op;
+  if (op == wg.ops.size()) wg.ops.push_back(OpInfo{r.instruction, r.size, r.kind, r.flags});
+  e = OpCacheEntry{wg.ops[op], op, true};
+  return op;
+}
+
+void Scheduler::Impl::addToSm(uint32_t smIndex, uint32_t slot) {
+  Workgroup& wg = *slots[slot];
+  Sm& sm = sms[smIndex];
+  wg.sm = smIndex;
+  wg.resident = true;
+  ++sm.residentWorkgroups;
+  sm.residentThreads += wg.threads;
+  slotOfWorkgroup[wg.id] = slot;
+  residentRecords += wg.records.size();
+  stats.peakResidentRecords = std::max(stats.peakResidentRecords, residentRecords);
+  uint64_t residentWgs = slotOfWorkgroup.size();
+  stats.peakResidentWorkgroups = std::max(stats.peakResidentWorkgroups, residentWgs);
+
+  const uint32_t units = warpPolicy ? warpsPerWg : wg.threads;
+  for (uint32_t w = 0; w < warpsPerWg; ++w) wg.warps[w].ready = 0;
+  if (selection == Selection::TwoLevel) {
+    for (uint32_t u = 0; u < units; ++u)
+      if (!finished(wg, u)) sm.pending.push_back({slot, u});
+    return;
+  }
+  const size_t mid = sm.order.size();
+  for (uint32_t u = 0; u < units; ++u) {
+    if (finished(wg, u)) continue;
+    const auto [hi, lo] = unitKey(wg, u);
+    sm.order.push_back({hi, lo, {slot, u}});
+  }
+  // New entries are sorted among themselves; merge them into the SM's order.
+  std::inplace_merge(
+      sm.order.begin(), sm.order.begin() + static_cast<ptrdiff_t>(mid), sm.order.end(),
+      [](const OrderEntry& x, const OrderEntry& y) { return keyLess(x.hi, x.lo, y.hi, y.lo); });
+}
+
+void Scheduler::Impl::retire(uint32_t slot) {
+  Workgroup& wg = *slots[slot];
+  Sm& sm = sms[wg.sm];
+  auto inSlot = [slot](const auto& x) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(x)>, OrderEntry>)
+      return x.ref.slot == slot;
+    else
+      return x.slot == slot;
+  };
+  sm.order.erase(std::remove_if(sm.order.begin(), sm.order.end(), inSlot), sm.order.end());
+  sm.active.erase(std::remove_if(sm.active.begin(), sm.active.end(), inSlot), sm.active.end());
+  sm.pending.erase(std::remove_if(sm.pending.begin(), sm.pending.end(), inSlot), sm.pending.end());
+  if (sm.lastValid && sm.last.slot == slot) sm.lastValid = false;
+  --sm.residentWorkgroups;
+  sm.residentThreads -= wg.threads;
+  residentRecords -= wg.records.size();
+  slotOfWorkgroup.erase(wg.id);
+  wg.resident = false;
+  freeSlots.push_back(slot);
+}
+
+void Scheduler::Impl::removeUnit(Sm& sm, const Workgroup& wg, uint32_t slot, uint32_t u) {
+  if (selection == Selection::TwoLevel) return;  // dropped lazily by selectTwoLevel
+  const auto [hi, lo] = unitKey(wg, u);
+  auto it = std::lower_bound(sm.order.begin(), sm.order.end(), std::make_pair(hi, lo),
+                             [](const OrderEntry& e, const std::pair<uint64_t, uint64_t>& k) {
+                               return keyLess(e.hi, e.lo, k.first, k.second);
+                             });
+  if (it != sm.order.end() && it->ref.slot == slot && it->ref.unit == u) sm.order.erase(it);
+}
+
+// ---------------------------------------------------------------------------------------
+// Selection among the resident units of one SM.
+
+bool Scheduler::Impl::advanceClock(Sm& sm) {
+  // Nothing can issue at sm.clock: move the clock to the earliest ready cycle of a runnable
+  // unit. Returns false when no unit is runnable at all.
+  uint64_t earliest = UINT64_MAX;
+  auto consider = [&](UnitRef r) {
+    const Workgroup& wg = *slots[r.slot];
+    if (runnable(wg, r.unit)) earliest = std::min(earliest, readyOf(wg, r.unit));
+  };
+  for (const OrderEntry& e : sm.order) consider(e.ref);
+  for (UnitRef r : sm.active) consider(r);
+  for (UnitRef r : sm.pending) consider(r);
+  if (earliest == UINT64_MAX) return false;
+  sm.clock = std::max(sm.clock + 1, earliest);
+  return true;
+}
+
+int Scheduler::Impl::selectTwoLevel(Sm& sm, UnitRef& pick) {
+  const uint64_t clock = sm.clock;
+  // Demote active units that cannot issue now; drop finished ones.
+  size_t keep = 0;
+  for (UnitRef r : sm.active) {
+    const Workgroup& wg = *slots[r.slot];
+    if (finished(wg, r.unit)) continue;
+    if (eligible(r, clock))
+      sm.active[keep++] = r;
+    else
+      sm.pending.push_back(r);
+  }
+  sm.active.resize(keep);
+  // Promote ready pending units, oldest first, until the active set is full.
+  for (auto it = sm.pending.begin();
+       it != sm.pending.end() && sm.active.size() < cfg.twoLevelActiveWarps;) {
+    const Workgroup& wg = *slots[it->slot];
+    if (finished(wg, it->unit)) {
+      it = sm.pending.erase(it);
+    } else if (eligible(*it, clock)) {
+      sm.active.push_back(*it);
+      it = sm.pending.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (sm.active.empty()) {
+    if (sm.pending.empty()) return -1;
+    if (!advanceClock(sm))
+      throw std::logic_error("scheduler: internal error: no runnable warp on an SM");
+    return 0;
+  }
+  // Round-robin inside the active set: issue the front, rotate it to the back.
+  pick = sm.active.front();
+  sm.active.erase(sm.active.begin());
+  sm.active.push_back(pick);
+  return 1;
+}
+
+int Scheduler::Impl::select(Sm& sm, UnitRef& pick) {
+  if (selection == Selection::TwoLevel) return selectTwoLevel(sm, pick);
+  const std::vector<OrderEntry>& order = sm.order;
+  const size_t n = order.size();
+  if (n == 0) return -1;
+  const uint64_t clock = sm.clock;
+
+  if ((selection == Selection::GreedyThenCyclic || selection == Selection::GreedyThenOldest) &&
+      sm.lastValid && eligible(sm.last, clock)) {
+    pick = sm.last;
+    return 1;
+  }
+  if (selection == Selection::Random) {
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      const size_t i = static_cast<size_t>(sm.rng.below(n));
+      if (eligible(order[i].ref, clock)) {
+        pick = order[i].ref;
+        return 1;
+      }
+    }
+    sm.scratch.clear();
+    for (size_t i = 0; i < n; ++i)
+      if (eligible(order[i].ref, clock)) sm.scratch.push_back(i);
+    if (!sm.scratch.empty()) {
+      pick = order[sm.scratch[static_cast<size_t>(sm.rng.below(sm.scratch.size()))]].ref;
+      return 1;
+    }
+  } else {
+    size_t start = 0;
+    if (selection != Selection::GreedyThenOldest && sm.hasLast) {
+      const uint64_t hi = sm.lastHi, lo = sm.lastLo;
+      start = static_cast<size_t>(
+          std::upper_bound(order.begin(), order.end(), std::make_pair(hi, lo),
+                           [](const std::pair<uint64_t, uint64_t>& k, const OrderEntry& e) {
+                             return keyLess(k.first, k.second, e.hi, e.lo);
+                           }) -
+          order.begin());
+      if (start == n) start = 0;
+    }
+    for (size_t i = 0, idx = start; i < n; ++i, idx = (idx + 1 == n ? 0 : idx + 1)) {
+      if (eligible(order[idx].ref, clock)) {
+        pick = order[idx].ref;
+        return 1;
+      }
+    }
+  }
+  if (!advanceClock(sm))
+    throw std::logic_error("scheduler: internal error: no runnable warp on an SM");
+  return 0;
+}
+
+// Records are stored thread by thread, so a warp's lanes read from as many cache lines as it
+// has threads, and with many resident warps those lines rarely survive until the warp's next
+// step. Loading the lines of the warp this SM will most likely issue next, while the other
+// SMs issue theirs, hides most of that latency.
+void Scheduler::Impl::prefetchNext(const Sm& sm) const {
+  if (selection == Selection::TwoLevel) {
+    if (!sm.active.empty()) prefetchUnit(*slots[sm.active.front().slot], sm.active.front().unit);
+    return;
+  }
+  const size_t n = sm.order.size();
+  if (n == 0 || selection == Selection::Random) return;
+  if (selection != Selection::RoundRobin && sm.lastValid) {
+    prefetchUnit(*slots[sm.last.slot], sm.last.unit);  // greedy: probably the same unit
+    return;
+  }
+  size_t next = static_cast<size_t>(
+      std::upper_bound(sm.order.begin(), sm.order.end(), std::make_pair(sm.lastHi, sm.lastLo),
+                       [](const std::pair<uint64_t, uint64_t>& k, const OrderEntry& e) {
+                         return keyLess(k.first, k.second, e.hi, e.lo);
+                       }) -
+      sm.order.begin());
+  if (next == n) next = 0;
+  prefetchUnit(*slots[sm.order[next].ref.slot], sm.order[next].ref.unit);
+}
+
+// ---------------------------------------------------------------------------------------
+// Program order of two instruction instances of one workgroup.
+//
+// a comes before b when, over the loops that enclose both (their shared loop prefix), a's
+// iteration counters are lexicographically smaller; with equal shared counters, when a's
+// instruction id is smaller. The shared prefix is min(depth a, depth b) levels, cut short at
+// the first level where the workgroup's records prove the two instructions lie in different
+// (sibling) loops. The remaining ties (only possible for malformed input) are broken by depth
+// and intern id so that the order is total and deterministic.
+bool Scheduler::Impl::earlier(const Workgroup& wg, const CompactRecord& a,
+                              const CompactRecord& b) const {
+  const uint32_t da = wg.iters.depth(a.iter), db = wg.iters.depth(b.iter);
+  const uint32_t* va = wg.iters.counters(a.iter);
+  const uint32_t* vb = wg.iters.counters(b.iter);
+  uint32_t shared = std::min(da, db);
+  const uint32_t ia = wg.instruction(a), ib = wg.instruction(b);
+  if (!wg.boundaries.empty() && ia != ib) {
+    const uint32_t lo = std::min(ia, ib);
+    const uint32_t hi = std::max(ia, ib);
+    for (const Boundary& x : wg.boundaries)
+      if (x.level < shared && lo <= x.a && x.b <= hi) shared = x.level;
+  }
+  for (uint32_t k = 0; k < shared; ++k)
+    if (va[k] != vb[k]) return va[k] < vb[k];
+  if (ia != ib) return ia < ib;
+  if (da != db) return da < db;
+  if (a.iter != b.iter) return a.iter < b.iter;
+  return a.op < b.op;
+}
+
+// ---------------------------------------------------------------------------------------
+// Issuing.
+
+void Scheduler::Impl::advance(Workgroup& wg, uint32_t t) {
+  const CompactRecord& r = wg.records[wg.cursor[t]];
+  ++wg.cursor[t];
+  WarpInfo& warp = wg.warps[t / warpSize];
+  if (wg.op(r).kind == static_cast<uint8_t>(AccessKind::Barrier)) {
+    wg.state[t] = kBlocked;
+    ++wg.blocked;
+    --warp.runnable;
+  } else if (wg.cursor[t] == wg.end[t]) {
+    wg.state[t] = kDone;
+    ++wg.done;
+    --warp.runnable;
+    ++warp.done;
+  }
+}
+
+void Scheduler::Impl::issueWarp(Workgroup& wg, uint32_t w, WarpStep& out) {
+  const uint32_t first = w * warpSize;
+  const uint32_t last = first + wg.warps[w].lanes;
+  const CompactRecord* records = wg.records.data();
+  const uint64_t* cursor = wg.cursor.data();
+  const uint8_t* state = wg.state.data();
+  uint32_t* chosen = laneScratch.data();
+  uint32_t n = 0;
+  prefetchUnit(wg, w);  // the lanes' records lie in different cache lines: load them together
+  const CompactRecord* best = nullptr;
+  for (uint32_t t = first; t < last; ++t) {
+    if (state[t] != kRunning) continue;
+    const CompactRecord* r = records + cursor[t];
+    if (best && (r->op != best->op || r->iter != best->iter)) {
+      if (!earlier(wg, *r, *best)) continue;
+      n = 0;  // an earlier instance: start the group again
+    }
+    best = r;
+    chosen[n++] = t;
+  }
+  const OpInfo& op = wg.op(*best);
+  out.instruction = op.instruction;
+  out.kind = static_cast<AccessKind>(op.kind);
+  out.flags = op.flags;
+  out.lanes.resize(n);
+  LaneAccess* lanes = out.lanes.data();
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t t = chosen[i];
+    const CompactRecord& r = records[cursor[t]];
+    lanes[i] = LaneAccess{t, r.address, op.size};
+    advance(wg, t);
+  }
+}
+
+void Scheduler::Impl::issue(uint32_t smIndex, UnitRef pick, WarpStep& out) {
+  Sm& sm = sms[smIndex];
+  Workgroup& wg = *slots[pick.slot];
+  const uint32_t w = warpPolicy ? pick.unit : pick.unit / warpSize;
+  WarpInfo& warp = wg.warps[w];
+  out.sm = smIndex;
+  out.workgroup = wg.id;
+  out.warp = w;
+  out.step = warp.steps++;
+  out.warpKey = wg.id * warpsPerWg + w;
+  out.cycle = sm.clock;
+  if (warpPolicy) {
+    issueWarp(wg, w, out);
+  } else {
+    const uint32_t t = pick.unit;
+    const CompactRecord& r = wg.records[wg.cursor[t]];
+    out.lanes.clear();
+    const OpInfo& op = wg.op(r);
+    out.lanes.push_back(LaneAccess{t, r.address, op.size});
+    out.instruction = op.instruction;
+    out.kind = static_cast<AccessKind>(op.kind);
+    out.flags = op.flags;
+    advance(wg, t);
+  }
+  warp.ready = sm.clock + 1;
+  ++stats.steps;
+  stats.lanes += out.lanes.size();
+  lastSlot = pick.slot;
+
+  const auto [hi, lo] = unitKey(wg, pick.unit);
+  sm.hasLast = true;
+  sm.lastValid = true;
+  sm.lastHi = hi;
+  sm.lastLo = lo;
+  sm.last = pick;
+
+  bool released = false;
+  if (wg.blocked > 0 && wg.blocked + wg.done == wg.threads) {
+    release(wg);
+    released = true;
+  }
+  if (wg.done == wg.threads) {
+    retire(pick.slot);
+    while (fits(sm) && pullInto(smIndex)) {
+    }
+    return;
+  }
+  if (released) {
+    const uint32_t units = warpPolicy ? warpsPerWg : wg.threads;
+    for (uint32_t u = 0; u < units; ++u)
+      if (finished(wg, u)) removeUnit(sm, wg, pick.slot, u);
+  } else if (finished(wg, pick.unit)) {
+    removeUnit(sm, wg, pick.slot, pick.unit);
+  }
+}
+
+void Scheduler::Impl::release(Workgroup& wg) {
+  ++stats.barrierReleases;
+  const CompactRecord* first = nullptr;
+  const CompactRecord* other = nullptr;
+  for (uint32_t t = 0; t < wg.threads; ++t) {
+    if (wg.state[t] != kBlocked) continue;
+    const CompactRecord& r = wg.records[wg.cursor[t] - 1];
+    if (!first)
+      first = &r;
+    else if (!other && (wg.instruction(r) != wg.instruction(*first) || r.iter != first->iter))
+      other = &r;
+  }
+  auto instance = [&](const CompactRecord& r) {
+    return "instruction " + std::to_string(wg.instruction(r)) + ", iteration " +
+           vectorText(wg.iters.counters(r.iter), wg.iters.depth(r.iter));
+  };
+  if (wg.done > 0)
+    diagnose(Diagnostic::Kind::PartialBarrier, wg.id, wg.instruction(*first),
+             "workgroup " + std::to_string(wg.id) + ": barrier (" + instance(*first) +
+                 ") reached by " + std::to_string(wg.blocked) + " of " +
+                 std::to_string(wg.threads) + " work-items, the other " + std::to_string(wg.done) +
+                 " had finished (this would deadlock on a GPU); released");
+  if (other)
+    diagnose(Diagnostic::Kind::MismatchedBarrier, wg.id, wg.instruction(*first),
+             "workgroup " + std::to_string(wg.id) + ": work-items wait at different barriers (" +
+                 instance(*first) + " and " + instance(*other) + "); released together");
+  for (uint32_t t = 0; t < wg.threads; ++t) {
+    if (wg.state[t] != kBlocked) continue;
+    WarpInfo& warp = wg.warps[t / warpSize];
+    if (wg.cursor[t] == wg.end[t]) {
+      wg.state[t] = kDone;
+      ++wg.done;
+      ++warp.done;
+    } else {
+      wg.state[t] = kRunning;
+      ++warp.runnable;
+    }
+  }
+  wg.blocked = 0;
+}
+
+void Scheduler::Impl::diagnose(Diagnostic::Kind kind, uint64_t workgroup, uint32_t instruction,
+                               std::string message) {
+  ++diagnosticCount;
+  if (diagnostics.size() < cfg.maxDiagnostics)
+    diagnostics.push_back(Diagnostic{kind, workgroup, instruction, std::move(message)});
+}
+
+bool Scheduler::Impl::next(WarpStep& out) {
+  if (!started) start();
+  const auto later = std::greater<>();
+  while (!heap.empty()) {
+    const uint32_t s = heap.front().second;
+    std::pop_heap(heap.begin(), heap.end(), later);
+    heap.pop_back();
+    Sm& sm = sms[s];
+    UnitRef pick;
+    const int found = select(sm, pick);
+    if (found == 1) {
+      issue(s, pick, out);
+      prefetchNext(sm);
+      ++sm.clock;
+      if (sm.residentWorkgroups > 0) {
+        heap.emplace_back(sm.clock, s);
+        std::push_heap(heap.begin(), heap.end(), later);
+      }
+      return true;
+    }
+    if (found == 0) {
+      heap.emplace_back(sm.clock, s);
+      std::push_heap(heap.begin(), heap.end(), later);
+    }
+  }
+  return false;
+}
+
+void Scheduler::Impl::delayWarp(uint64_t key, uint64_t readyCycle) {
+  const uint64_t id = key / warpsPerWg;
+  const uint32_t w = static_cast<uint32_t>(key % warpsPerWg);
+  if (id >= nextWorkgroupId)
+    throw std::invalid_argument("scheduler: delayWarp: warp key " + std::to_string(key) +
+                                " was never issued");
+  Workgroup* wg = nullptr;
+  if (lastSlot < slots.size() && slots[lastSlot]->resident && slots[lastSlot]->id == id) {
+    wg = slots[lastSlot].get();
+  } else {
+    auto it = slotOfWorkgroup.find(id);
+    if (it == slotOfWorkgroup.end()) return;  // finished
+    wg = slots[it->second].get();
+  }
+  WarpInfo& warp = wg->warps[w];
+  warp.ready = std::max(warp.ready, readyCycle);
+}
+
+// ---------------------------------------------------------------------------------------
+
+Scheduler::Scheduler(WorkgroupSource& source, const SchedulerConfig& config)
+    : impl_(std::make_unique<Impl>(source, config)) {}
+Scheduler::~Scheduler() = default;
+bool Scheduler::next(WarpStep& out) { return impl_->next(out); }
+void Scheduler::delayWarp(uint64_t warpKey, uint64_t readyCycle) {
+  impl_->delayWarp(warpKey, readyCycle);
+}
+const ScheduleInfo& Scheduler::info() const { return impl_->info; }
+const std::vector<Diagnostic>& Scheduler::diagnostics() const { return impl_->diagnostics; }
+uint64_t Scheduler::diagnosticCount() const { return impl_->diagnosticCount; }
+const SchedulerStats& Scheduler::stats() const { return impl_->stats; }
+
+}  // namespace cltrace::sched

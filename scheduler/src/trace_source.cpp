@@ -1,0 +1,49 @@
+#include "cltrace/scheduler/trace_source.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace cltrace::sched {
+
+TraceReaderSource::TraceReaderSource(TraceReader& reader) : reader_(&reader) { init(); }
+
+TraceReaderSource::TraceReaderSource(const std::string& path)
+    : owned_(std::make_unique<TraceReader>(path)), reader_(owned_.get()) {
+  init();
+}
+
+void TraceReaderSource::init() {
+  const TraceHeader& header = reader_->header();
+  validateRange(header.range);
+  if (header.workItemCount != header.range.workItems())
+    throw std::invalid_argument("scheduler: trace has " + std::to_string(header.workItemCount) +
+                                " work-items but its NDRange has " +
+                                std::to_string(header.range.workItems()));
+  groups_ = header.range.workgroups();
+}
+
+TraceReaderSource::~TraceReaderSource() = default;
+
+const NDRange& TraceReaderSource::range() const { return reader_->header().range; }
+
+std::string TraceReaderSource::kernelName() const { return reader_->header().kernelName; }
+
+bool TraceReaderSource::nextWorkgroup(WorkgroupTrace& out) {
+  if (nextGroup_ >= groups_) return false;
+  const uint64_t size = range().workgroupSize();
+  out.clear();
+  out.id = nextGroup_;
+  out.offsets.push_back(0);
+  for (uint64_t t = 0; t < size; ++t) {
+    if (!reader_->nextWorkItem(item_))
+      throw TraceFileError("trace ends inside workgroup " + std::to_string(nextGroup_) +
+                           " (after " + std::to_string(nextGroup_ * size + t) + " of " +
+                           std::to_string(groups_ * size) + " work-items)");
+    out.records.insert(out.records.end(), item_.begin(), item_.end());
+    out.offsets.push_back(out.records.size());
+  }
+  ++nextGroup_;
+  return true;
+}
+
+}  // namespace cltrace::sched

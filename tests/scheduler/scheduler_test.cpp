@@ -1,0 +1,575 @@
+// Scheduler tests: every schedule is rendered as text (test_util.h: one line per step,
+// "c<cycle> sm<sm> wg<workgroup> w<warp> s<step> i<instruction> <kind> <lanes>") and compared
+// exactly.
+#include "cltrace/scheduler/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+#include "test_util.h"
+
+namespace cltrace::sched::test {
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// Warp formation
+
+TEST(WarpFormation, TwoWarpsOneWorkgroupNoBranches) {
+  auto program = [](const Item& it, Emit& e) {
+    e.load(1, 1000 + 4 * it.lid);
+    e.store(2, 2000 + 4 * it.lid);
+  };
+  EXPECT_EQ(schedule(range1(64, 64), program, oneSm()),
+            "c0 sm0 wg0 w0 s0 i1 load 0-31\n"
+            "c1 sm0 wg0 w1 s0 i1 load 32-63\n"
+            "c2 sm0 wg0 w0 s1 i2 store 0-31\n"
+            "c3 sm0 wg0 w1 s1 i2 store 32-63\n");
+
+  MemoryWorkgroupSource source(range1(64, 64), buildTrace(range1(64, 64), program));
+  Scheduler scheduler(source, oneSm());
+  WarpStep s;
+  ASSERT_TRUE(scheduler.next(s));
+  ASSERT_EQ(s.lanes.size(), 32u);
+  EXPECT_EQ(s.lanes[5].localThread, 5u);
+  EXPECT_EQ(s.lanes[5].address, 1020u);
+  EXPECT_EQ(s.lanes[5].size, 4u);
+  EXPECT_EQ(s.warpKey, 0u);
+  ASSERT_TRUE(scheduler.next(s));
+  EXPECT_EQ(s.warpKey, 1u);
+  EXPECT_EQ(scheduler.info().laneWidth, 32u);
+  EXPECT_EQ(scheduler.info().warpsPerWorkgroup, 2u);
+}
+
+TEST(WarpFormation, PartialLastWarp) {
+  auto program = [](const Item& it, Emit& e) {
+    e.load(1, 4 * it.lid);
+    e.store(2, 4 * it.lid);
+  };
+  EXPECT_EQ(schedule(range1(40, 40), program, oneSm()),
+            "c0 sm0 wg0 w0 s0 i1 load 0-31\n"
+            "c1 sm0 wg0 w1 s0 i1 load 32-39\n"
+            "c2 sm0 wg0 w0 s1 i2 store 0-31\n"
+            "c3 sm0 wg0 w1 s1 i2 store 32-39\n");
+  // Warps never span workgroups: two workgroups of 40 give 32 + 8 threads each. The loose
+  // round-robin order alternates workgroups.
+  EXPECT_EQ(schedule(range1(80, 40), program, oneSm()),
+            "c0 sm0 wg0 w0 s0 i1 load 0-31\n"
+            "c1 sm0 wg1 w0 s0 i1 load 0-31\n"
+            "c2 sm0 wg0 w1 s0 i1 load 32-39\n"
+            "c3 sm0 wg1 w1 s0 i1 load 32-39\n"
+            "c4 sm0 wg0 w0 s1 i2 store 0-31\n"
+            "c5 sm0 wg1 w0 s1 i2 store 0-31\n"
+            "c6 sm0 wg0 w1 s1 i2 store 32-39\n"
+            "c7 sm0 wg1 w1 s1 i2 store 32-39\n");
+}
+
+TEST(WarpFormation, TwoDimensionalWorkgroups) {
+  // 8x4 work-items in 4x2 workgroups; warps of 4 are rows of a workgroup. Address = gy*8+gx.
+  auto program = [](const Item& it, Emit& e) { e.load(1, it.global[1] * 8 + it.global[0]); };
+  EXPECT_EQ(schedule(range2(8, 4, 4, 2), program, oneSm(Policy::Warp, 4), true),
+            "c0 sm0 wg0 w0 s0 i1 load 0-3 @ 0 1 2 3\n"
+            "c1 sm0 wg1 w0 s0 i1 load 0-3 @ 4 5 6 7\n"
+            "c2 sm0 wg2 w0 s0 i1 load 0-3 @ 16 17 18 19\n"
+            "c3 sm0 wg3 w0 s0 i1 load 0-3 @ 20 21 22 23\n"
+            "c4 sm0 wg0 w1 s0 i1 load 4-7 @ 8 9 10 11\n"
+            "c5 sm0 wg1 w1 s0 i1 load 4-7 @ 12 13 14 15\n"
+            "c6 sm0 wg2 w1 s0 i1 load 4-7 @ 24 25 26 27\n"
+            "c7 sm0 wg3 w1 s0 i1 load 4-7 @ 28 29 30 31\n");
+}
+
+TEST(WarpFormation, ThreeDimensionalWorkgroups) {
+  // 4x2x2 work-items in 2x2x2 workgroups, warps of 4 (one z plane of a workgroup).
+  auto program = [](const Item& it, Emit& e) {
+    e.load(1, it.global[2] * 100 + it.global[1] * 10 + it.global[0]);
+  };
+  EXPECT_EQ(schedule(range3({4, 2, 2}, {2, 2, 2}), program, oneSm(Policy::Warp, 4), true),
+            "c0 sm0 wg0 w0 s0 i1 load 0-3 @ 0 1 10 11\n"
+            "c1 sm0 wg1 w0 s0 i1 load 0-3 @ 2 3 12 13\n"
+            "c2 sm0 wg0 w1 s0 i1 load 4-7 @ 100 101 110 111\n"
+            "c3 sm0 wg1 w1 s0 i1 load 4-7 @ 102 103 112 113\n");
+}
+
+// ---------------------------------------------------------------------------------------
+// Intra-warp: divergence, loops, barriers
+
+TEST(IntraWarp, IfElseHalfWarpEachSide) {
+  auto program = [](const Item& it, Emit& e) {
+    e.load(1, it.lid);
+    if (it.lid < 16)
+      e.load(2, it.lid);
+    else
+      e.store(3, it.lid);
+    e.load(4, it.lid);
+  };
+  EXPECT_EQ(schedule(range1(32, 32), program, oneSm()),
+            "c0 sm0 wg0 w0 s0 i1 load 0-31\n"
+            "c1 sm0 wg0 w0 s1 i2 load 0-15\n"
+            "c2 sm0 wg0 w0 s2 i3 store 16-31\n"
+            "c3 sm0 wg0 w0 s3 i4 load 0-31\n");
+}
+
+TEST(IntraWarp, LoopTripCountDiffersPerThread) {
+  auto program = [](const Item& it, Emit& e) {
+    for (uint32_t i = 0; i < it.lid % 4; ++i) e.load(1, 100 * it.lid + i, {i});
+    e.store(2, it.lid);
+  };
+  EXPECT_EQ(schedule(range1(8, 8), program, oneSm(Policy::Warp, 8)),
+            "c0 sm0 wg0 w0 s0 i1 load 1-3,5-7\n"
+            "c1 sm0 wg0 w0 s1 i1 load 2-3,6-7\n"
+            "c2 sm0 wg0 w0 s2 i1 load 3,7\n"
+            "c3 sm0 wg0 w0 s3 i2 store 0-7\n");
+}
+
+TEST(IntraWarp, NestedLoopWithVaryingInnerTrip) {
+  auto program = [](const Item& it, Emit& e) {
+    for (uint32_t j = 0; j < 2; ++j) {
+      for (uint32_t i = 0; i < (it.lid + j) % 3; ++i) e.load(1, it.lid, {j, i});
+      e.store(2, it.lid, {j});
+    }
+  };
+  // j=0 trips 0,1,2,0; j=1 trips 1,2,0,1.
+  EXPECT_EQ(schedule(range1(4, 4), program, oneSm(Policy::Warp, 4)),
+            "c0 sm0 wg0 w0 s0 i1 load 1-2\n"
+            "c1 sm0 wg0 w0 s1 i1 load 2\n"
+            "c2 sm0 wg0 w0 s2 i2 store 0-3\n"
+            "c3 sm0 wg0 w0 s3 i1 load 0-1,3\n"
+            "c4 sm0 wg0 w0 s4 i1 load 1\n"
+            "c5 sm0 wg0 w0 s5 i2 store 0-3\n");
+}
+
+TEST(IntraWarp, SiblingLoopsWithVaryingTripCount) {
+  // Loop A runs lid+1 times, loop B twice. Threads that left loop A wait for the others
+  // (their loop-B counters are lower, but loop B comes later in program order: the trace
+  // shows it, since a counter went down from instruction 1 to instruction 2).
+  auto program = [](const Item& it, Emit& e) {
+    for (uint32_t i = 0; i <= it.lid; ++i) e.load(1, it.lid, {i});
+    for (uint32_t i = 0; i < 2; ++i) e.load(2, it.lid, {i});
+  };
+  EXPECT_EQ(schedule(range1(4, 4), program, oneSm(Policy::Warp, 4)),
+            "c0 sm0 wg0 w0 s0 i1 load 0-3\n"
+            "c1 sm0 wg0 w0 s1 i1 load 1-3\n"
+            "c2 sm0 wg0 w0 s2 i1 load 2-3\n"
+            "c3 sm0 wg0 w0 s3 i1 load 3\n"
+            "c4 sm0 wg0 w0 s4 i2 load 0-3\n"
+            "c5 sm0 wg0 w0 s5 i2 load 0-3\n");
+}
+
+TEST(IntraWarp, IfElseInsideLoopInterleavesIterations) {
+  auto program = [](const Item& it, Emit& e) {
+    for (uint32_t i = 0; i < 2; ++i) {
+      if (it.lid < 2)
+        e.load(1, it.lid, {i});
+      else
+        e.load(2, it.lid, {i});
+    }
+  };
+  EXPECT_EQ(schedule(range1(4, 4), program, oneSm(Policy::Warp, 4)),
+            "c0 sm0 wg0 w0 s0 i1 load 0-1\n"
+            "c1 sm0 wg0 w0 s1 i2 load 2-3\n"
+            "c2 sm0 wg0 w0 s2 i1 load 0-1\n"
+            "c3 sm0 wg0 w0 s3 i2 load 2-3\n");
+}
+
+TEST(IntraWarp, BarrierInLoop) {
+  // Warp 1 has an extra load before the barrier; warp 0 must wait for it each iteration.
+  auto program = [](const Item& it, Emit& e) {
+    for (uint32_t j = 0; j < 2; ++j) {
+      e.load(1, it.lid, {j});
+      if (it.lid >= 32) e.load(2, it.lid, {j});
+      e.barrier(3, {j});
+      e.store(4, it.lid, {j});
+    }
+  };
+  MemoryWorkgroupSource source(range1(64, 64), buildTrace(range1(64, 64), program));
+  Scheduler scheduler(source, oneSm());
+  EXPECT_EQ(render(scheduler),
+            "c0 sm0 wg0 w0 s0 i1 load 0-31\n"
+            "c1 sm0 wg0 w1 s0 i1 load 32-63\n"
+            "c2 sm0 wg0 w0 s1 i3 barrier 0-31\n"
+            "c3 sm0 wg0 w1 s1 i2 load 32-63\n"
+            "c4 sm0 wg0 w1 s2 i3 barrier 32-63\n"
+            "c5 sm0 wg0 w0 s2 i4 store 0-31\n"
+            "c6 sm0 wg0 w1 s3 i4 store 32-63\n"
+            "c7 sm0 wg0 w0 s3 i1 load 0-31\n"
+            "c8 sm0 wg0 w1 s4 i1 load 32-63\n"
+            "c9 sm0 wg0 w0 s4 i3 barrier 0-31\n"
+            "c10 sm0 wg0 w1 s5 i2 load 32-63\n"
+            "c11 sm0 wg0 w1 s6 i3 barrier 32-63\n"
+            "c12 sm0 wg0 w0 s5 i4 store 0-31\n"
+            "c13 sm0 wg0 w1 s7 i4 store 32-63\n");
+  EXPECT_EQ(scheduler.diagnosticCount(), 0u);
+  EXPECT_EQ(scheduler.stats().barrierReleases, 2u);
+}
+
+TEST(IntraWarp, BarrierReachedByPartOfWorkgroupIsDiagnosedNotHung) {
+  auto program = [](const Item& it, Emit& e) {
+    e.load(1, it.lid);
+    if (it.lid >= 16) {
+      e.barrier(2);
+      e.load(3, it.lid);
+    }
+  };
+  MemoryWorkgroupSource source(range1(32, 32), buildTrace(range1(32, 32), program));
+  Scheduler scheduler(source, oneSm(Policy::Warp, 16));
+  EXPECT_EQ(render(scheduler),
+            "c0 sm0 wg0 w0 s0 i1 load 0-15\n"
+            "c1 sm0 wg0 w1 s0 i1 load 16-31\n"
+            "c2 sm0 wg0 w1 s1 i2 barrier 16-31\n"
+            "c3 sm0 wg0 w1 s2 i3 load 16-31\n");
+  ASSERT_EQ(scheduler.diagnostics().size(), 1u);
+  const Diagnostic& d = scheduler.diagnostics()[0];
+  EXPECT_EQ(d.kind, Diagnostic::Kind::PartialBarrier);
+  EXPECT_EQ(d.workgroup, 0u);
+  EXPECT_EQ(d.instruction, 2u);
+  EXPECT_EQ(d.message,
+            "workgroup 0: barrier (instruction 2, iteration []) reached by 16 of 32 work-items, "
+            "the other 16 had finished (this would deadlock on a GPU); released");
+}
+
+TEST(IntraWarp, DifferentBarriersAreDiagnosed) {
+  auto program = [](const Item& it, Emit& e) {
+    e.barrier(it.lid < 16 ? 2 : 3);
+    e.load(4, it.lid);
+  };
+  MemoryWorkgroupSource source(range1(32, 32), buildTrace(range1(32, 32), program));
+  Scheduler scheduler(source, oneSm());
+  EXPECT_EQ(render(scheduler),
+            "c0 sm0 wg0 w0 s0 i2 barrier 0-15\n"
+            "c1 sm0 wg0 w0 s1 i3 barrier 16-31\n"
+            "c2 sm0 wg0 w0 s2 i4 load 0-31\n");
+  ASSERT_EQ(scheduler.diagnostics().size(), 1u);
+  EXPECT_EQ(scheduler.diagnostics()[0].kind, Diagnostic::Kind::MismatchedBarrier);
+  EXPECT_EQ(scheduler.diagnostics()[0].message,
+            "workgroup 0: work-items wait at different barriers (instruction 2, iteration [] and "
+            "instruction 3, iteration []); released together");
+}
+
+TEST(IntraWarp, DiagnosticsAreCappedButCounted) {
+  auto program = [](const Item& it, Emit& e) {
+    if (it.lid == 0)
+      for (uint32_t j = 0; j < 5; ++j) e.barrier(1, {j});
+    else
+      e.load(2, it.lid);
+  };
+  SchedulerConfig config = oneSm();
+  config.maxDiagnostics = 2;
+  MemoryWorkgroupSource source(range1(4, 4), buildTrace(range1(4, 4), program));
+  Scheduler scheduler(source, config);
+  render(scheduler);
+  EXPECT_EQ(scheduler.diagnostics().size(), 2u);
+  EXPECT_EQ(scheduler.diagnosticCount(), 5u);
+}
+
+// ---------------------------------------------------------------------------------------
+// SM assignment
+
+TEST(SmAssignment, RefillExactlyWhenAWorkgroupEnds) {
+  // Five workgroups, two SMs holding one workgroup each; workgroup 1 is three steps long.
+  auto program = [](const Item& it, Emit& e) {
+    e.load(1, it.lid);
+    if (it.group == 1) {
+      e.load(2, it.lid);
+      e.load(3, it.lid);
+    }
+  };
+  SchedulerConfig config = oneSm(Policy::Warp, 4);
+  config.smCount = 2;
+  config.maxWorkgroupsPerSm = 1;
+  EXPECT_EQ(schedule(range1(20, 4), program, config),
+            "c0 sm0 wg0 w0 s0 i1 load 0-3\n"
+            "c0 sm1 wg1 w0 s0 i1 load 0-3\n"
+            "c1 sm0 wg2 w0 s0 i1 load 0-3\n"
+            "c1 sm1 wg1 w0 s1 i2 load 0-3\n"
+            "c2 sm0 wg3 w0 s0 i1 load 0-3\n"
+            "c2 sm1 wg1 w0 s2 i3 load 0-3\n"
+            "c3 sm0 wg4 w0 s0 i1 load 0-3\n");
+}
+
+TEST(SmAssignment, RoundRobinDealThenRefill) {
+  auto program = [](const Item& it, Emit& e) { e.load(1, it.lid); };
+  SchedulerConfig config = oneSm(Policy::Warp, 4);
+  config.smCount = 3;
+  config.maxWorkgroupsPerSm = 2;
+  EXPECT_EQ(schedule(range1(28, 4), program, config),
+            "c0 sm0 wg0 w0 s0 i1 load 0-3\n"
+            "c0 sm1 wg1 w0 s0 i1 load 0-3\n"
+            "c0 sm2 wg2 w0 s0 i1 load 0-3\n"
+            "c1 sm0 wg3 w0 s0 i1 load 0-3\n"
+            "c1 sm1 wg4 w0 s0 i1 load 0-3\n"
+            "c1 sm2 wg5 w0 s0 i1 load 0-3\n"
+            "c2 sm0 wg6 w0 s0 i1 load 0-3\n");
+}
+
+TEST(SmAssignment, ThreadLimit) {
+  auto program = [](const Item& it, Emit& e) {
+    e.load(1, it.lid);
+    e.load(2, it.lid);
+  };
+  SchedulerConfig config = oneSm(Policy::Warp, 4);
+  config.maxThreadsPerSm = 8;  // two workgroups of 4, although 8 workgroups would be allowed
+  EXPECT_EQ(schedule(range1(12, 4), program, config),
+            "c0 sm0 wg0 w0 s0 i1 load 0-3\n"
+            "c1 sm0 wg1 w0 s0 i1 load 0-3\n"
+            "c2 sm0 wg0 w0 s1 i2 load 0-3\n"
+            "c3 sm0 wg1 w0 s1 i2 load 0-3\n"
+            "c4 sm0 wg2 w0 s0 i1 load 0-3\n"
+            "c5 sm0 wg2 w0 s1 i2 load 0-3\n");
+}
+
+TEST(SmAssignment, EmptyWorkItemsAndEmptyWorkgroups) {
+  auto program = [](const Item& it, Emit& e) {
+    if (it.group != 1 && it.lid % 2 == 0) e.load(1, it.lid);
+  };
+  EXPECT_EQ(schedule(range1(12, 4), program, oneSm(Policy::Warp, 4)),
+            "c0 sm0 wg0 w0 s0 i1 load 0,2\n"
+            "c1 sm0 wg2 w0 s0 i1 load 0,2\n");
+  MemoryWorkgroupSource empty(range1(8, 4), std::vector<WorkItemTrace>{});
+  Scheduler scheduler(empty, oneSm());
+  EXPECT_EQ(render(scheduler), "");
+}
+
+// ---------------------------------------------------------------------------------------
+// Inter-warp orders and timing
+
+auto twoLoads = [](const Item& it, Emit& e) {
+  e.load(1, it.lid);
+  e.load(2, it.lid);
+};
+
+TEST(InterWarp, GreedyThenOldest) {
+  SchedulerConfig config = oneSm();
+  config.interWarp = InterWarpOrder::GreedyThenOldest;
+  EXPECT_EQ(schedule(range1(128, 64), twoLoads, config),
+            "c0 sm0 wg0 w0 s0 i1 load 0-31\n"
+            "c1 sm0 wg0 w0 s1 i2 load 0-31\n"
+            "c2 sm0 wg0 w1 s0 i1 load 32-63\n"
+            "c3 sm0 wg0 w1 s1 i2 load 32-63\n"
+            "c4 sm0 wg1 w0 s0 i1 load 0-31\n"
+            "c5 sm0 wg1 w0 s1 i2 load 0-31\n"
+            "c6 sm0 wg1 w1 s0 i1 load 32-63\n"
+            "c7 sm0 wg1 w1 s1 i2 load 32-63\n");
+}
+
+TEST(InterWarp, TwoLevel) {
+  SchedulerConfig config = oneSm();
+  config.interWarp = InterWarpOrder::TwoLevel;
+  config.twoLevelActiveWarps = 2;
+  EXPECT_EQ(schedule(range1(128, 64), twoLoads, config),
+            "c0 sm0 wg0 w0 s0 i1 load 0-31\n"
+            "c1 sm0 wg0 w1 s0 i1 load 32-63\n"
+            "c2 sm0 wg0 w0 s1 i2 load 0-31\n"
+            "c3 sm0 wg0 w1 s1 i2 load 32-63\n"
+            "c4 sm0 wg1 w0 s0 i1 load 0-31\n"
+            "c5 sm0 wg1 w1 s0 i1 load 32-63\n"
+            "c6 sm0 wg1 w0 s1 i2 load 0-31\n"
+            "c7 sm0 wg1 w1 s1 i2 load 32-63\n");
+}
+
+// Runs the schedule, delaying warp `key` until `until` right after its first step.
+std::string scheduleWithDelay(const NDRange& range, const Program& program,
+                              const SchedulerConfig& config, uint64_t key, uint64_t until) {
+  MemoryWorkgroupSource source(range, buildTrace(range, program));
+  Scheduler scheduler(source, config);
+  std::string out;
+  WarpStep s;
+  bool delayed = false;
+  while (scheduler.next(s)) {
+    out += stepText(s);
+    if (!delayed && s.warpKey == key) {
+      scheduler.delayWarp(key, until);
+      delayed = true;
+    }
+  }
+  return out;
+}
+
+TEST(Timing, DelayWarpChangesOrder) {
+  EXPECT_EQ(scheduleWithDelay(range1(64, 64), twoLoads, oneSm(), 0, 10),
+            "c0 sm0 wg0 w0 s0 i1 load 0-31\n"
+            "c1 sm0 wg0 w1 s0 i1 load 32-63\n"
+            "c2 sm0 wg0 w1 s1 i2 load 32-63\n"
+            "c10 sm0 wg0 w0 s1 i2 load 0-31\n");
+}
+
+TEST(Timing, DelayedSmFallsBehindOtherSms) {
+  auto threeLoads = [](const Item& it, Emit& e) {
+    for (uint32_t i = 1; i <= 3; ++i) e.load(i, it.lid);
+  };
+  SchedulerConfig config = oneSm();
+  config.smCount = 2;
+  EXPECT_EQ(scheduleWithDelay(range1(64, 32), threeLoads, config, 0, 2),
+            "c0 sm0 wg0 w0 s0 i1 load 0-31\n"
+            "c0 sm1 wg1 w0 s0 i1 load 0-31\n"
+            "c1 sm1 wg1 w0 s1 i2 load 0-31\n"
+            "c2 sm0 wg0 w0 s1 i2 load 0-31\n"
+            "c2 sm1 wg1 w0 s2 i3 load 0-31\n"
+            "c3 sm0 wg0 w0 s2 i3 load 0-31\n");
+}
+
+TEST(Timing, TwoLevelDemotesStalledWarps) {
+  SchedulerConfig config = oneSm();
+  config.interWarp = InterWarpOrder::TwoLevel;
+  config.twoLevelActiveWarps = 2;
+  EXPECT_EQ(scheduleWithDelay(range1(128, 64), twoLoads, config, 0, 100),
+            "c0 sm0 wg0 w0 s0 i1 load 0-31\n"
+            "c1 sm0 wg0 w1 s0 i1 load 32-63\n"
+            "c2 sm0 wg1 w0 s0 i1 load 0-31\n"
+            "c3 sm0 wg0 w1 s1 i2 load 32-63\n"
+            "c4 sm0 wg1 w0 s1 i2 load 0-31\n"
+            "c5 sm0 wg1 w1 s0 i1 load 32-63\n"
+            "c6 sm0 wg1 w1 s1 i2 load 32-63\n"
+            "c100 sm0 wg0 w0 s1 i2 load 0-31\n");
+  // The same delay under loose round-robin.
+  EXPECT_EQ(scheduleWithDelay(range1(128, 64), twoLoads, oneSm(), 0, 100),
+            "c0 sm0 wg0 w0 s0 i1 load 0-31\n"
+            "c1 sm0 wg1 w0 s0 i1 load 0-31\n"
+            "c2 sm0 wg0 w1 s0 i1 load 32-63\n"
+            "c3 sm0 wg1 w1 s0 i1 load 32-63\n"
+            "c4 sm0 wg1 w0 s1 i2 load 0-31\n"
+            "c5 sm0 wg0 w1 s1 i2 load 32-63\n"
+            "c6 sm0 wg1 w1 s1 i2 load 32-63\n"
+            "c100 sm0 wg0 w0 s1 i2 load 0-31\n");
+}
+
+TEST(Timing, DelayWarpKeys) {
+  MemoryWorkgroupSource source(range1(64, 32), buildTrace(range1(64, 32), twoLoads));
+  SchedulerConfig config = oneSm();
+  config.maxWorkgroupsPerSm = 1;
+  Scheduler scheduler(source, config);
+  EXPECT_THROW(scheduler.delayWarp(0, 5), std::invalid_argument);  // nothing issued yet
+  WarpStep s;
+  ASSERT_TRUE(scheduler.next(s));
+  EXPECT_THROW(scheduler.delayWarp(1, 5), std::invalid_argument);  // workgroup 1 not loaded
+  ASSERT_TRUE(scheduler.next(s));                                  // wg0 finishes
+  scheduler.delayWarp(0, 1000);                                    // finished: ignored
+  ASSERT_TRUE(scheduler.next(s));
+  EXPECT_EQ(stepText(s), "c2 sm0 wg1 w0 s0 i1 load 0-31\n");
+  scheduler.delayWarp(1, 1);  // earlier than already allowed: no effect
+  ASSERT_TRUE(scheduler.next(s));
+  EXPECT_EQ(stepText(s), "c3 sm0 wg1 w0 s1 i2 load 0-31\n");
+  EXPECT_FALSE(scheduler.next(s));
+  EXPECT_FALSE(scheduler.next(s));
+}
+
+// ---------------------------------------------------------------------------------------
+// Naive policies
+
+auto tinyNaive = [](const Item& it, Emit& e) {
+  const uint32_t counts[3] = {2, 1, 3};
+  for (uint32_t i = 0; i < counts[it.lid]; ++i) e.load(i + 1, 10 * (it.lid + 1) + i);
+};
+
+TEST(NaivePolicies, Sequential) {
+  EXPECT_EQ(schedule(range1(3, 3), tinyNaive, oneSm(Policy::Sequential)),
+            "c0 sm0 wg0 w0 s0 i1 load 0\n"
+            "c1 sm0 wg0 w0 s1 i2 load 0\n"
+            "c2 sm0 wg0 w0 s2 i1 load 1\n"
+            "c3 sm0 wg0 w0 s3 i1 load 2\n"
+            "c4 sm0 wg0 w0 s4 i2 load 2\n"
+            "c5 sm0 wg0 w0 s5 i3 load 2\n");
+}
+
+TEST(NaivePolicies, RoundRobin) {
+  EXPECT_EQ(schedule(range1(3, 3), tinyNaive, oneSm(Policy::RoundRobin)),
+            "c0 sm0 wg0 w0 s0 i1 load 0\n"
+            "c1 sm0 wg0 w0 s1 i1 load 1\n"
+            "c2 sm0 wg0 w0 s2 i1 load 2\n"
+            "c3 sm0 wg0 w0 s3 i2 load 0\n"
+            "c4 sm0 wg0 w0 s4 i2 load 2\n"
+            "c5 sm0 wg0 w0 s5 i3 load 2\n");
+}
+
+TEST(NaivePolicies, RandomIsSeededAndKeepsThreadOrder) {
+  auto program = [](const Item& it, Emit& e) {
+    for (uint32_t i = 0; i < 4; ++i) e.load(i + 1, 100 * it.lid + i);
+  };
+  SchedulerConfig config = oneSm(Policy::Random);
+  config.seed = 7;
+  const std::string a = schedule(range1(8, 8), program, config, true);
+  EXPECT_EQ(a, schedule(range1(8, 8), program, config, true));
+  config.seed = 8;
+  EXPECT_NE(a, schedule(range1(8, 8), program, config, true));
+
+  // Every thread's records come out in its own order, one lane per step.
+  MemoryWorkgroupSource source(range1(8, 8), buildTrace(range1(8, 8), program));
+  Scheduler scheduler(source, config);
+  std::vector<uint32_t> nextOf(8, 0);
+  WarpStep s;
+  uint64_t steps = 0;
+  while (scheduler.next(s)) {
+    ASSERT_EQ(s.lanes.size(), 1u);
+    const uint32_t t = s.lanes[0].localThread;
+    EXPECT_EQ(s.lanes[0].address, 100u * t + nextOf[t]);
+    ++nextOf[t];
+    ++steps;
+  }
+  EXPECT_EQ(steps, 32u);
+  EXPECT_EQ(scheduler.info().laneWidth, 1u);
+}
+
+TEST(NaivePolicies, BarrierHoldsThreadsOfTheWorkgroup) {
+  auto program = [](const Item& it, Emit& e) {
+    e.load(1, it.lid);
+    e.barrier(2);
+    e.load(3, it.lid);
+  };
+  EXPECT_EQ(schedule(range1(2, 2), program, oneSm(Policy::Sequential)),
+            "c0 sm0 wg0 w0 s0 i1 load 0\n"
+            "c1 sm0 wg0 w0 s1 i2 barrier 0\n"
+            "c2 sm0 wg0 w0 s2 i1 load 1\n"
+            "c3 sm0 wg0 w0 s3 i2 barrier 1\n"
+            "c4 sm0 wg0 w0 s4 i3 load 1\n"
+            "c5 sm0 wg0 w0 s5 i3 load 0\n");
+  EXPECT_EQ(schedule(range1(2, 2), program, oneSm(Policy::RoundRobin)),
+            "c0 sm0 wg0 w0 s0 i1 load 0\n"
+            "c1 sm0 wg0 w0 s1 i1 load 1\n"
+            "c2 sm0 wg0 w0 s2 i2 barrier 0\n"
+            "c3 sm0 wg0 w0 s3 i2 barrier 1\n"
+            "c4 sm0 wg0 w0 s4 i3 load 0\n"
+            "c5 sm0 wg0 w0 s5 i3 load 1\n");
+}
+
+// ---------------------------------------------------------------------------------------
+// Determinism
+
+// Loops, divergence and a barrier in a loop over a 2D launch.
+auto busyProgram = [](const Item& it, Emit& e) {
+  const uint64_t g = it.global[1] * 64 + it.global[0];
+  for (uint32_t j = 0; j < 3; ++j) {
+    for (uint32_t i = 0; i < (it.lid * 7 + j) % 5; ++i)
+      e.load(1, 0x1000 + 4 * (g + 64 * i), {j, i});
+    if (it.lid % 3 == 0) e.store(2, 0x9000 + 4 * g, {j});
+    e.barrier(3, {j});
+    e.access(AccessKind::Atomic, 4, 0x20000 + 4 * (g % 8), {j});
+  }
+};
+
+TEST(Determinism, SameTraceTwiceAndWorkItemOrderDoNotMatter) {
+  const NDRange range = range2(24, 12, 12, 6);  // 4 workgroups of 72: warps 32 + 32 + 8
+  SchedulerConfig config;
+  config.smCount = 2;
+  config.maxWorkgroupsPerSm = 1;
+  const std::string first = schedule(range, busyProgram, config, true);
+  EXPECT_EQ(first, schedule(range, busyProgram, config, true));
+  EXPECT_GT(first.size(), 1000u);
+
+  // The same records given as work-items in a shuffled order.
+  const auto fileOrder = buildTrace(range, busyProgram);
+  std::vector<WorkItemTrace> items;
+  uint64_t index = 0;
+  buildTrace(range, [&](const Item& it, Emit&) {
+    items.push_back(WorkItemTrace{it.global, fileOrder[index++]});
+  });
+  std::mt19937 rng(1234);
+  std::shuffle(items.begin(), items.end(), rng);
+  MemoryWorkgroupSource shuffled(range, std::move(items));
+  Scheduler scheduler(shuffled, config);
+  EXPECT_EQ(render(scheduler, true), first);
+}
+
+}  // namespace
+}  // namespace cltrace::sched::test
