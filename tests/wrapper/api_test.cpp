@@ -1,0 +1,46 @@
+// The C++ host API: a plain and a traced launch of the same kernel give the same results;
+// the traced one writes the trace with the counts derived by hand.
+#include "cltrace/wrapper/api.h"
+#include "test_support.h"
+
+using namespace cltrace;
+
+TEST(Api, TracedLaunchIsOneOption) {
+  const char* src = R"CL(
+  __kernel void saxpy(__global const float* x, __global float* y, float a, __local float* tmp) {
+    size_t i = get_global_id(0);
+    tmp[get_local_id(0)] = x[i];
+    y[i] = a * tmp[get_local_id(0)] + y[i];
+  })CL";
+  api::Context ctx;
+  api::Program prog(ctx, src);
+  prog.build();
+  api::Kernel k(prog, "saxpy");
+  std::vector<float> x(64), y(64, 1.0f);
+  for (int i = 0; i < 64; ++i) x[i] = float(i);
+  api::Buffer bx(ctx, CL_MEM_READ_ONLY, 256, x.data()), by(ctx, CL_MEM_READ_WRITE, 256, y.data());
+  api::Buffer by2(ctx, CL_MEM_READ_WRITE, 256, y.data());
+  k.setArg(0, bx);
+  k.setArg(1, by);
+  k.setArg(2, 2.0f);
+  k.setArg(3, api::LocalSpace{16 * sizeof(float)});
+  api::CommandQueue q(ctx);
+  EXPECT_FALSE(q.enqueueNDRangeKernel(k, {64}, {16}).has_value());
+  k.setArg(1, by2);
+  std::string path = test::tempPath("api");
+  auto result = q.enqueueNDRangeKernel(k, {64}, {16}, api::Trace{path});
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->header.recordCount, 64u * 3u);  // load x, load y, store y
+  std::vector<float> plain(64), traced(64);
+  q.read(by, plain.data(), 256);
+  q.read(by2, traced.data(), 256);
+  EXPECT_EQ(plain, traced);
+  EXPECT_EQ(traced[10], 21.0f);
+  test::WholeTrace t = test::readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 64u);
+  // x at 0, y (by2) at 256: item 5 loads x[5], loads y[5], stores y[5].
+  EXPECT_EQ(t.workItems[5][0].address, 20u);
+  EXPECT_EQ(t.workItems[5][1].address, 256u + 20u);
+  EXPECT_EQ(t.workItems[5][2].kind, uint8_t(AccessKind::Store));
+  std::filesystem::remove(path);
+}

@@ -1,0 +1,138 @@
+// A small C++ host API in the shape of the Khronos C++ bindings (Context, Program, Kernel,
+// CommandQueue, Buffer), where tracing a launch is one option of enqueueNDRangeKernel:
+//
+//   cltrace::api::Context ctx;                       // default device
+//   cltrace::api::Program prog(ctx, source);  prog.build("-DN=64");
+//   cltrace::api::Kernel k(prog, "mm");
+//   cltrace::api::Buffer a(ctx, CL_MEM_READ_WRITE, bytes, host);
+//   k.setArg(0, a);  k.setArg(3, 64);
+//   cltrace::api::CommandQueue q(ctx);
+//   q.enqueueNDRangeKernel(k, {64, 64}, {16, 16});                   // plain launch
+//   q.enqueueNDRangeKernel(k, {64, 64}, {16, 16}, {"mm.cltrace"});   // traced launch
+//
+// Errors throw OpenCLError / TraceError / passes::InstrumentError with a message.
+#pragma once
+
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cltrace/wrapper/traced_kernel.h"
+
+namespace cltrace::api {
+
+using wrapper::LaunchOptions;
+using wrapper::LaunchResult;
+
+class Context {
+ public:
+  Context();  // the first device of any platform
+  explicit Context(cl_device_id device);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  cl_context get() const { return context_; }
+  cl_device_id device() const { return device_; }
+
+ private:
+  cl_device_id device_;
+  cl_context context_;
+};
+
+class Buffer {
+ public:
+  Buffer(Context& ctx, cl_mem_flags flags, size_t bytes, void* host = nullptr);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  cl_mem get() const { return mem_; }
+  size_t size() const { return size_; }
+
+ private:
+  cl_mem mem_;
+  size_t size_;
+};
+
+// A __local argument of `bytes` bytes.
+struct LocalSpace {
+  size_t bytes;
+};
+
+class Program {
+ public:
+  Program(Context& ctx, std::string source);
+  ~Program();
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+  // Builds for the context's device; throws with the build log.
+  void build(const std::string& options = "");
+  cl_program get() const { return program_; }
+  Context& context() const { return ctx_; }
+  const std::string& source() const { return source_; }
+  const std::string& options() const { return options_; }
+
+ private:
+  Context& ctx_;
+  std::string source_, options_;
+  cl_program program_;
+};
+
+class Kernel {
+ public:
+  Kernel(Program& program, const std::string& name);
+  ~Kernel();
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  void setArg(cl_uint index, const Buffer& buffer);
+  void setArg(cl_uint index, LocalSpace local);
+  template <typename T>
+  void setArg(cl_uint index, const T& value) {
+    setArgBytes(index, &value, sizeof(T));
+  }
+  cl_kernel get() const { return kernel_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  friend class CommandQueue;
+  void setArgBytes(cl_uint index, const void* data, size_t size);
+  void bind(cl_uint index, wrapper::ArgBinding binding);
+  wrapper::TracedKernel& traced();  // instrumented on first use, then reused
+
+  Program& program_;
+  std::string name_;
+  cl_kernel kernel_;
+  std::vector<wrapper::ArgBinding> args_;
+  std::unique_ptr<wrapper::TracedKernel> traced_;
+};
+
+// Where a traced launch writes its trace, and how.
+struct Trace {
+  std::string path;
+  LaunchOptions options = {};
+};
+
+class CommandQueue {
+ public:
+  explicit CommandQueue(Context& ctx);
+  ~CommandQueue();
+  CommandQueue(const CommandQueue&) = delete;
+  CommandQueue& operator=(const CommandQueue&) = delete;
+  cl_command_queue get() const { return queue_; }
+
+  void write(Buffer& b, const void* data, size_t bytes);
+  void read(const Buffer& b, void* data, size_t bytes);
+  void finish();
+  // Plain launch when `trace` is empty; otherwise a traced launch whose result is returned.
+  std::optional<LaunchResult> enqueueNDRangeKernel(Kernel& k, std::vector<size_t> global,
+                                                   std::vector<size_t> local,
+                                                   std::optional<Trace> trace = std::nullopt,
+                                                   std::vector<size_t> offset = {});
+
+ private:
+  cl_command_queue queue_;
+};
+
+}  // namespace cltrace::api

@@ -1,0 +1,134 @@
+#include "cltrace/wrapper/api.h"
+
+namespace cltrace::api {
+
+using wrapper::check;
+
+Context::Context() : Context(wrapper::defaultDevice()) {}
+
+Context::Context(cl_device_id device) : device_(device) {
+  cl_int err = CL_SUCCESS;
+  context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
+  check(err, "clCreateContext");
+}
+
+Context::~Context() { clReleaseContext(context_); }
+
+Buffer::Buffer(Context& ctx, cl_mem_flags flags, size_t bytes, void* host) : size_(bytes) {
+  cl_int err = CL_SUCCESS;
+  if (host) flags |= CL_MEM_COPY_HOST_PTR;
+  mem_ = clCreateBuffer(ctx.get(), flags, bytes, host, &err);
+  check(err, "clCreateBuffer");
+}
+
+Buffer::~Buffer() { clReleaseMemObject(mem_); }
+
+Program::Program(Context& ctx, std::string source) : ctx_(ctx), source_(std::move(source)) {
+  cl_int err = CL_SUCCESS;
+  const char* text = source_.c_str();
+  program_ = clCreateProgramWithSource(ctx.get(), 1, &text, nullptr, &err);
+  check(err, "clCreateProgramWithSource");
+}
+
+Program::~Program() { clReleaseProgram(program_); }
+
+void Program::build(const std::string& options) {
+  options_ = options;
+  cl_device_id device = ctx_.device();
+  cl_int err = clBuildProgram(program_, 1, &device, options.c_str(), nullptr, nullptr);
+  if (err != CL_SUCCESS) {
+    size_t size = 0;
+    clGetProgramBuildInfo(program_, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
+    std::string log(size, '\0');
+    clGetProgramBuildInfo(program_, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+    throw wrapper::OpenCLError("clBuildProgram:\n" + log + "\n", err);
+  }
+}
+
+Kernel::Kernel(Program& program, const std::string& name) : program_(program), name_(name) {
+  cl_int err = CL_SUCCESS;
+  kernel_ = clCreateKernel(program.get(), name.c_str(), &err);
+  check(err, ("clCreateKernel(" + name + ")").c_str());
+  cl_uint n = 0;
+  check(clGetKernelInfo(kernel_, CL_KERNEL_NUM_ARGS, sizeof n, &n, nullptr), "clGetKernelInfo");
+  args_.resize(n);
+}
+
+Kernel::~Kernel() { clReleaseKernel(kernel_); }
+
+void Kernel::bind(cl_uint index, wrapper::ArgBinding binding) {
+  if (index >= args_.size())
+    throw wrapper::OpenCLError("setting argument " + std::to_string(index) + " of " + name_, CL_INVALID_ARG_INDEX);
+  args_[index] = std::move(binding);
+}
+
+void Kernel::setArg(cl_uint index, const Buffer& buffer) {
+  cl_mem m = buffer.get();
+  check(clSetKernelArg(kernel_, index, sizeof m, &m), "clSetKernelArg");
+  bind(index, wrapper::ArgBinding::ofBuffer(m));
+}
+
+void Kernel::setArg(cl_uint index, LocalSpace local) {
+  check(clSetKernelArg(kernel_, index, local.bytes, nullptr), "clSetKernelArg");
+  bind(index, wrapper::ArgBinding::ofLocal(local.bytes));
+}
+
+void Kernel::setArgBytes(cl_uint index, const void* data, size_t size) {
+  check(clSetKernelArg(kernel_, index, size, data), "clSetKernelArg");
+  bind(index, wrapper::ArgBinding::ofScalar(data, size));
+}
+
+wrapper::TracedKernel& Kernel::traced() {
+  if (!traced_) {
+    Context& ctx = program_.context();
+    traced_ = std::make_unique<wrapper::TracedKernel>(
+        ctx.get(), ctx.device(),
+        passes::instrumentSource(program_.source(), name_, passes::splitOptions(program_.options())));
+  }
+  return *traced_;
+}
+
+CommandQueue::CommandQueue(Context& ctx) {
+  cl_int err = CL_SUCCESS;
+  queue_ = clCreateCommandQueueWithProperties(ctx.get(), ctx.device(), nullptr, &err);
+  check(err, "clCreateCommandQueueWithProperties");
+}
+
+CommandQueue::~CommandQueue() { clReleaseCommandQueue(queue_); }
+
+void CommandQueue::write(Buffer& b, const void* data, size_t bytes) {
+  check(clEnqueueWriteBuffer(queue_, b.get(), CL_TRUE, 0, bytes, data, 0, nullptr, nullptr), "clEnqueueWriteBuffer");
+}
+
+void CommandQueue::read(const Buffer& b, void* data, size_t bytes) {
+  check(clEnqueueReadBuffer(queue_, b.get(), CL_TRUE, 0, bytes, data, 0, nullptr, nullptr), "clEnqueueReadBuffer");
+}
+
+void CommandQueue::finish() { check(clFinish(queue_), "clFinish"); }
+
+std::optional<LaunchResult> CommandQueue::enqueueNDRangeKernel(Kernel& k, std::vector<size_t> global,
+                                                               std::vector<size_t> local,
+                                                               std::optional<Trace> trace,
+                                                               std::vector<size_t> offset) {
+  if (global.empty() || global.size() > 3 || local.size() != global.size() ||
+      (!offset.empty() && offset.size() != global.size()))
+    throw wrapper::TraceError("enqueueNDRangeKernel: global needs 1 to 3 sizes, local and offset as many");
+  if (!trace) {
+    check(clEnqueueNDRangeKernel(queue_, k.get(), static_cast<cl_uint>(global.size()),
+                                 offset.empty() ? nullptr : offset.data(), global.data(), local.data(), 0,
+                                 nullptr, nullptr),
+          "clEnqueueNDRangeKernel");
+    return std::nullopt;
+  }
+  NDRange r;
+  r.dims = static_cast<uint32_t>(global.size());
+  for (size_t d = 0; d < global.size(); ++d) {
+    r.global[d] = global[d];
+    r.local[d] = local[d];
+    r.offset[d] = offset.empty() ? 0 : offset[d];
+  }
+  finish();
+  return k.traced().launch(queue_, k.args_, r, trace->path, trace->options);
+}
+
+}  // namespace cltrace::api
