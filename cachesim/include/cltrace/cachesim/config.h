@@ -1,0 +1,100 @@
+// Configuration of the L1 cache simulator: named keys, presets, JSON files, KEY=VALUE overrides.
+//
+// Every key, its default and its meaning is listed in docs/cachesim.md. Invalid values and
+// unknown keys throw std::invalid_argument whose message names the key.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace cltrace::cachesim {
+
+enum class SetIndexFunction : uint8_t { Linear, FermiXor };
+enum class Replacement : uint8_t { LRU, LFU, MFU, MRU, Random };
+enum class WritePolicy : uint8_t {
+  WriteThroughNoAllocate,  // "wtna": Fermi global memory; stores never allocate
+  WriteBackAllocate,       // "wbwa": stores allocate, dirty lines are written back on eviction
+};
+
+// Which SM's L1 the simulator models (`sm` key).
+struct SmSelection {
+  enum class Kind : uint8_t { Index, All, Random };
+  Kind kind = Kind::Index;
+  uint32_t index = 0;  // for Kind::Index
+};
+
+const char* toString(SetIndexFunction f);
+const char* toString(Replacement r);
+const char* toString(WritePolicy w);
+std::string toString(const SmSelection& s);
+
+struct Config {
+  std::string presetName = "gtx480-16k";  // informational: the preset this config started from
+
+  // Geometry.
+  uint64_t size = 16 * 1024;  // bytes
+  uint32_t lineSize = 128;    // bytes, power of two
+  uint32_t associativity = 4;
+  SetIndexFunction setIndex = SetIndexFunction::FermiXor;
+  Replacement replacement = Replacement::LRU;
+  WritePolicy writePolicy = WritePolicy::WriteThroughNoAllocate;
+
+  // Timing model (paper: minimum latency + half-normal jitter, MSHRs).
+  bool timing = true;
+  uint32_t mshrs = 64;         // per SM; 0 = unlimited
+  uint32_t mshrsPerWarp = 6;   // per warp; 0 = unlimited
+  uint64_t minLatency = 100;   // cycles from a miss until its line is filled
+  double latencySigma = 5.0;   // sigma of the half-normal jitter added to minLatency
+  uint64_t hitLatency = 0;     // cycles a warp waits after a step that only hit
+
+  // GPU and scheduler (the scheduler reads these; the simulator uses smCount and warpSize).
+  uint32_t smCount = 15;
+  uint32_t maxWorkgroupsPerSm = 8;
+  uint32_t maxThreadsPerSm = 1536;
+  uint32_t warpSize = 32;
+  std::string scheduling = "warp";  // scheduling policy name, passed to the scheduler
+
+  // What to simulate.
+  SmSelection sm;         // one SM, every SM ("all"), or one chosen at random per run
+  uint32_t runs = 1;      // repetitions with seeds seed, seed+1, ...
+  uint64_t seed = 1;
+  bool classify = true;   // reuse-distance tracking: cold/capacity/conflict split + histogram
+
+  // Derived values (valid after validate()).
+  uint32_t sets() const {
+    uint64_t per = uint64_t(lineSize) * associativity;
+    return per == 0 ? 0 : static_cast<uint32_t>(size / per);
+  }
+  uint64_t lines() const { return lineSize == 0 ? 0 : size / lineSize; }
+
+  // Sets one key from its textual form (as in KEY=VALUE). Throws std::invalid_argument.
+  void set(const std::string& key, const std::string& value);
+  // Sets one key from a JSON value (number, string or boolean). Throws std::invalid_argument.
+  void set(const std::string& key, const nlohmann::json& value);
+  // Applies "KEY=VALUE". Throws std::invalid_argument.
+  void applyOverride(const std::string& keyEqualsValue);
+  // Checks the combination of values; the message names the offending key.
+  void validate() const;
+
+  // Every key with its current value, plus derived "sets" and "lines".
+  nlohmann::json toJson() const;
+
+  // Presets: gtx480-16k (default), gtx480-48k, gtx470-16k, gtx470-48k.
+  static Config fromPreset(const std::string& name);
+  static const std::vector<std::string>& presetNames();
+  // The configuration keys, in documentation order.
+  static const std::vector<std::string>& keys();
+  // A JSON object of keys; an optional "preset" key selects the base (default gtx480-16k).
+  static Config fromJson(const nlohmann::json& object);
+  // Reads fromJson() from a file. Errors name the file (and the key).
+  static Config fromJsonFile(const std::string& path);
+};
+
+// Loads `presetOrFile` (a preset name, or a path to a .json file; empty = default preset),
+// applies the KEY=VALUE overrides in order and validates the result.
+Config loadConfig(const std::string& presetOrFile, const std::vector<std::string>& overrides = {});
+
+}  // namespace cltrace::cachesim

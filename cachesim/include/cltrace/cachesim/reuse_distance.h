@@ -1,0 +1,135 @@
+// Reuse distance (stack distance) at line granularity in O(log n) per access.
+//
+// The distance of an access is the number of distinct lines touched since the previous access
+// to the same line (infinite for the first access). Method (Bennett-Kruskal style): every line
+// keeps the timestamp of its latest access; a bitmap over timestamps marks the latest access of
+// each line, and the distance is the number of marks after the line's previous timestamp.
+// Counting uses popcounts for nearby timestamps and a Fenwick tree over 64-bit bitmap words
+// for distant ones. When the timestamps run out, the live marks are renumbered 0..n-1
+// (compaction), so memory is proportional to the number of distinct lines, not to the length
+// of the trace.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace cltrace::cachesim {
+
+// Portable popcount (the x86-64 baseline has no POPCNT instruction; the builtin then calls
+// a slow library routine).
+inline uint32_t popcount64(uint64_t x) {
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+  return static_cast<uint32_t>((x * 0x0101010101010101ull) >> 56);
+}
+
+class ReuseDistanceTracker {
+ public:
+  static constexpr uint64_t kInfinite = ~uint64_t(0);
+
+  // `initialTimestamps`: size of the timestamp window before the first compaction (rounded up
+  // to a multiple of 64, at least 64).
+  explicit ReuseDistanceTracker(uint32_t initialTimestamps = 1u << 16);
+
+  // Records an access to `line` and returns its reuse distance (kInfinite on first access).
+  uint64_t access(uint64_t line) {
+    if (now_ == capacity_) compact();
+    const uint64_t key = line + 1;
+    size_t slot = findSlot(key);
+    uint64_t distance;
+    if (table_[slot].key == key) {
+      uint32_t p = table_[slot].stamp;
+      distance = marksAfter(p);
+      words_[p >> 6] &= ~(uint64_t(1) << (p & 63));
+      if ((p >> 6) < (now_ >> 6)) treeAdd(p >> 6, -1);
+    } else {
+      distance = kInfinite;
+      table_[slot].key = key;
+      ++live_;
+      if (live_ * 5 > table_.size() * 3) {  // load factor 0.6
+        growTable();
+        slot = findSlot(key);
+      }
+    }
+    table_[slot].stamp = now_;
+    words_[now_ >> 6] |= uint64_t(1) << (now_ & 63);
+    ++now_;
+    if ((now_ & 63) == 0) {  // the word just completed joins the tree
+      uint32_t w = (now_ >> 6) - 1;
+      treeAdd(w, popcount64(words_[w]));
+    }
+    return distance;
+  }
+
+  // Distinct lines seen so far.
+  uint64_t distinctLines() const { return live_; }
+  // Bytes held by the tracker's tables.
+  size_t memoryBytes() const;
+  // Number of compactions so far (for tests).
+  uint64_t compactions() const { return compactions_; }
+  void clear();
+
+ private:
+  struct Entry {
+    uint64_t key;    // line + 1; 0 = empty
+    uint32_t stamp;  // latest timestamp of the line
+    uint32_t unused;
+  };
+
+  // Slot holding `key`, or the empty slot where it goes (linear probing). The hash keeps
+  // groups of 4 consecutive lines in one 64-byte block of the table, so streaming and nearby
+  // accesses share cache lines; the group number is mixed so strided patterns spread out.
+  size_t findSlot(uint64_t key) const {
+    const size_t mask = table_.size() - 1;
+    const uint64_t line = key - 1;
+    size_t i = static_cast<size_t>((((line >> 2) * 0x9E3779B97F4A7C15ull) >> hashShift_) << 2 | (line & 3)) & mask;
+    while (table_[i].key != 0 && table_[i].key != key) i = (i + 1) & mask;
+    return i;
+  }
+
+  void treeAdd(uint32_t word, int64_t delta) {
+    const size_t n = tree_.size();
+    for (size_t i = size_t(word) + 1; i < n; i += i & (~i + 1))
+      tree_[i] = static_cast<uint32_t>(int64_t(tree_[i]) + delta);
+  }
+
+  uint64_t treePrefix(uint32_t words) const {  // marks in words [0, words)
+    uint64_t sum = 0;
+    for (size_t i = words; i > 0; i -= i & (~i + 1)) sum += tree_[i];
+    return sum;
+  }
+
+  // Marks in (stamp, now): the distinct lines touched since `stamp`.
+  uint64_t marksAfter(uint32_t stamp) const {
+    const uint32_t wp = stamp >> 6;
+    const uint32_t wn = now_ >> 6;  // current (incomplete) word; its bits >= now_ are clear
+    const uint64_t above = (stamp & 63) == 63 ? 0 : (~uint64_t(0) << ((stamp & 63) + 1));
+    const uint64_t first = popcount64(words_[wp] & above);
+    if (wn - wp <= 4) {
+      uint64_t n = first;
+      for (uint32_t w = wp + 1; w <= wn; ++w) n += popcount64(words_[w]);
+      return n;
+    }
+    // Every mark is older than now_: marks after `stamp` = all marks - marks at or before it.
+    return live_ - (treePrefix(wp) + popcount64(words_[wp]) - first);
+  }
+
+  void growTable();
+  void compact();
+
+  std::vector<Entry> table_;  // power-of-two size
+  uint32_t hashShift_ = 0;    // 64 - log2(table size / 4)
+  uint64_t live_ = 0;
+
+  // Timeline.
+  uint32_t initial_;
+  uint32_t capacity_ = 0;        // timestamps available (multiple of 64)
+  uint32_t now_ = 0;             // next timestamp
+  std::vector<uint64_t> words_;  // bit t set: t is the latest access of some line; one spare word
+  std::vector<uint32_t> tree_;   // Fenwick tree (1-based) over popcounts of completed words
+  uint64_t compactions_ = 0;
+};
+
+}  // namespace cltrace::cachesim

@@ -1,0 +1,190 @@
+// One SM's L1 data cache: tags and replacement, write policy, MSHRs, miss latency and the
+// reuse-distance classification of misses. It takes coalesced line requests; the Simulator
+// (simulator.h) turns warp steps into such requests and drives the scheduler.
+//
+// Timing model (Config::timing):
+//  - A read miss allocates its line at once (evicting a victim) and marks it pending; the data
+//    arrives minLatency + |N(0, latencySigma^2)| cycles later (rounded to whole cycles).
+//  - A read of a pending line is a latency miss: no new memory request; it merges into the
+//    line's MSHR and the warp waits for that line's fill.
+//  - A read miss needs a free MSHR: at most `mshrs` in flight per SM and `mshrsPerWarp` per warp
+//    (entries are owned by the warp whose miss allocated them; merging takes no entry). It also
+//    needs a way that is not pending. Otherwise the request stalls (counted in misses.mshr),
+//    nothing changes, and RequestResult::readyCycle says when to retry: the earliest fill that can
+//    free what was missing.
+//  - Stores never use MSHRs and never delay a warp.
+// With timing off every miss fills at once: no latency misses, no MSHR stalls.
+//
+// Miss classification (classify on): the request's reuse distance d is computed over every
+// request this L1 accepted that touches its state (reads; writes too under write-back
+// write-allocate). A read miss is cold when d is infinite, capacity when d >= the cache's
+// number of lines (a fully associative LRU cache of the same size would miss), otherwise
+// conflict. Latency misses and MSHR stalls are counted apart and are not read misses.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "cltrace/cachesim/cache.h"
+#include "cltrace/cachesim/config.h"
+#include "cltrace/cachesim/reuse_distance.h"
+#include "cltrace/cachesim/rng.h"
+#include "cltrace/cachesim/set_index.h"
+#include "cltrace/cachesim/stats.h"
+
+namespace cltrace::cachesim {
+
+enum class Outcome : uint8_t {
+  Hit,           // read hit
+  Miss,          // read miss when classification is off
+  ColdMiss,      // read misses (go to memory)
+  CapacityMiss,
+  ConflictMiss,
+  LatencyMiss,   // read of a line whose data is still in flight
+  MshrStall,     // read could not be accepted; retry at readyCycle
+  WriteHit,
+  WriteMiss,
+  Bypass,        // atomics and constant loads (reported by the Simulator's callback only)
+};
+const char* toString(Outcome o);
+inline bool isReadMiss(Outcome o) {
+  return o == Outcome::Miss || o == Outcome::ColdMiss || o == Outcome::CapacityMiss || o == Outcome::ConflictMiss;
+}
+
+struct RequestResult {
+  Outcome outcome = Outcome::Hit;
+  // Reads: the cycle from which the warp has this line's data (hit: cycle + hitLatency; miss
+  // and latency miss: the line's fill cycle). MshrStall: the cycle to retry at. Writes: cycle.
+  uint64_t readyCycle = 0;
+  uint64_t reuseDistance = ReuseDistanceTracker::kInfinite;  // kInfinite also when not tracked
+  uint32_t set = 0;
+};
+
+// Counts per key with no allocation per update (MSHRs held per warp): open addressing with
+// linear probing and backward-shift deletion; a key whose count drops to 0 is removed.
+class FlatCounter {
+ public:
+  FlatCounter() : slots_(16) {}
+  uint32_t get(uint64_t key) const {
+    for (size_t i = home(key);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i].count == 0) return 0;
+      if (slots_[i].key == key) return slots_[i].count;
+    }
+  }
+  void increment(uint64_t key) {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    for (size_t i = home(key);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i].count == 0) {
+        slots_[i] = Slot{key, 1};
+        ++size_;
+        return;
+      }
+      if (slots_[i].key == key) {
+        ++slots_[i].count;
+        return;
+      }
+    }
+  }
+  void decrement(uint64_t key) {
+    const size_t mask = slots_.size() - 1;
+    size_t i = home(key);
+    while (slots_[i].count != 0 && slots_[i].key != key) i = (i + 1) & mask;
+    if (slots_[i].count == 0 || --slots_[i].count != 0) return;
+    // Remove slot i, shifting later members of the probe run back.
+    --size_;
+    for (size_t j = (i + 1) & mask; slots_[j].count != 0; j = (j + 1) & mask) {
+      size_t h = home(slots_[j].key);
+      if (((j - h) & mask) >= ((j - i) & mask)) {
+        slots_[i] = slots_[j];
+        i = j;
+      }
+    }
+    slots_[i] = Slot{};
+  }
+
+ private:
+  struct Slot {
+    uint64_t key = 0;
+    uint32_t count = 0;  // 0 = empty
+  };
+  size_t home(uint64_t key) const {
+    return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & (slots_.size() - 1);
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.size() * 2, Slot{});
+    size_ = 0;
+    for (const Slot& s : old)
+      if (s.count != 0) {
+        for (size_t i = home(s.key);; i = (i + 1) & (slots_.size() - 1))
+          if (slots_[i].count == 0) {
+            slots_[i] = s;
+            ++size_;
+            break;
+          }
+      }
+  }
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+};
+
+class SmModel {
+ public:
+  // `config` must be valid (Config::validate). `seed` drives latency jitter and random replacement.
+  SmModel(const Config& config, uint64_t seed);
+
+  // Retires every in-flight line whose data arrived at or before `cycle`. read() and write()
+  // call it themselves; cycles must not go backwards (an older cycle is treated as the newest).
+  void advanceTo(uint64_t cycle);
+
+  // A coalesced read request of `line` (byte address >> log2(lineSize)) by warp `warpKey`.
+  RequestResult read(uint64_t line, uint64_t cycle, uint64_t warpKey, InstructionStats* ins = nullptr);
+  // A coalesced write request.
+  RequestResult write(uint64_t line, uint64_t cycle, InstructionStats* ins = nullptr);
+
+  bool contains(uint64_t line) const;  // valid or pending
+  bool inFlight(uint64_t line) const;  // pending
+  uint32_t setOf(uint64_t line) const { return index_(line); }
+  uint32_t mshrsInUse() const { return static_cast<uint32_t>(inflight_.size() - head_); }
+  uint32_t mshrsInUse(uint64_t warpKey) const;
+
+  Stats& stats() { return stats_; }
+  const Stats& stats() const { return stats_; }
+  size_t trackerBytes() const { return tracker_.memoryBytes(); }
+  uint64_t distinctLines() const { return tracker_.distinctLines(); }  // 0 with classify=off
+
+ private:
+  struct InFlight {
+    uint64_t fill;
+    uint64_t warpKey;
+    uint32_t set;
+    int32_t way;
+  };
+  uint64_t track(uint64_t line);
+  uint64_t sampleLatency();
+  RequestResult stall(uint64_t retry, uint64_t cycle, InstructionStats* ins);
+
+  bool timing_;
+  bool classify_;
+  bool writeAllocate_;
+  uint32_t mshrs_;
+  uint32_t mshrsPerWarp_;
+  uint64_t minLatency_;
+  double sigma_;
+  uint64_t hitLatency_;
+  uint64_t lines_;
+  uint64_t now_ = 0;
+  SetIndexer index_;
+  CacheTags tags_;
+  ReuseDistanceTracker tracker_;
+  Rng latencyRng_;
+  void addInFlight(const InFlight& f);
+  // Lines in flight, [head_, end) sorted by fill cycle (stable: equal fills in issue order).
+  // Fills are issue cycle + latency, so a new one almost always goes at or near the end.
+  std::vector<InFlight> inflight_;
+  size_t head_ = 0;
+  FlatCounter warpMshrs_;
+  Stats stats_;
+};
+
+}  // namespace cltrace::cachesim

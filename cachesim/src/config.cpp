@@ -1,0 +1,419 @@
+#include "cltrace/cachesim/config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace cltrace::cachesim {
+
+using nlohmann::json;
+
+const char* toString(SetIndexFunction f) { return f == SetIndexFunction::Linear ? "linear" : "fermi-xor"; }
+
+const char* toString(Replacement r) {
+  switch (r) {
+    case Replacement::LRU: return "lru";
+    case Replacement::LFU: return "lfu";
+    case Replacement::MFU: return "mfu";
+    case Replacement::MRU: return "mru";
+    case Replacement::Random: return "random";
+  }
+  return "?";
+}
+
+const char* toString(WritePolicy w) { return w == WritePolicy::WriteThroughNoAllocate ? "wtna" : "wbwa"; }
+
+std::string toString(const SmSelection& s) {
+  switch (s.kind) {
+    case SmSelection::Kind::All: return "all";
+    case SmSelection::Kind::Random: return "random";
+    case SmSelection::Kind::Index: break;
+  }
+  return std::to_string(s.index);
+}
+
+namespace {
+
+[[noreturn]] void badValue(const std::string& key, const std::string& value, const std::string& why) {
+  throw std::invalid_argument("invalid value '" + value + "' for configuration key '" + key + "': " + why);
+}
+
+[[noreturn]] void badCombination(const std::string& key, const std::string& why) {
+  throw std::invalid_argument("configuration key '" + key + "': " + why);
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+// Non-negative integer; with `sizes`, an optional K/KB/KiB/M/MB/MiB suffix (powers of 1024).
+uint64_t parseUnsigned(const std::string& key, const std::string& raw, bool sizes = false,
+                       uint64_t max = std::numeric_limits<uint64_t>::max()) {
+  std::string v = trim(raw);
+  size_t digits = 0;
+  while (digits < v.size() && std::isdigit(static_cast<unsigned char>(v[digits]))) ++digits;
+  if (digits == 0) badValue(key, raw, "expected a non-negative integer");
+  uint64_t multiplier = 1;
+  std::string suffix = lower(trim(v.substr(digits)));
+  if (!suffix.empty()) {
+    if (!sizes) badValue(key, raw, "expected a non-negative integer");
+    if (suffix == "k" || suffix == "kb" || suffix == "kib")
+      multiplier = 1024;
+    else if (suffix == "m" || suffix == "mb" || suffix == "mib")
+      multiplier = 1024 * 1024;
+    else
+      badValue(key, raw, "unknown size suffix '" + suffix + "' (use K or M)");
+  }
+  uint64_t value = 0;
+  for (size_t i = 0; i < digits; ++i) {
+    uint64_t d = uint64_t(v[i] - '0');
+    if (value > (std::numeric_limits<uint64_t>::max() - d) / 10) badValue(key, raw, "too large");
+    value = value * 10 + d;
+  }
+  if (value > max / multiplier) badValue(key, raw, "too large (at most " + std::to_string(max) + ")");
+  return value * multiplier;
+}
+
+uint32_t parseU32(const std::string& key, const std::string& raw) {
+  return static_cast<uint32_t>(parseUnsigned(key, raw, false, std::numeric_limits<uint32_t>::max()));
+}
+
+double parseNonNegativeDouble(const std::string& key, const std::string& raw) {
+  std::string v = trim(raw);
+  if (v.empty()) badValue(key, raw, "expected a number");
+  errno = 0;
+  char* end = nullptr;
+  double d = std::strtod(v.c_str(), &end);
+  if (end != v.c_str() + v.size() || errno != 0 || !std::isfinite(d)) badValue(key, raw, "expected a number");
+  if (d < 0) badValue(key, raw, "must not be negative");
+  return d;
+}
+
+bool parseBool(const std::string& key, const std::string& raw) {
+  std::string v = lower(trim(raw));
+  if (v == "on" || v == "true" || v == "1" || v == "yes") return true;
+  if (v == "off" || v == "false" || v == "0" || v == "no") return false;
+  badValue(key, raw, "expected on/off (or true/false)");
+}
+
+uint32_t parseMshrs(const std::string& key, const std::string& raw) {
+  if (lower(trim(raw)) == "unlimited") return 0;
+  return parseU32(key, raw);
+}
+
+struct KeyDef {
+  const char* name;
+  std::function<void(Config&, const std::string& key, const std::string& value)> set;
+  std::function<json(const Config&)> get;
+};
+
+const std::vector<KeyDef>& keyDefs() {
+  static const std::vector<KeyDef> defs = {
+      {"size", [](Config& c, const std::string& k, const std::string& v) { c.size = parseUnsigned(k, v, true); },
+       [](const Config& c) { return json(c.size); }},
+      {"line_size", [](Config& c, const std::string& k, const std::string& v) { c.lineSize = parseU32(k, v); },
+       [](const Config& c) { return json(c.lineSize); }},
+      {"associativity",
+       [](Config& c, const std::string& k, const std::string& v) { c.associativity = parseU32(k, v); },
+       [](const Config& c) { return json(c.associativity); }},
+      {"set_index",
+       [](Config& c, const std::string& k, const std::string& v) {
+         std::string s = lower(trim(v));
+         if (s == "linear")
+           c.setIndex = SetIndexFunction::Linear;
+         else if (s == "fermi-xor" || s == "xor" || s == "fermi")
+           c.setIndex = SetIndexFunction::FermiXor;
+         else
+           badValue(k, v, "expected linear or fermi-xor");
+       },
+       [](const Config& c) { return json(toString(c.setIndex)); }},
+      {"replacement",
+       [](Config& c, const std::string& k, const std::string& v) {
+         std::string s = lower(trim(v));
+         if (s == "lru") c.replacement = Replacement::LRU;
+         else if (s == "lfu") c.replacement = Replacement::LFU;
+         else if (s == "mfu") c.replacement = Replacement::MFU;
+         else if (s == "mru") c.replacement = Replacement::MRU;
+         else if (s == "random" || s == "rand") c.replacement = Replacement::Random;
+         else badValue(k, v, "expected lru, lfu, mfu, mru or random");
+       },
+       [](const Config& c) { return json(toString(c.replacement)); }},
+      {"write_policy",
+       [](Config& c, const std::string& k, const std::string& v) {
+         std::string s = lower(trim(v));
+         if (s == "wtna" || s == "write-through" || s == "write-through-no-allocate")
+           c.writePolicy = WritePolicy::WriteThroughNoAllocate;
+         else if (s == "wbwa" || s == "write-back" || s == "write-back-write-allocate")
+           c.writePolicy = WritePolicy::WriteBackAllocate;
+         else
+           badValue(k, v, "expected wtna (write-through no-allocate) or wbwa (write-back write-allocate)");
+       },
+       [](const Config& c) { return json(toString(c.writePolicy)); }},
+      {"timing", [](Config& c, const std::string& k, const std::string& v) { c.timing = parseBool(k, v); },
+       [](const Config& c) { return json(c.timing); }},
+      {"mshrs", [](Config& c, const std::string& k, const std::string& v) { c.mshrs = parseMshrs(k, v); },
+       [](const Config& c) { return json(c.mshrs); }},
+      {"mshrs_per_warp",
+       [](Config& c, const std::string& k, const std::string& v) { c.mshrsPerWarp = parseMshrs(k, v); },
+       [](const Config& c) { return json(c.mshrsPerWarp); }},
+      {"min_latency",
+       [](Config& c, const std::string& k, const std::string& v) {
+         c.minLatency = parseUnsigned(k, v, false, uint64_t(1) << 40);
+       },
+       [](const Config& c) { return json(c.minLatency); }},
+      {"latency_sigma",
+       [](Config& c, const std::string& k, const std::string& v) {
+         double d = parseNonNegativeDouble(k, v);
+         if (d > 1e9) badValue(k, v, "too large");
+         c.latencySigma = d;
+       },
+       [](const Config& c) { return json(c.latencySigma); }},
+      {"hit_latency",
+       [](Config& c, const std::string& k, const std::string& v) {
+         c.hitLatency = parseUnsigned(k, v, false, uint64_t(1) << 40);
+       },
+       [](const Config& c) { return json(c.hitLatency); }},
+      {"sm_count", [](Config& c, const std::string& k, const std::string& v) { c.smCount = parseU32(k, v); },
+       [](const Config& c) { return json(c.smCount); }},
+      {"max_workgroups_per_sm",
+       [](Config& c, const std::string& k, const std::string& v) { c.maxWorkgroupsPerSm = parseU32(k, v); },
+       [](const Config& c) { return json(c.maxWorkgroupsPerSm); }},
+      {"max_threads_per_sm",
+       [](Config& c, const std::string& k, const std::string& v) { c.maxThreadsPerSm = parseU32(k, v); },
+       [](const Config& c) { return json(c.maxThreadsPerSm); }},
+      {"warp_size", [](Config& c, const std::string& k, const std::string& v) { c.warpSize = parseU32(k, v); },
+       [](const Config& c) { return json(c.warpSize); }},
+      {"scheduling",
+       [](Config& c, const std::string& k, const std::string& v) {
+         std::string s = trim(v);
+         if (s.empty()) badValue(k, v, "expected a scheduling policy name");
+         c.scheduling = s;
+       },
+       [](const Config& c) { return json(c.scheduling); }},
+      {"sm",
+       [](Config& c, const std::string& k, const std::string& v) {
+         std::string s = lower(trim(v));
+         if (s == "all") {
+           c.sm.kind = SmSelection::Kind::All;
+         } else if (s == "random") {
+           c.sm.kind = SmSelection::Kind::Random;
+         } else if (!s.empty() && std::isdigit(static_cast<unsigned char>(s[0]))) {
+           c.sm.kind = SmSelection::Kind::Index;
+           c.sm.index = parseU32(k, v);
+         } else {
+           badValue(k, v, "expected an SM index, all or random");
+         }
+       },
+       [](const Config& c) {
+         return c.sm.kind == SmSelection::Kind::Index ? json(c.sm.index) : json(toString(c.sm));
+       }},
+      {"runs", [](Config& c, const std::string& k, const std::string& v) { c.runs = parseU32(k, v); },
+       [](const Config& c) { return json(c.runs); }},
+      {"seed", [](Config& c, const std::string& k, const std::string& v) { c.seed = parseUnsigned(k, v); },
+       [](const Config& c) { return json(c.seed); }},
+      {"classify", [](Config& c, const std::string& k, const std::string& v) { c.classify = parseBool(k, v); },
+       [](const Config& c) { return json(c.classify); }},
+  };
+  return defs;
+}
+
+const KeyDef& findKey(const std::string& key) {
+  for (const KeyDef& d : keyDefs())
+    if (key == d.name) return d;
+  std::string known;
+  for (const KeyDef& d : keyDefs()) {
+    if (!known.empty()) known += ", ";
+    known += d.name;
+  }
+  throw std::invalid_argument("unknown configuration key '" + key + "' (known keys: " + known + ")");
+}
+
+bool isPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+}  // namespace
+
+void Config::set(const std::string& key, const std::string& value) {
+  if (key == "preset") {
+    // Replaces every value by the preset's (only meaningful first; JSON files handle it so).
+    *this = Config::fromPreset(trim(value));
+    return;
+  }
+  findKey(key).set(*this, key, value);
+}
+
+void Config::set(const std::string& key, const json& value) {
+  switch (value.type()) {
+    case json::value_t::string: set(key, value.get<std::string>()); return;
+    case json::value_t::boolean: set(key, std::string(value.get<bool>() ? "true" : "false")); return;
+    case json::value_t::number_unsigned: set(key, std::to_string(value.get<uint64_t>())); return;
+    case json::value_t::number_integer: set(key, std::to_string(value.get<int64_t>())); return;
+    case json::value_t::number_float: {
+      double d = value.get<double>();
+      if (key != "latency_sigma" && std::isfinite(d) && d >= 0 && d < 1.8e19 && std::floor(d) == d) {
+        set(key, std::to_string(static_cast<uint64_t>(d)));
+      } else {
+        set(key, value.dump());
+      }
+      return;
+    }
+    default:
+      findKey(key);  // unknown keys are reported as such
+      throw std::invalid_argument("invalid value " + value.dump() + " for configuration key '" + key +
+                                  "': expected a number, string or boolean");
+  }
+}
+
+void Config::applyOverride(const std::string& keyEqualsValue) {
+  size_t eq = keyEqualsValue.find('=');
+  if (eq == std::string::npos)
+    throw std::invalid_argument("configuration override '" + keyEqualsValue + "' is not KEY=VALUE");
+  std::string key = trim(keyEqualsValue.substr(0, eq));
+  if (key.empty()) throw std::invalid_argument("configuration override '" + keyEqualsValue + "' has no key");
+  set(key, keyEqualsValue.substr(eq + 1));
+}
+
+void Config::validate() const {
+  if (size == 0) badCombination("size", "must be at least one line");
+  if (!isPowerOfTwo(lineSize)) badCombination("line_size", std::to_string(lineSize) + " is not a power of two");
+  if (associativity == 0) badCombination("associativity", "must be at least 1");
+  uint64_t setBytes = uint64_t(lineSize) * associativity;
+  if (size % setBytes != 0 || size / setBytes == 0)
+    badCombination("size", std::to_string(size) + " bytes is not a positive multiple of line_size * associativity (" +
+                               std::to_string(setBytes) + " bytes)");
+  if (size / setBytes > std::numeric_limits<uint32_t>::max()) badCombination("size", "too many sets");
+  uint32_t s = sets();
+  if (setIndex == SetIndexFunction::FermiXor && s != 32 && s != 64)
+    badCombination("set_index", "fermi-xor supports 32 or 64 sets only; size / (line_size * associativity) = " +
+                                    std::to_string(s));
+  if (smCount == 0) badCombination("sm_count", "must be at least 1");
+  if (sm.kind == SmSelection::Kind::Index && sm.index >= smCount)
+    badCombination("sm", "SM " + std::to_string(sm.index) + " does not exist (sm_count = " +
+                             std::to_string(smCount) + ")");
+  if (warpSize == 0) badCombination("warp_size", "must be at least 1");
+  if (maxWorkgroupsPerSm == 0) badCombination("max_workgroups_per_sm", "must be at least 1");
+  if (maxThreadsPerSm < warpSize)
+    badCombination("max_threads_per_sm", "must be at least warp_size (" + std::to_string(warpSize) + ")");
+  if (runs == 0) badCombination("runs", "must be at least 1");
+  if (scheduling.empty()) badCombination("scheduling", "must not be empty");
+  if (!std::isfinite(latencySigma) || latencySigma < 0) badCombination("latency_sigma", "must be a number >= 0");
+}
+
+json Config::toJson() const {
+  json j = json::object();
+  j["preset"] = presetName;
+  for (const KeyDef& d : keyDefs()) j[d.name] = d.get(*this);
+  j["sets"] = sets();
+  j["lines"] = lines();
+  return j;
+}
+
+const std::vector<std::string>& Config::presetNames() {
+  static const std::vector<std::string> names = {"gtx480-16k", "gtx480-48k", "gtx470-16k", "gtx470-48k"};
+  return names;
+}
+
+const std::vector<std::string>& Config::keys() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const KeyDef& d : keyDefs()) n.push_back(d.name);
+    return n;
+  }();
+  return names;
+}
+
+Config Config::fromPreset(const std::string& name) {
+  Config c;  // the defaults are gtx480-16k
+  std::string n = lower(name);
+  if (n == "gtx480-16k" || n == "gtx470-16k") {
+    c.size = 16 * 1024;
+    c.associativity = 4;
+  } else if (n == "gtx480-48k" || n == "gtx470-48k") {
+    c.size = 48 * 1024;
+    c.associativity = 6;
+  } else {
+    std::string known;
+    for (const std::string& p : presetNames()) known += (known.empty() ? "" : ", ") + p;
+    throw std::invalid_argument("configuration key 'preset': unknown preset '" + name + "' (presets: " + known + ")");
+  }
+  c.smCount = n.rfind("gtx470", 0) == 0 ? 14 : 15;
+  c.presetName = n;
+  return c;
+}
+
+Config Config::fromJson(const json& object) {
+  if (!object.is_object()) throw std::invalid_argument("configuration must be a JSON object of keys");
+  Config c;
+  if (auto it = object.find("preset"); it != object.end()) {
+    if (!it->is_string()) throw std::invalid_argument("configuration key 'preset': expected a preset name");
+    c = Config::fromPreset(it->get<std::string>());
+  }
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    if (it.key() == "preset" || it.key() == "sets" || it.key() == "lines") continue;
+    c.set(it.key(), it.value());
+  }
+  c.validate();
+  // Derived keys are accepted (a report's "config" object can be fed back) but must agree.
+  if (auto it = object.find("sets"); it != object.end() && !(it->is_number_unsigned() && it->get<uint64_t>() == c.sets()))
+    throw std::invalid_argument("configuration key 'sets': " + it->dump() + " disagrees with the derived value " +
+                                std::to_string(c.sets()));
+  if (auto it = object.find("lines"); it != object.end() && !(it->is_number_unsigned() && it->get<uint64_t>() == c.lines()))
+    throw std::invalid_argument("configuration key 'lines': " + it->dump() + " disagrees with the derived value " +
+                                std::to_string(c.lines()));
+  return c;
+}
+
+Config Config::fromJsonFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("config file '" + path + "': cannot be opened");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::exception& e) {
+    throw std::invalid_argument("config file '" + path + "': not valid JSON: " + e.what());
+  }
+  try {
+    return fromJson(j);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("config file '" + path + "': " + e.what());
+  }
+}
+
+Config loadConfig(const std::string& presetOrFile, const std::vector<std::string>& overrides) {
+  Config c;
+  if (presetOrFile.empty()) {
+    c = Config::fromPreset("gtx480-16k");
+  } else {
+    bool isPreset = false;
+    for (const std::string& p : Config::presetNames())
+      if (lower(presetOrFile) == p) isPreset = true;
+    if (isPreset) {
+      c = Config::fromPreset(presetOrFile);
+    } else if (std::ifstream(presetOrFile).good() || presetOrFile.find(".json") != std::string::npos) {
+      c = Config::fromJsonFile(presetOrFile);
+    } else {
+      Config::fromPreset(presetOrFile);  // throws: unknown preset, listing the presets
+    }
+  }
+  for (const std::string& o : overrides) c.applyOverride(o);
+  c.validate();
+  return c;
+}
+
+}  // namespace cltrace::cachesim

@@ -1,0 +1,398 @@
+#include "cltrace/cachesim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <queue>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "cltrace/cachesim/coalescer.h"
+
+namespace cltrace::cachesim {
+
+namespace {
+
+// State of one step being processed (possibly over several retries).
+struct Progress {
+  std::vector<uint64_t> lines;
+  size_t next = 0;       // first line not yet accepted
+  uint64_t ready = 0;    // when the warp has the data of the lines accepted so far
+  bool started = false;  // counted and coalesced
+
+  void reset() {
+    lines.clear();
+    next = 0;
+    ready = 0;
+    started = false;
+  }
+};
+
+// One simulated SM: its L1 and per-instruction statistics.
+struct SmState {
+  std::unique_ptr<SmModel> model;
+  std::unordered_map<uint32_t, uint32_t> insIndex;
+  std::vector<InstructionStats> ins;
+  uint32_t lastInstruction = ~uint32_t(0);
+  uint32_t lastIndex = 0;
+
+  InstructionStats& instruction(uint32_t id) {
+    if (id != lastInstruction) {
+      auto [it, inserted] = insIndex.emplace(id, static_cast<uint32_t>(ins.size()));
+      if (inserted) {
+        ins.emplace_back();
+        ins.back().instruction = id;
+      }
+      lastInstruction = id;
+      lastIndex = it->second;
+    }
+    return ins[lastIndex];
+  }
+};
+
+struct Held {
+  std::deque<sched::WarpStep> steps;  // front: the step in progress
+  Progress progress;
+};
+
+struct Replay {
+  uint64_t cycle;
+  uint32_t sm;
+  uint64_t seq;
+  uint64_t warpKey;
+  bool operator>(const Replay& o) const {
+    if (cycle != o.cycle) return cycle > o.cycle;
+    if (sm != o.sm) return sm > o.sm;
+    return seq > o.seq;
+  }
+};
+
+uint32_t log2u(uint32_t v) {
+  uint32_t s = 0;
+  while ((1u << s) < v) ++s;
+  return s;
+}
+
+class Run {
+ public:
+  Run(const Config& config, uint64_t seed, uint32_t sm, const RequestCallback& callback)
+      : config_(config),
+        seed_(seed),
+        sm_(sm),
+        lineShift_(log2u(config.lineSize)),
+        timing_(config.timing),
+        callback_(callback ? &callback : nullptr) {}
+
+  Stats execute(sched::StepSource& source) {
+    sched::WarpStep buf;
+    bool have = false;
+    bool exhausted = false;
+    for (;;) {
+      if (!have && !exhausted) {
+        have = source.next(buf);
+        exhausted = !have;
+      }
+      // Retries due at or before the source's next step go first.
+      bool took = false;
+      while (!replays_.empty() && (!have || !(replays_.top().cycle > buf.cycle ||
+                                              (replays_.top().cycle == buf.cycle && replays_.top().sm > buf.sm)))) {
+        Replay r = replays_.top();
+        replays_.pop();
+        replay(r, source, have ? &buf : nullptr, have);
+        if (!have && !exhausted) {  // the peeked step was held: look at the source's next one
+          took = true;
+          break;
+        }
+      }
+      if (took) continue;
+      if (!have) break;  // source exhausted and no retries left
+      fresh(buf, source);
+      have = false;
+    }
+    return collect();
+  }
+
+ private:
+  bool simulated(uint32_t sm) const { return sm_ == Simulator::kAllSms || sm == sm_; }
+
+  SmState& state(uint32_t sm) {
+    if (sm >= sms_.size()) sms_.resize(size_t(sm) + 1);
+    SmState& s = sms_[sm];
+    if (!s.model) s.model = std::make_unique<SmModel>(config_, mixSeed(seed_, sm));
+    return s;
+  }
+
+  void emit(const sched::WarpStep& st, uint64_t cycle, uint64_t line, const RequestResult& r) {
+    RequestEvent e;
+    e.cycle = cycle;
+    e.sm = st.sm;
+    e.workgroup = st.workgroup;
+    e.warp = st.warp;
+    e.warpKey = st.warpKey;
+    e.step = st.step;
+    e.instruction = st.instruction;
+    e.kind = st.kind;
+    e.line = line;
+    e.set = r.set;
+    e.outcome = r.outcome;
+    e.reuseDistance = r.reuseDistance;
+    (*callback_)(e);
+  }
+
+  // Processes `st` at `cycle` from where `p` stands. Returns true when the step is complete
+  // (`until` = cycle from which the warp may go on) and false on a stall (`until` = retry cycle).
+  bool process(SmState& s, const sched::WarpStep& st, uint64_t cycle, Progress& p, uint64_t& until) {
+    SmModel& m = *s.model;
+    Stats& stats = m.stats();
+    InstructionStats& ins = s.instruction(st.instruction);
+    if (!p.started) {
+      p.started = true;
+      p.next = 0;
+      p.ready = cycle;
+      ++stats.steps;
+      ++ins.steps;
+      if (isMemoryAccess(st.kind)) coalesce(st, lineShift_, p.lines);
+      if (st.kind == AccessKind::Load || st.kind == AccessKind::Store) {
+        stats.requestsBeforeCoalescing += st.lanes.size();
+        ins.requestsBeforeCoalescing += st.lanes.size();
+      }
+    }
+    switch (st.kind) {
+      case AccessKind::Load:
+        for (; p.next < p.lines.size(); ++p.next) {
+          uint64_t line = p.lines[p.next];
+          RequestResult r = m.read(line, cycle, st.warpKey, &ins);
+          if (callback_) emit(st, cycle, line, r);
+          if (r.outcome == Outcome::MshrStall) {
+            until = r.readyCycle;
+            return false;
+          }
+          p.ready = std::max(p.ready, r.readyCycle);
+        }
+        until = p.ready;
+        return true;
+      case AccessKind::Store:
+        for (uint64_t line : p.lines) {
+          RequestResult r = m.write(line, cycle, &ins);
+          if (callback_) emit(st, cycle, line, r);
+        }
+        break;
+      case AccessKind::Atomic:
+      case AccessKind::ConstantLoad: {
+        uint64_t n = p.lines.size();
+        if (st.kind == AccessKind::Atomic) {
+          stats.atomics += n;
+          ins.atomics += n;
+        } else {
+          stats.constantLoads += n;
+          ins.constantLoads += n;
+        }
+        if (callback_) {
+          RequestResult r;
+          r.outcome = Outcome::Bypass;
+          for (uint64_t line : p.lines) emit(st, cycle, line, r);
+        }
+        break;
+      }
+      case AccessKind::Barrier: ++stats.barriers; break;
+      case AccessKind::Fence: ++stats.fences; break;
+    }
+    until = cycle;
+    return true;
+  }
+
+  void delay(sched::StepSource& source, uint64_t warpKey, uint64_t cycle, uint64_t readyCycle) {
+    if (timing_ && readyCycle > cycle + 1) source.delayWarp(warpKey, readyCycle);
+  }
+
+  void queue(uint64_t cycle, uint32_t sm, uint64_t warpKey) { replays_.push(Replay{cycle, sm, seq_++, warpKey}); }
+
+  void fresh(sched::WarpStep& st, sched::StepSource& source) {
+    if (!simulated(st.sm)) return;
+    if (!held_.empty()) {
+      auto it = held_.find(st.warpKey);
+      if (it != held_.end()) {
+        it->second.steps.push_back(std::move(st));
+        return;
+      }
+    }
+    SmState& s = state(st.sm);
+    scratch_.reset();
+    uint64_t until = 0;
+    if (process(s, st, st.cycle, scratch_, until)) {
+      delay(source, st.warpKey, st.cycle, until);
+      return;
+    }
+    Held& h = held_[st.warpKey];
+    h.progress = std::move(scratch_);
+    scratch_ = Progress{};
+    h.steps.push_back(std::move(st));
+    queue(until, h.steps.front().sm, h.steps.front().warpKey);
+    source.delayWarp(h.steps.front().warpKey, until + 1);
+  }
+
+  void replay(const Replay& r, sched::StepSource& source, sched::WarpStep* peeked, bool& have) {
+    auto it = held_.find(r.warpKey);
+    if (it == held_.end()) return;
+    Held& h = it->second;
+    sched::WarpStep& st = h.steps.front();
+    SmState& s = state(st.sm);
+    uint64_t until = 0;
+    if (!process(s, st, r.cycle, h.progress, until)) {
+      queue(until, st.sm, r.warpKey);
+      source.delayWarp(r.warpKey, until + 1);
+      return;
+    }
+    h.steps.pop_front();
+    h.progress.reset();
+    uint64_t next = std::max(until, r.cycle + 1);
+    if (!h.steps.empty()) {
+      queue(next, h.steps.front().sm, r.warpKey);
+      delay(source, r.warpKey, r.cycle, next + 1);
+      return;
+    }
+    held_.erase(it);
+    delay(source, r.warpKey, r.cycle, until);
+    // The step the simulator already took from the source may belong to this warp and issue
+    // before the warp is ready: hold it until then.
+    if (peeked && peeked->warpKey == r.warpKey && peeked->cycle < next && simulated(peeked->sm)) {
+      Held& nh = held_[r.warpKey];
+      nh.steps.push_back(std::move(*peeked));
+      queue(next, nh.steps.front().sm, r.warpKey);
+      have = false;
+    }
+  }
+
+  Stats collect() {
+    Stats total;
+    for (SmState& s : sms_) {
+      if (!s.model) continue;
+      Stats st = s.model->stats();
+      st.perInstruction = s.ins;
+      std::sort(st.perInstruction.begin(), st.perInstruction.end(),
+                [](const InstructionStats& a, const InstructionStats& b) { return a.instruction < b.instruction; });
+      total.merge(st);
+    }
+    return total;
+  }
+
+  const Config& config_;
+  uint64_t seed_;
+  uint32_t sm_;
+  uint32_t lineShift_;
+  bool timing_;
+  const RequestCallback* callback_;
+  std::vector<SmState> sms_;
+  std::unordered_map<uint64_t, Held> held_;
+  std::priority_queue<Replay, std::vector<Replay>, std::greater<Replay>> replays_;
+  uint64_t seq_ = 0;
+  Progress scratch_;
+};
+
+}  // namespace
+
+void Stats::merge(const Stats& o) {
+  steps += o.steps;
+  requestsBeforeCoalescing += o.requestsBeforeCoalescing;
+  requests += o.requests;
+  reads += o.reads;
+  readHits += o.readHits;
+  readMisses += o.readMisses;
+  writes += o.writes;
+  writeHits += o.writeHits;
+  writeMisses += o.writeMisses;
+  writeBacks += o.writeBacks;
+  atomics += o.atomics;
+  constantLoads += o.constantLoads;
+  barriers += o.barriers;
+  fences += o.fences;
+  cycles = std::max(cycles, o.cycles);
+  misses.merge(o.misses);
+  reuse.merge(o.reuse);
+  // Merge two lists sorted by instruction id.
+  std::vector<InstructionStats> merged;
+  merged.reserve(perInstruction.size() + o.perInstruction.size());
+  size_t i = 0, j = 0;
+  while (i < perInstruction.size() || j < o.perInstruction.size()) {
+    if (j == o.perInstruction.size() ||
+        (i < perInstruction.size() && perInstruction[i].instruction < o.perInstruction[j].instruction)) {
+      merged.push_back(perInstruction[i++]);
+    } else if (i == perInstruction.size() || o.perInstruction[j].instruction < perInstruction[i].instruction) {
+      merged.push_back(o.perInstruction[j++]);
+    } else {
+      merged.push_back(perInstruction[i++]);
+      merged.back().merge(o.perInstruction[j++]);
+    }
+  }
+  perInstruction = std::move(merged);
+}
+
+Simulator::Simulator(Config config) : config_(std::move(config)) { config_.validate(); }
+
+Stats Simulator::run(sched::StepSource& source, uint64_t seed) {
+  switch (config_.sm.kind) {
+    case SmSelection::Kind::Index: lastSm_ = config_.sm.index; break;
+    case SmSelection::Kind::All: lastSm_ = kAllSms; break;
+    case SmSelection::Kind::Random:
+      lastSm_ = static_cast<uint32_t>(Rng(mixSeed(seed, 0x736du)).below(config_.smCount));
+      break;
+  }
+  Run run(config_, seed, lastSm_, callback_);
+  return run.execute(source);
+}
+
+void summarize(const std::vector<double>& values, double& median, double& rsd) {
+  median = 0.0;
+  rsd = 0.0;
+  if (values.empty()) return;
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  size_t n = sorted.size();
+  median = (n % 2 == 1) ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  double mean = 0.0;
+  for (double v : values) mean += v;
+  mean /= double(n);
+  double var = 0.0;
+  for (double v : values) var += (v - mean) * (v - mean);
+  var /= double(n);
+  rsd = median == 0.0 ? 0.0 : 100.0 * std::sqrt(var) / median;
+}
+
+Report Simulator::runMany(const StepSourceFactory& factory) {
+  Report report;
+  report.config = config_;
+  std::vector<Stats> all;
+  RunSummary& rs = report.runs;
+  rs.count = config_.runs;
+  for (uint32_t i = 0; i < config_.runs; ++i) {
+    uint64_t seed = config_.seed + i;
+    std::unique_ptr<sched::StepSource> source = factory(seed);
+    if (!source) throw std::runtime_error("cachesim: the step source factory returned no source");
+    all.push_back(run(*source, seed));
+    rs.values.push_back(all.back().missRate());
+    rs.seeds.push_back(seed);
+    rs.sms.push_back(lastSm_ == kAllSms ? std::string("all") : std::to_string(lastSm_));
+  }
+  summarize(rs.values, rs.median, rs.rsd);
+  double best = -1.0;
+  for (uint32_t i = 0; i < rs.values.size(); ++i) {
+    double d = std::fabs(rs.values[i] - rs.median);
+    if (best < 0.0 || d < best) {
+      best = d;
+      rs.representative = i;
+    }
+  }
+  if (!all.empty()) {
+    report.stats = std::move(all[rs.representative]);
+    report.sm = rs.sms[rs.representative];
+  }
+  return report;
+}
+
+Report simulate(const Config& config, const StepSourceFactory& factory, RequestCallback callback) {
+  Simulator sim(config);
+  sim.setRequestCallback(std::move(callback));
+  return sim.runMany(factory);
+}
+
+}  // namespace cltrace::cachesim

@@ -1,0 +1,227 @@
+#include "cltrace/cachesim/sm_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cltrace::cachesim {
+
+const char* toString(Outcome o) {
+  switch (o) {
+    case Outcome::Hit: return "hit";
+    case Outcome::Miss: return "miss";
+    case Outcome::ColdMiss: return "cold";
+    case Outcome::CapacityMiss: return "capacity";
+    case Outcome::ConflictMiss: return "conflict";
+    case Outcome::LatencyMiss: return "latency";
+    case Outcome::MshrStall: return "mshr";
+    case Outcome::WriteHit: return "write-hit";
+    case Outcome::WriteMiss: return "write-miss";
+    case Outcome::Bypass: return "bypass";
+  }
+  return "?";
+}
+
+SmModel::SmModel(const Config& config, uint64_t seed)
+    : timing_(config.timing),
+      classify_(config.classify),
+      writeAllocate_(config.writePolicy == WritePolicy::WriteBackAllocate),
+      mshrs_(config.mshrs),
+      mshrsPerWarp_(config.mshrsPerWarp),
+      minLatency_(config.minLatency),
+      sigma_(config.latencySigma),
+      hitLatency_(config.hitLatency),
+      lines_(config.lines()),
+      index_(config.setIndex, config.sets()),
+      tags_(config.sets(), config.associativity, config.replacement, mixSeed(seed, 0x7265706cu)),
+      latencyRng_(mixSeed(seed, 0x6c6174u)) {}
+
+uint32_t SmModel::mshrsInUse(uint64_t warpKey) const { return warpMshrs_.get(warpKey); }
+
+void SmModel::advanceTo(uint64_t cycle) {
+  if (cycle > now_) now_ = cycle;
+  if (stats_.cycles < now_) stats_.cycles = now_;
+  while (head_ < inflight_.size() && inflight_[head_].fill <= now_) {
+    const InFlight& f = inflight_[head_++];
+    tags_.fill(f.set, f.way);
+    warpMshrs_.decrement(f.warpKey);
+  }
+  if (head_ == inflight_.size()) {
+    inflight_.clear();
+    head_ = 0;
+  } else if (head_ >= 256 && head_ * 2 >= inflight_.size()) {
+    inflight_.erase(inflight_.begin(), inflight_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
+}
+
+void SmModel::addInFlight(const InFlight& f) {
+  size_t pos = inflight_.size();
+  while (pos > head_ && inflight_[pos - 1].fill > f.fill) --pos;
+  inflight_.insert(inflight_.begin() + static_cast<std::ptrdiff_t>(pos), f);
+}
+
+uint64_t SmModel::track(uint64_t line) {
+  if (!classify_) return ReuseDistanceTracker::kInfinite;
+  uint64_t d = tracker_.access(line);
+  if (d == ReuseDistanceTracker::kInfinite)
+    ++stats_.reuse.cold;
+  else
+    stats_.reuse.addDistance(d);
+  return d;
+}
+
+uint64_t SmModel::sampleLatency() {
+  return minLatency_ + static_cast<uint64_t>(std::llround(latencyRng_.halfNormal(sigma_)));
+}
+
+RequestResult SmModel::stall(uint64_t retry, uint64_t cycle, InstructionStats* ins) {
+  ++stats_.misses.mshr;
+  if (ins) ++ins->misses.mshr;
+  RequestResult r;
+  r.outcome = Outcome::MshrStall;
+  r.readyCycle = std::max(retry, cycle + 1);
+  return r;
+}
+
+RequestResult SmModel::read(uint64_t line, uint64_t cycle, uint64_t warpKey, InstructionStats* ins) {
+  advanceTo(cycle);
+  cycle = now_;
+  RequestResult r;
+  r.set = index_(line);
+  int way = tags_.find(r.set, line);
+  if (way >= 0) {
+    tags_.touch(r.set, way);
+    r.reuseDistance = track(line);
+    ++stats_.reads;
+    ++stats_.requests;
+    if (ins) {
+      ++ins->reads;
+      ++ins->requests;
+    }
+    if (!tags_.pending(r.set, way)) {
+      r.outcome = Outcome::Hit;
+      r.readyCycle = cycle + hitLatency_;
+      ++stats_.readHits;
+      if (ins) ++ins->readHits;
+    } else {
+      r.outcome = Outcome::LatencyMiss;
+      r.readyCycle = tags_.fillCycle(r.set, way);
+      ++stats_.misses.latency;
+      if (ins) ++ins->misses.latency;
+    }
+    return r;
+  }
+
+  // Miss: make sure it can be accepted before anything changes.
+  if (timing_) {
+    if (mshrs_ != 0 && inflight_.size() - head_ >= mshrs_) return stall(inflight_[head_].fill, cycle, ins);
+    if (mshrsPerWarp_ != 0) {
+      if (warpMshrs_.get(warpKey) >= mshrsPerWarp_) {
+        uint64_t earliest = ~uint64_t(0);
+        for (size_t i = head_; i < inflight_.size(); ++i)
+          if (inflight_[i].warpKey == warpKey) earliest = std::min(earliest, inflight_[i].fill);
+        return stall(earliest, cycle, ins);
+      }
+    }
+  }
+  way = tags_.victim(r.set);
+  if (way < 0) return stall(tags_.earliestFill(r.set), cycle, ins);
+
+  r.reuseDistance = track(line);
+  if (!classify_) {
+    r.outcome = Outcome::Miss;  // no split without reuse distances
+  } else if (r.reuseDistance == ReuseDistanceTracker::kInfinite) {
+    r.outcome = Outcome::ColdMiss;
+  } else if (r.reuseDistance >= lines_) {
+    r.outcome = Outcome::CapacityMiss;
+  } else {
+    r.outcome = Outcome::ConflictMiss;
+  }
+  ++stats_.reads;
+  ++stats_.requests;
+  ++stats_.readMisses;
+  if (ins) {
+    ++ins->reads;
+    ++ins->requests;
+    ++ins->readMisses;
+  }
+  if (classify_) {
+    uint64_t* counter = r.outcome == Outcome::ColdMiss       ? &stats_.misses.cold
+                        : r.outcome == Outcome::CapacityMiss ? &stats_.misses.capacity
+                                                             : &stats_.misses.conflict;
+    ++*counter;
+    if (ins) {
+      uint64_t* c = r.outcome == Outcome::ColdMiss       ? &ins->misses.cold
+                    : r.outcome == Outcome::CapacityMiss ? &ins->misses.capacity
+                                                         : &ins->misses.conflict;
+      ++*c;
+    }
+  }
+
+  CacheTags::Evicted ev = tags_.install(r.set, way, line, timing_, false);
+  if (ev.dirty) ++stats_.writeBacks;
+  if (timing_) {
+    uint64_t fill = cycle + sampleLatency();
+    tags_.setFillCycle(r.set, way, fill);
+    if (fill <= cycle) {
+      tags_.fill(r.set, way);  // zero latency: the data is there at once
+    } else {
+      addInFlight(InFlight{fill, warpKey, r.set, way});
+      warpMshrs_.increment(warpKey);
+    }
+    r.readyCycle = fill;
+  } else {
+    r.readyCycle = cycle;
+  }
+  return r;
+}
+
+RequestResult SmModel::write(uint64_t line, uint64_t cycle, InstructionStats* ins) {
+  advanceTo(cycle);
+  cycle = now_;
+  RequestResult r;
+  r.set = index_(line);
+  r.readyCycle = cycle;
+  ++stats_.writes;
+  ++stats_.requests;
+  if (ins) {
+    ++ins->writes;
+    ++ins->requests;
+  }
+  int way = tags_.find(r.set, line);
+  if (writeAllocate_) r.reuseDistance = track(line);
+  if (way >= 0) {
+    r.outcome = Outcome::WriteHit;
+    ++stats_.writeHits;
+    if (writeAllocate_) {
+      tags_.touch(r.set, way);
+      tags_.setDirty(r.set, way);
+    }
+    // Write-through no-allocate: the line stays valid (its bytes are updated in place) and the
+    // store does not count as a use for replacement.
+    return r;
+  }
+  r.outcome = Outcome::WriteMiss;
+  ++stats_.writeMisses;
+  if (ins) ++ins->writeMisses;
+  if (writeAllocate_) {
+    // Allocate at once, dirty (no fetch is modelled). If every way is in flight the store
+    // goes around the cache.
+    int v = tags_.victim(r.set);
+    if (v >= 0) {
+      CacheTags::Evicted ev = tags_.install(r.set, v, line, false, true);
+      if (ev.dirty) ++stats_.writeBacks;
+    }
+  }
+  return r;
+}
+
+bool SmModel::contains(uint64_t line) const { return tags_.find(index_(line), line) >= 0; }
+
+bool SmModel::inFlight(uint64_t line) const {
+  uint32_t set = index_(line);
+  int way = tags_.find(set, line);
+  return way >= 0 && tags_.pending(set, way);
+}
+
+}  // namespace cltrace::cachesim

@@ -1,0 +1,131 @@
+// A small in-memory scheduler for the cache simulator's tests.
+//
+// Each warp has a fixed SM and a list of steps in program order. Every SM issues at most one
+// step per cycle. A warp is eligible when its ready cycle <= the SM's cycle; among eligible
+// warps the SM picks round-robin in ascending warpKey order, starting after the warp it issued
+// last. After issuing, a warp is ready the next cycle unless delayWarp() moves it later.
+// next() returns steps in ascending (cycle, sm) order, like the real scheduler.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "cltrace/scheduler/warp_step.h"
+
+namespace cltrace::cachesim::testing {
+
+using sched::LaneAccess;
+using sched::WarpStep;
+
+// A step whose lanes (local threads 0, 1, ...) access `addresses` with `size` bytes each.
+inline WarpStep makeStep(AccessKind kind, uint32_t instruction, const std::vector<uint64_t>& addresses,
+                         uint32_t size = 4) {
+  WarpStep s;
+  s.kind = kind;
+  s.instruction = instruction;
+  for (size_t i = 0; i < addresses.size(); ++i)
+    s.lanes.push_back(LaneAccess{static_cast<uint32_t>(i), addresses[i], size});
+  return s;
+}
+
+inline WarpStep load(uint32_t instruction, const std::vector<uint64_t>& addresses, uint32_t size = 4) {
+  return makeStep(AccessKind::Load, instruction, addresses, size);
+}
+
+inline WarpStep store(uint32_t instruction, const std::vector<uint64_t>& addresses, uint32_t size = 4) {
+  return makeStep(AccessKind::Store, instruction, addresses, size);
+}
+
+// `count` lanes reading base, base + stride, base + 2 * stride, ...
+inline std::vector<uint64_t> strided(uint64_t base, uint64_t stride, uint32_t count) {
+  std::vector<uint64_t> a;
+  for (uint32_t i = 0; i < count; ++i) a.push_back(base + i * stride);
+  return a;
+}
+
+class FakeStepSource : public sched::StepSource {
+ public:
+  struct Issue {
+    uint64_t warpKey;
+    uint64_t cycle;
+  };
+
+  void addWarp(uint32_t sm, uint64_t warpKey, std::vector<WarpStep> steps, uint64_t workgroup = 0,
+               uint32_t warp = 0) {
+    Warp w;
+    w.sm = sm;
+    w.key = warpKey;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      steps[i].sm = sm;
+      steps[i].warpKey = warpKey;
+      steps[i].workgroup = workgroup;
+      steps[i].warp = warp;
+      steps[i].step = i;
+    }
+    w.steps = std::move(steps);
+    warps_[warpKey] = std::move(w);
+  }
+
+  bool next(WarpStep& out) override {
+    // Earliest issue cycle of every SM.
+    std::map<uint32_t, uint64_t> smCycle;
+    for (auto& [key, w] : warps_) {
+      if (w.next == w.steps.size()) continue;
+      uint64_t c = std::max(w.ready, clock_[w.sm]);
+      auto it = smCycle.find(w.sm);
+      if (it == smCycle.end() || c < it->second) smCycle[w.sm] = c;
+    }
+    if (smCycle.empty()) return false;
+    uint32_t sm = 0;
+    uint64_t cycle = ~uint64_t(0);
+    for (auto& [s, c] : smCycle)
+      if (c < cycle) {
+        cycle = c;
+        sm = s;
+      }
+    // Round robin among the eligible warps of that SM.
+    Warp* pick = nullptr;
+    Warp* first = nullptr;
+    for (auto& [key, w] : warps_) {
+      if (w.sm != sm || w.next == w.steps.size() || w.ready > cycle) continue;
+      if (!first) first = &w;
+      if (!pick && (!hasLast_[sm] || key > last_[sm])) pick = &w;
+    }
+    if (!pick) pick = first;
+    out = pick->steps[pick->next++];
+    out.cycle = cycle;
+    pick->ready = cycle + 1;
+    clock_[sm] = cycle + 1;
+    last_[sm] = pick->key;
+    hasLast_[sm] = true;
+    issued.push_back(Issue{pick->key, cycle});
+    return true;
+  }
+
+  void delayWarp(uint64_t warpKey, uint64_t readyCycle) override {
+    delays.emplace_back(warpKey, readyCycle);
+    auto it = warps_.find(warpKey);
+    if (it != warps_.end()) it->second.ready = std::max(it->second.ready, readyCycle);
+  }
+
+  std::vector<std::pair<uint64_t, uint64_t>> delays;  // every delayWarp call
+  std::vector<Issue> issued;                          // every step returned, in order
+
+ private:
+  struct Warp {
+    uint32_t sm = 0;
+    uint64_t key = 0;
+    std::vector<WarpStep> steps;
+    size_t next = 0;
+    uint64_t ready = 0;
+  };
+  std::map<uint64_t, Warp> warps_;
+  std::map<uint32_t, uint64_t> clock_;
+  std::map<uint32_t, uint64_t> last_;
+  std::map<uint32_t, bool> hasLast_;
+};
+
+}  // namespace cltrace::cachesim::testing

@@ -1,0 +1,373 @@
+// Set index functions, coalescing, replacement, write policies and reuse distances on
+// hand-made inputs with exact expected values.
+#include <gtest/gtest.h>
+
+#include <list>
+#include <map>
+
+#include "cltrace/cachesim/coalescer.h"
+#include "cltrace/cachesim/config.h"
+#include "cltrace/cachesim/reuse_distance.h"
+#include "cltrace/cachesim/set_index.h"
+#include "cltrace/cachesim/simulator.h"
+#include "cltrace/cachesim/sm_model.h"
+#include "fake_step_source.h"
+
+namespace cltrace::cachesim {
+namespace {
+
+using testing::FakeStepSource;
+
+Config cfg(const std::string& preset, const std::vector<std::string>& overrides) {
+  return loadConfig(preset, overrides);
+}
+
+// ---------------------------------------------------------------- set index
+
+struct SetCase {
+  uint64_t address;
+  uint32_t linear32, xor32, linear64, xor64;
+};
+
+TEST(SetIndex, GivenAddressesUnderBothFunctions) {
+  // Fermi hash: s0=a7^a13 s1=a8^a14 s2=a9^a15 s3=a10^a17 s4=a11^a19, s5=a12 (64 sets).
+  const SetCase cases[] = {
+      {0x0, 0, 0, 0, 0},          {0x80, 1, 1, 1, 1},           {0x2000, 0, 1, 0, 1},
+      {0x2080, 1, 0, 1, 0},       {0x4000, 0, 2, 0, 2},         {0x8000, 0, 4, 0, 4},
+      {0x20000, 0, 8, 0, 8},      {0x80000, 0, 16, 0, 16},      {0x10000, 0, 0, 0, 0},
+      {0x40000, 0, 0, 0, 0},      {0x1000, 0, 0, 32, 32},       {0xF80, 31, 31, 31, 31},
+      {0xAEF80, 31, 0, 31, 0},    {0x3000, 0, 1, 32, 33},       {0x12345680, 13, 15, 45, 47},
+      {0xDEADBEEF, 29, 8, 61, 40},
+  };
+  Config lin32 = cfg("gtx480-16k", {"set_index=linear"});
+  Config xor32 = cfg("gtx480-16k", {});
+  Config lin64 = cfg("gtx480-48k", {"set_index=linear"});
+  Config xor64 = cfg("gtx480-48k", {});
+  ASSERT_EQ(lin32.sets(), 32u);
+  ASSERT_EQ(lin64.sets(), 64u);
+  for (const SetCase& c : cases) {
+    SCOPED_TRACE(c.address);
+    EXPECT_EQ(setOfAddress(lin32, c.address), c.linear32);
+    EXPECT_EQ(setOfAddress(xor32, c.address), c.xor32);
+    EXPECT_EQ(setOfAddress(lin64, c.address), c.linear64);
+    EXPECT_EQ(setOfAddress(xor64, c.address), c.xor64);
+  }
+}
+
+TEST(SetIndex, BytesOfOneLineShareASet) {
+  Config xor32 = cfg("gtx480-16k", {});
+  for (uint64_t base : {0x0ull, 0x2080ull, 0xAEF80ull})
+    for (uint64_t off = 0; off < 128; ++off) EXPECT_EQ(setOfAddress(xor32, base + off), setOfAddress(xor32, base));
+}
+
+// One warp, one lane, loads of `lines` (byte addresses) in order.
+Stats runSingleLaneLoads(const Config& config, const std::vector<uint64_t>& addresses) {
+  std::vector<sched::WarpStep> steps;
+  for (uint64_t a : addresses) steps.push_back(testing::load(0, {a}));
+  FakeStepSource src;
+  src.addWarp(0, 1, steps);
+  Simulator sim(config);
+  return sim.run(src, 1);
+}
+
+TEST(SetIndex, StridedLoopThrashesOneSetOnlyWithLinearIndexing) {
+  // 8 lines 4 KiB apart, read twice. Linear: all 8 in set 0 of a 4-way cache -> every access
+  // misses. XOR: pairs of lines share a set (bits 13-15 of the address vary) -> second pass hits.
+  std::vector<uint64_t> addresses;
+  for (int pass = 0; pass < 2; ++pass)
+    for (uint64_t k = 0; k < 8; ++k) addresses.push_back(k * 4096);
+
+  Stats linear = runSingleLaneLoads(cfg("gtx480-16k", {"set_index=linear", "timing=off"}), addresses);
+  EXPECT_EQ(linear.reads, 16u);
+  EXPECT_EQ(linear.readMisses, 16u);
+  EXPECT_EQ(linear.misses.cold, 8u);
+  EXPECT_EQ(linear.misses.conflict, 8u);  // a 128-line fully associative cache would hit
+  EXPECT_EQ(linear.misses.capacity, 0u);
+
+  Stats hashed = runSingleLaneLoads(cfg("gtx480-16k", {"timing=off"}), addresses);
+  EXPECT_EQ(hashed.reads, 16u);
+  EXPECT_EQ(hashed.readMisses, 8u);
+  EXPECT_EQ(hashed.misses.cold, 8u);
+  EXPECT_EQ(hashed.readHits, 8u);
+}
+
+// ---------------------------------------------------------------- coalescing
+
+Stats runOneStep(const sched::WarpStep& step, const std::vector<std::string>& overrides = {"timing=off"}) {
+  FakeStepSource src;
+  src.addWarp(0, 1, {step});
+  Simulator sim(cfg("gtx480-16k", overrides));
+  return sim.run(src, 1);
+}
+
+TEST(Coalescing, ConsecutiveFloatsAreOneRequest) {
+  Stats s = runOneStep(testing::load(0, testing::strided(0x1000, 4, 32)));
+  EXPECT_EQ(s.requestsBeforeCoalescing, 32u);
+  EXPECT_EQ(s.requests, 1u);
+  EXPECT_EQ(s.reads, 1u);
+}
+
+TEST(Coalescing, MisalignedConsecutiveFloatsAreTwoRequests) {
+  Stats s = runOneStep(testing::load(0, testing::strided(0x1040, 4, 32)));
+  EXPECT_EQ(s.requests, 2u);
+}
+
+TEST(Coalescing, LineStrideIsOneRequestPerLane) {
+  Stats s = runOneStep(testing::load(0, testing::strided(0x1000, 128, 32)));
+  EXPECT_EQ(s.requestsBeforeCoalescing, 32u);
+  EXPECT_EQ(s.requests, 32u);
+  EXPECT_EQ(s.readMisses, 32u);
+}
+
+TEST(Coalescing, Float4IsFourRequests) {
+  Stats s = runOneStep(testing::load(0, testing::strided(0x1000, 16, 32), 16));
+  EXPECT_EQ(s.requestsBeforeCoalescing, 32u);
+  EXPECT_EQ(s.requests, 4u);
+}
+
+TEST(Coalescing, AccessSpanningTwoLinesTouchesBoth) {
+  sched::WarpStep st = testing::load(0, {0x107C}, 8);
+  std::vector<uint64_t> lines;
+  coalesce(st, 7, lines);
+  EXPECT_EQ(lines, (std::vector<uint64_t>{0x20, 0x21}));
+  Stats s = runOneStep(st);
+  EXPECT_EQ(s.requestsBeforeCoalescing, 1u);
+  EXPECT_EQ(s.requests, 2u);
+}
+
+TEST(Coalescing, LinesInFirstTouchOrderWithoutDuplicates) {
+  sched::WarpStep st = testing::load(0, {0x200, 0x0, 0x204, 0x80, 0x4, 0x200});
+  std::vector<uint64_t> lines;
+  coalesce(st, 7, lines);
+  EXPECT_EQ(lines, (std::vector<uint64_t>{4, 0, 1}));
+}
+
+TEST(Coalescing, StoresCoalesceToo) {
+  Stats s = runOneStep(testing::store(0, testing::strided(0, 4, 32)));
+  EXPECT_EQ(s.writes, 1u);
+  EXPECT_EQ(s.requests, 1u);
+  EXPECT_EQ(s.requestsBeforeCoalescing, 32u);
+}
+
+// ---------------------------------------------------------------- replacement
+
+// One SM model, timing off, linear indexing; lines 0, 32, 64, ... all map to set 0.
+SmModel model(const std::vector<std::string>& extra) {
+  std::vector<std::string> o = {"set_index=linear", "timing=off"};
+  o.insert(o.end(), extra.begin(), extra.end());
+  return SmModel(cfg("gtx480-16k", o), 1);
+}
+
+constexpr uint64_t L(uint64_t i) { return i * 32; }  // i-th line of set 0
+
+TEST(Replacement, LruEvictionOrderInOneSet) {
+  SmModel m = model({"replacement=lru"});
+  for (uint64_t i = 0; i < 4; ++i) EXPECT_EQ(m.read(L(i), 0, 1).outcome, Outcome::ColdMiss);
+  EXPECT_EQ(m.read(L(0), 0, 1).outcome, Outcome::Hit);  // order now 1 2 3 0 (LRU first)
+  EXPECT_EQ(m.read(L(4), 0, 1).outcome, Outcome::ColdMiss);  // evicts 1
+  EXPECT_FALSE(m.contains(L(1)));
+  EXPECT_TRUE(m.contains(L(0)));
+  EXPECT_EQ(m.read(L(5), 0, 1).outcome, Outcome::ColdMiss);  // evicts 2
+  EXPECT_FALSE(m.contains(L(2)));
+  RequestResult r = m.read(L(1), 0, 1);  // evicts 3
+  EXPECT_EQ(r.outcome, Outcome::ConflictMiss);
+  EXPECT_EQ(r.reuseDistance, 5u);  // 2 3 0 4 5 since the last access to 1
+  EXPECT_FALSE(m.contains(L(3)));
+  EXPECT_TRUE(m.contains(L(0)));
+  EXPECT_TRUE(m.contains(L(4)));
+  EXPECT_TRUE(m.contains(L(5)));
+}
+
+// Uses A A A B C C D D (A=3 uses, B=1, C=2, D=2, D most recent), then E.
+uint64_t victimAfterPattern(const std::string& policy) {
+  SmModel m = model({"replacement=" + policy});
+  for (uint64_t i : {0, 0, 0, 1, 2, 2, 3, 3}) m.read(L(i), 0, 1);
+  m.read(L(4), 0, 1);
+  uint64_t gone = ~uint64_t(0);
+  for (uint64_t i = 0; i < 4; ++i)
+    if (!m.contains(L(i))) gone = i;
+  EXPECT_TRUE(m.contains(L(4)));
+  return gone;
+}
+
+TEST(Replacement, LfuEvictsFewestUses) { EXPECT_EQ(victimAfterPattern("lfu"), 1u); }
+TEST(Replacement, MfuEvictsMostUses) { EXPECT_EQ(victimAfterPattern("mfu"), 0u); }
+TEST(Replacement, MruEvictsMostRecentlyUsed) { EXPECT_EQ(victimAfterPattern("mru"), 3u); }
+TEST(Replacement, LruEvictsLeastRecentlyUsed) { EXPECT_EQ(victimAfterPattern("lru"), 0u); }
+
+TEST(Replacement, LfuTiesGoToLeastRecentlyUsed) {
+  SmModel m = model({"replacement=lfu"});
+  for (uint64_t i : {2, 0, 3, 1}) m.read(L(i), 0, 1);
+  m.read(L(4), 0, 1);
+  EXPECT_FALSE(m.contains(L(2)));
+}
+
+TEST(Replacement, RandomIsSeededAndUsesEveryWay) {
+  auto victims = [](uint64_t seed) {
+    SmModel m(cfg("gtx480-16k", {"set_index=linear", "timing=off", "replacement=random"}), seed);
+    std::vector<uint64_t> order;
+    std::vector<bool> present(64, false);
+    for (uint64_t i = 0; i < 64; ++i) {
+      m.read(L(i), 0, 1);
+      for (uint64_t j = 0; j < i; ++j)
+        if (present[j] && !m.contains(L(j))) {
+          present[j] = false;
+          order.push_back(j);
+        }
+      present[i] = true;
+    }
+    return order;
+  };
+  std::vector<uint64_t> a = victims(7), b = victims(7), c = victims(8);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_EQ(a.size(), 60u);  // 64 lines through 4 ways
+  // Not LRU order: random replacement does not evict in insertion order.
+  std::vector<uint64_t> fifo;
+  for (uint64_t i = 0; i < 60; ++i) fifo.push_back(i);
+  EXPECT_NE(a, fifo);
+}
+
+// ---------------------------------------------------------------- write policies
+
+TEST(WritePolicy, WriteThroughNoAllocateNeverAllocatesOnAStore) {
+  SmModel m = model({});
+  EXPECT_EQ(m.write(L(0), 0).outcome, Outcome::WriteMiss);
+  EXPECT_FALSE(m.contains(L(0)));
+  EXPECT_EQ(m.read(L(0), 0, 1).outcome, Outcome::ColdMiss);  // the store did not touch L1
+  EXPECT_EQ(m.write(L(0), 0).outcome, Outcome::WriteHit);    // the line stays valid
+  EXPECT_TRUE(m.contains(L(0)));
+  EXPECT_EQ(m.read(L(0), 0, 1).outcome, Outcome::Hit);
+  for (uint64_t i = 1; i < 10; ++i) m.write(L(i), 0);
+  EXPECT_TRUE(m.contains(L(0)));
+  const Stats& s = m.stats();
+  EXPECT_EQ(s.writes, 11u);
+  EXPECT_EQ(s.writeHits, 1u);
+  EXPECT_EQ(s.writeMisses, 10u);
+  EXPECT_EQ(s.writeBacks, 0u);
+  EXPECT_EQ(s.reads, 2u);
+  EXPECT_EQ(s.readMisses, 1u);
+  EXPECT_EQ(s.reuse.total(), 2u);  // stores are not L1 accesses under wtna
+}
+
+TEST(WritePolicy, WriteBackCountsDirtyEvictions) {
+  // One set of 4 ways (512 B cache).
+  SmModel m(cfg("gtx480-16k", {"size=512", "set_index=linear", "timing=off", "write_policy=wbwa"}), 1);
+  for (uint64_t i = 0; i < 4; ++i) EXPECT_EQ(m.write(i, 0).outcome, Outcome::WriteMiss);
+  EXPECT_EQ(m.read(4, 0, 1).outcome, Outcome::ColdMiss);  // evicts dirty 0
+  EXPECT_EQ(m.stats().writeBacks, 1u);
+  EXPECT_EQ(m.write(5, 0).outcome, Outcome::WriteMiss);  // evicts dirty 1
+  EXPECT_EQ(m.stats().writeBacks, 2u);
+  EXPECT_EQ(m.read(2, 0, 1).outcome, Outcome::Hit);
+  EXPECT_EQ(m.write(4, 0).outcome, Outcome::WriteHit);  // 4 becomes dirty
+  EXPECT_EQ(m.read(6, 0, 1).outcome, Outcome::ColdMiss);  // evicts 3 (dirty)
+  EXPECT_FALSE(m.contains(3));
+  EXPECT_EQ(m.read(7, 0, 1).outcome, Outcome::ColdMiss);  // evicts 5 (dirty)
+  EXPECT_EQ(m.read(8, 0, 1).outcome, Outcome::ColdMiss);  // evicts 2 (dirty)
+  EXPECT_EQ(m.read(9, 0, 1).outcome, Outcome::ColdMiss);  // evicts 4 (dirty)
+  EXPECT_EQ(m.read(10, 0, 1).outcome, Outcome::ColdMiss);  // evicts 6 (clean)
+  const Stats& s = m.stats();
+  EXPECT_EQ(s.writes, 6u);
+  EXPECT_EQ(s.writeMisses, 5u);
+  EXPECT_EQ(s.writeHits, 1u);
+  EXPECT_EQ(s.writeBacks, 6u);
+  EXPECT_EQ(s.reads, 7u);
+  EXPECT_EQ(s.readMisses, 6u);
+}
+
+// ---------------------------------------------------------------- reuse distance
+
+TEST(ReuseDistance, PaperTable1AddressAndLineGranularity) {
+  const uint64_t x[] = {0, 5, 3, 9, 3, 3, 5};
+  const uint64_t inf = ReuseDistanceTracker::kInfinite;
+  ReuseDistanceTracker byAddress;
+  std::vector<uint64_t> d;
+  for (uint64_t a : x) d.push_back(byAddress.access(a));
+  EXPECT_EQ(d, (std::vector<uint64_t>{inf, inf, inf, inf, 1, 0, 2}));
+  ReuseDistanceTracker byLine;
+  d.clear();
+  for (uint64_t a : x) d.push_back(byLine.access(a / 4));
+  EXPECT_EQ(d, (std::vector<uint64_t>{inf, inf, 1, inf, 1, 0, 2}));
+}
+
+TEST(ReuseDistance, PaperTable1TwoLineCache) {
+  // 4-byte elements, 4-element (16-byte) lines, a 2-line fully associative LRU cache.
+  Config c = cfg("gtx480-16k", {"size=32", "line_size=16", "associativity=2", "set_index=linear", "timing=off"});
+  ASSERT_EQ(c.sets(), 1u);
+  std::vector<uint64_t> addresses;
+  for (uint64_t i : {0, 5, 3, 9, 3, 3, 5}) addresses.push_back(i * 4);
+  Stats s = runSingleLaneLoads(c, addresses);
+  EXPECT_EQ(s.reads, 7u);
+  EXPECT_EQ(s.readMisses, 4u);
+  EXPECT_EQ(s.misses.cold, 3u);      // 3/7 = 42%
+  EXPECT_EQ(s.misses.capacity, 1u);  // 1/7 = 14%
+  EXPECT_EQ(s.misses.conflict, 0u);
+  EXPECT_EQ(s.readHits, 3u);
+  EXPECT_EQ(s.reuse.cold, 3u);
+  EXPECT_EQ(s.reuse.buckets, (std::vector<uint64_t>{1, 2, 1}));  // d=0: 1, d=1: 2, d in [2,3]: 1
+}
+
+TEST(ReuseDistance, MatchesANaiveStackWithCompactions) {
+  ReuseDistanceTracker t(64);  // tiny window: many compactions
+  std::list<uint64_t> stack;   // most recent first
+  Rng rng(42);
+  for (int i = 0; i < 60000; ++i) {
+    // Mix of a hot set and a wide set so distances cover both counting paths.
+    uint64_t line = (rng.below(4) == 0) ? rng.below(700) : rng.below(24);
+    uint64_t expected = ReuseDistanceTracker::kInfinite;
+    uint64_t depth = 0;
+    for (auto it = stack.begin(); it != stack.end(); ++it, ++depth) {
+      if (*it == line) {
+        expected = depth;
+        stack.erase(it);
+        break;
+      }
+    }
+    stack.push_front(line);
+    ASSERT_EQ(t.access(line), expected) << "access " << i;
+  }
+  EXPECT_GT(t.compactions(), 10u);
+  EXPECT_EQ(t.distinctLines(), stack.size());
+}
+
+TEST(ReuseDistance, MemoryDependsOnDistinctLinesNotTraceLength) {
+  ReuseDistanceTracker t(1024);
+  Rng rng(1);
+  for (int i = 0; i < 100000; ++i) t.access(rng.below(5000));
+  size_t after100k = t.memoryBytes();
+  for (int i = 0; i < 2000000; ++i) t.access(rng.below(5000));
+  EXPECT_EQ(t.memoryBytes(), after100k);
+  EXPECT_LT(after100k, size_t(5000) * 64);
+}
+
+TEST(ReuseDistance, ClassifyOffReportsUnsplitMisses) {
+  SmModel m(cfg("gtx480-16k", {"timing=off", "classify=off"}), 1);
+  EXPECT_EQ(m.read(0, 0, 1).outcome, Outcome::Miss);
+  EXPECT_EQ(m.read(0, 0, 1).outcome, Outcome::Hit);
+  EXPECT_EQ(m.stats().readMisses, 1u);
+  EXPECT_EQ(m.stats().misses.cold, 0u);
+  EXPECT_EQ(m.stats().reuse.total(), 0u);
+}
+
+TEST(FlatCounter, MatchesAMapUnderRandomUpdates) {
+  FlatCounter c;
+  std::map<uint64_t, uint32_t> ref;
+  Rng rng(5);
+  for (int i = 0; i < 200000; ++i) {
+    uint64_t key = rng.below(300) * 7919;  // clustered keys collide in the table
+    if (rng.below(2) == 0 || ref[key] == 0) {
+      c.increment(key);
+      ++ref[key];
+    } else {
+      c.decrement(key);
+      --ref[key];
+    }
+    if (i % 1000 == 0) {
+      for (auto& [k, v] : ref) ASSERT_EQ(c.get(k), v) << k;
+    }
+  }
+  for (auto& [k, v] : ref) EXPECT_EQ(c.get(k), v);
+}
+
+}  // namespace
+}  // namespace cltrace::cachesim

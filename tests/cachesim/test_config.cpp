@@ -1,0 +1,231 @@
+// Configuration loading and errors, and the printers.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cltrace/cachesim/config.h"
+#include "cltrace/cachesim/printers.h"
+#include "fake_step_source.h"
+
+namespace cltrace::cachesim {
+namespace {
+
+using nlohmann::json;
+
+// The message of the std::invalid_argument `f` throws ("" when it does not throw).
+template <class F>
+std::string errorOf(F f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string overrideError(const std::vector<std::string>& overrides, const std::string& base = "gtx480-16k") {
+  return errorOf([&] { loadConfig(base, overrides); });
+}
+
+TEST(Config, PresetsAndDefaults) {
+  Config d = loadConfig("");
+  EXPECT_EQ(d.presetName, "gtx480-16k");
+  EXPECT_EQ(d.size, 16384u);
+  EXPECT_EQ(d.lineSize, 128u);
+  EXPECT_EQ(d.associativity, 4u);
+  EXPECT_EQ(d.sets(), 32u);
+  EXPECT_EQ(d.lines(), 128u);
+  EXPECT_EQ(d.setIndex, SetIndexFunction::FermiXor);
+  EXPECT_EQ(d.replacement, Replacement::LRU);
+  EXPECT_EQ(d.writePolicy, WritePolicy::WriteThroughNoAllocate);
+  EXPECT_EQ(d.mshrs, 64u);
+  EXPECT_EQ(d.mshrsPerWarp, 6u);
+  EXPECT_TRUE(d.timing);
+  EXPECT_EQ(d.minLatency, 100u);
+  EXPECT_DOUBLE_EQ(d.latencySigma, 5.0);
+  EXPECT_EQ(d.smCount, 15u);
+  EXPECT_EQ(d.maxWorkgroupsPerSm, 8u);
+  EXPECT_EQ(d.maxThreadsPerSm, 1536u);
+  EXPECT_EQ(d.warpSize, 32u);
+
+  Config c = loadConfig("gtx470-48k");
+  EXPECT_EQ(c.size, 49152u);
+  EXPECT_EQ(c.associativity, 6u);
+  EXPECT_EQ(c.sets(), 64u);
+  EXPECT_EQ(c.smCount, 14u);
+  EXPECT_EQ(loadConfig("gtx480-48k").smCount, 15u);
+  EXPECT_EQ(loadConfig("gtx470-16k").sets(), 32u);
+  EXPECT_EQ(loadConfig("gtx470-16k").smCount, 14u);
+}
+
+TEST(Config, OverridesParseEveryKey) {
+  Config c = loadConfig("gtx480-16k", {"size=32K", "line_size=64", "associativity=8", "set_index=linear",
+                                       "replacement=mfu", "write_policy=wbwa", "timing=off", "mshrs=unlimited",
+                                       "mshrs_per_warp=3", "min_latency=400", "latency_sigma=12.5",
+                                       "hit_latency=2", "sm_count=16", "max_workgroups_per_sm=4",
+                                       "max_threads_per_sm=1024", "warp_size=16", "scheduling=round-robin",
+                                       "sm=random", "runs=20", "seed=99", "classify=off"});
+  EXPECT_EQ(c.size, 32768u);
+  EXPECT_EQ(c.lineSize, 64u);
+  EXPECT_EQ(c.associativity, 8u);
+  EXPECT_EQ(c.sets(), 64u);
+  EXPECT_EQ(c.setIndex, SetIndexFunction::Linear);
+  EXPECT_EQ(c.replacement, Replacement::MFU);
+  EXPECT_EQ(c.writePolicy, WritePolicy::WriteBackAllocate);
+  EXPECT_FALSE(c.timing);
+  EXPECT_EQ(c.mshrs, 0u);
+  EXPECT_EQ(c.mshrsPerWarp, 3u);
+  EXPECT_EQ(c.minLatency, 400u);
+  EXPECT_DOUBLE_EQ(c.latencySigma, 12.5);
+  EXPECT_EQ(c.hitLatency, 2u);
+  EXPECT_EQ(c.smCount, 16u);
+  EXPECT_EQ(c.maxWorkgroupsPerSm, 4u);
+  EXPECT_EQ(c.maxThreadsPerSm, 1024u);
+  EXPECT_EQ(c.warpSize, 16u);
+  EXPECT_EQ(c.scheduling, "round-robin");
+  EXPECT_EQ(c.sm.kind, SmSelection::Kind::Random);
+  EXPECT_EQ(c.runs, 20u);
+  EXPECT_EQ(c.seed, 99u);
+  EXPECT_FALSE(c.classify);
+  EXPECT_EQ(loadConfig("gtx480-16k", {"sm=all"}).sm.kind, SmSelection::Kind::All);
+  Config idx = loadConfig("gtx480-16k", {"sm=7"});
+  EXPECT_EQ(idx.sm.kind, SmSelection::Kind::Index);
+  EXPECT_EQ(idx.sm.index, 7u);
+}
+
+TEST(Config, ErrorsNameTheKey) {
+  EXPECT_NE(overrideError({"foo=1"}).find("'foo'"), std::string::npos);
+  EXPECT_NE(overrideError({"size=1000"}).find("'size'"), std::string::npos);
+  EXPECT_NE(overrideError({"size=lots"}).find("'size'"), std::string::npos);
+  EXPECT_NE(overrideError({"size=0"}).find("'size'"), std::string::npos);
+  EXPECT_NE(overrideError({"line_size=100", "size=1600", "set_index=linear", "associativity=1"}).find("'line_size'"),
+            std::string::npos);
+  EXPECT_NE(overrideError({"associativity=0"}).find("'associativity'"), std::string::npos);
+  EXPECT_NE(overrideError({"size=64K"}).find("'set_index'"), std::string::npos);  // 128 sets
+  EXPECT_NE(overrideError({"associativity=16"}).find("'set_index'"), std::string::npos);  // 8 sets
+  EXPECT_NE(overrideError({"set_index=modulo"}).find("'set_index'"), std::string::npos);
+  EXPECT_NE(overrideError({"replacement=bogus"}).find("'replacement'"), std::string::npos);
+  EXPECT_NE(overrideError({"write_policy=wb"}).find("'write_policy'"), std::string::npos);
+  EXPECT_NE(overrideError({"timing=maybe"}).find("'timing'"), std::string::npos);
+  EXPECT_NE(overrideError({"mshrs=-1"}).find("'mshrs'"), std::string::npos);
+  EXPECT_NE(overrideError({"mshrs_per_warp=x"}).find("'mshrs_per_warp'"), std::string::npos);
+  EXPECT_NE(overrideError({"latency_sigma=-2"}).find("'latency_sigma'"), std::string::npos);
+  EXPECT_NE(overrideError({"latency_sigma=nan"}).find("'latency_sigma'"), std::string::npos);
+  EXPECT_NE(overrideError({"min_latency=1.5"}).find("'min_latency'"), std::string::npos);
+  EXPECT_NE(overrideError({"sm=15"}).find("'sm'"), std::string::npos);
+  EXPECT_NE(overrideError({"sm=some"}).find("'sm'"), std::string::npos);
+  EXPECT_NE(overrideError({"sm_count=0"}).find("'sm_count'"), std::string::npos);
+  EXPECT_NE(overrideError({"warp_size=0"}).find("'warp_size'"), std::string::npos);
+  EXPECT_NE(overrideError({"max_threads_per_sm=16"}).find("'max_threads_per_sm'"), std::string::npos);
+  EXPECT_NE(overrideError({"max_workgroups_per_sm=0"}).find("'max_workgroups_per_sm'"), std::string::npos);
+  EXPECT_NE(overrideError({"runs=0"}).find("'runs'"), std::string::npos);
+  EXPECT_NE(overrideError({"seed=99999999999999999999999"}).find("'seed'"), std::string::npos);
+  EXPECT_NE(overrideError({"scheduling="}).find("'scheduling'"), std::string::npos);
+  EXPECT_NE(overrideError({"classify=2"}).find("'classify'"), std::string::npos);
+  EXPECT_NE(overrideError({"hit_latency=soon"}).find("'hit_latency'"), std::string::npos);
+  EXPECT_NE(overrideError({"noequals"}).find("noequals"), std::string::npos);
+  EXPECT_NE(overrideError({}, "gtx999-1k").find("preset"), std::string::npos);
+  EXPECT_EQ(overrideError({"size=16K", "set_index=linear", "associativity=3", "size=12K"}), "");  // 32 sets of 3
+}
+
+std::string writeTemp(const std::string& name, const std::string& text) {
+  std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(Config, JsonFiles) {
+  std::string good = writeTemp("cachesim_good.json",
+                               R"({"preset": "gtx470-48k", "replacement": "lfu", "timing": false,
+                                   "latency_sigma": 7.5, "mshrs": 32, "sm": "all", "size": "48K"})");
+  Config c = loadConfig(good, {"runs=5"});
+  EXPECT_EQ(c.smCount, 14u);
+  EXPECT_EQ(c.sets(), 64u);
+  EXPECT_EQ(c.replacement, Replacement::LFU);
+  EXPECT_FALSE(c.timing);
+  EXPECT_DOUBLE_EQ(c.latencySigma, 7.5);
+  EXPECT_EQ(c.mshrs, 32u);
+  EXPECT_EQ(c.sm.kind, SmSelection::Kind::All);
+  EXPECT_EQ(c.runs, 5u);
+
+  std::string unknown = writeTemp("cachesim_unknown.json", R"({"size": 16384, "bogus": 1})");
+  std::string e = errorOf([&] { loadConfig(unknown); });
+  EXPECT_NE(e.find("'bogus'"), std::string::npos);
+  EXPECT_NE(e.find(unknown), std::string::npos);
+
+  std::string badType = writeTemp("cachesim_badtype.json", R"({"associativity": [4]})");
+  EXPECT_NE(errorOf([&] { loadConfig(badType); }).find("'associativity'"), std::string::npos);
+  std::string negative = writeTemp("cachesim_negative.json", R"({"mshrs": -3})");
+  EXPECT_NE(errorOf([&] { loadConfig(negative); }).find("'mshrs'"), std::string::npos);
+  std::string broken = writeTemp("cachesim_broken.json", R"({"size": )");
+  EXPECT_NE(errorOf([&] { loadConfig(broken); }).find("not valid JSON"), std::string::npos);
+  EXPECT_NE(errorOf([&] { loadConfig("/nonexistent/x.json"); }).find("cannot be opened"), std::string::npos);
+  std::string wrongSets = writeTemp("cachesim_sets.json", R"({"sets": 64})");
+  EXPECT_NE(errorOf([&] { loadConfig(wrongSets); }).find("'sets'"), std::string::npos);
+}
+
+TEST(Config, JsonRoundTrip) {
+  Config c = loadConfig("gtx480-48k", {"replacement=mru", "sm=random", "latency_sigma=2.25", "mshrs=unlimited"});
+  Config back = Config::fromJson(c.toJson());
+  EXPECT_EQ(back.toJson(), c.toJson());
+  for (const std::string& key : Config::keys()) EXPECT_TRUE(c.toJson().contains(key)) << key;
+}
+
+TEST(Printers, JsonCarriesEveryDocumentedKey) {
+  testing::FakeStepSource src;
+  src.addWarp(0, 1, {testing::load(3, testing::strided(0, 4, 32)), testing::store(4, {0x0}),
+                     testing::load(3, testing::strided(0, 4, 32))});
+  Config config = loadConfig("gtx480-16k", {"timing=off", "runs=2"});
+  Report r = simulate(config, [&](uint64_t) { return std::make_unique<testing::FakeStepSource>(src); });
+  json j = reportToJson(r);
+
+  for (const char* key : {"steps", "requests_before_coalescing", "requests", "reads", "read_hits", "read_misses",
+                          "miss_rate", "writes", "write_hits", "write_misses", "write_backs", "atomics",
+                          "constant_loads", "barriers", "fences", "cycles", "misses", "per_instruction",
+                          "reuse_histogram", "config", "runs", "sm"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  for (const char* key : {"cold", "capacity", "conflict", "latency", "mshr"}) EXPECT_TRUE(j["misses"].contains(key)) << key;
+  ASSERT_EQ(j["per_instruction"].size(), 2u);
+  for (const char* key : {"instruction", "steps", "requests_before_coalescing", "requests", "reads", "read_hits",
+                          "read_misses", "miss_rate", "writes", "write_misses", "atomics", "constant_loads", "misses"})
+    EXPECT_TRUE(j["per_instruction"][0].contains(key)) << key;
+  for (const char* key : {"cold", "total", "buckets"}) EXPECT_TRUE(j["reuse_histogram"].contains(key)) << key;
+  for (const char* key : {"count", "median", "rsd", "values", "seeds", "sms", "representative"})
+    EXPECT_TRUE(j["runs"].contains(key)) << key;
+  for (const std::string& key : Config::keys()) EXPECT_TRUE(j["config"].contains(key)) << key;
+  for (const char* key : {"preset", "sets", "lines"}) EXPECT_TRUE(j["config"].contains(key)) << key;
+
+  // Values.
+  EXPECT_EQ(j["reads"], 2);
+  EXPECT_EQ(j["read_misses"], 1);
+  EXPECT_EQ(j["writes"], 1);
+  EXPECT_EQ(j["write_hits"], 1);
+  EXPECT_EQ(j["requests_before_coalescing"], 65);
+  EXPECT_EQ(j["requests"], 3);
+  EXPECT_DOUBLE_EQ(j["miss_rate"].get<double>(), 0.5);
+  EXPECT_EQ(j["misses"]["cold"], 1);
+  EXPECT_EQ(j["per_instruction"][0]["instruction"], 3);
+  EXPECT_EQ(j["per_instruction"][0]["reads"], 2);
+  EXPECT_EQ(j["per_instruction"][1]["writes"], 1);
+  EXPECT_EQ(j["reuse_histogram"]["cold"], 1);
+  EXPECT_EQ(j["reuse_histogram"]["buckets"][0]["count"], 1);
+  EXPECT_EQ(j["reuse_histogram"]["buckets"][0]["min"], 0);
+  EXPECT_EQ(j["runs"]["count"], 2);
+  EXPECT_EQ(j["runs"]["values"].size(), 2u);
+  EXPECT_EQ(j["config"]["sets"], 32);
+  EXPECT_EQ(j["config"]["set_index"], "fermi-xor");
+
+  std::ostringstream text;
+  printText(text, r);
+  EXPECT_NE(text.str().find("miss rate 50.00%"), std::string::npos) << text.str();
+  std::ostringstream js;
+  printJson(js, r);
+  EXPECT_EQ(json::parse(js.str()), j);
+}
+
+}  // namespace
+}  // namespace cltrace::cachesim

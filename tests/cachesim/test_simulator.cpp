@@ -1,0 +1,317 @@
+// The simulator driving a scheduler: latency misses, MSHR stalls and retries, kinds that bypass
+// L1, SM selection, repeated runs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "cltrace/cachesim/simulator.h"
+#include "fake_step_source.h"
+
+namespace cltrace::cachesim {
+namespace {
+
+using testing::FakeStepSource;
+using testing::load;
+using testing::strided;
+
+// Timing on, no jitter, 100-cycle misses, linear indexing (line n -> set n % 32).
+Config timed(const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> o = {"set_index=linear", "latency_sigma=0", "min_latency=100", "hit_latency=0"};
+  o.insert(o.end(), extra.begin(), extra.end());
+  return loadConfig("gtx480-16k", o);
+}
+
+struct Recorded {
+  uint64_t cycle;
+  uint64_t warpKey;
+  uint64_t line;
+  Outcome outcome;
+  bool operator==(const Recorded& o) const {
+    return cycle == o.cycle && warpKey == o.warpKey && line == o.line && outcome == o.outcome;
+  }
+};
+std::ostream& operator<<(std::ostream& os, const Recorded& r) {
+  return os << "{" << r.cycle << ", w" << r.warpKey << ", line " << r.line << ", " << toString(r.outcome) << "}";
+}
+
+TEST(Timing, SecondRequestToALineInFlightIsALatencyMiss) {
+  FakeStepSource src;
+  src.addWarp(0, 1, {load(0, {0x1000}), load(1, {0x1000})});
+  src.addWarp(0, 2, {load(0, {0x1000}), load(1, {0x1000})});
+  Simulator sim(timed());
+  std::vector<Recorded> events;
+  sim.setRequestCallback([&](const RequestEvent& e) { events.push_back({e.cycle, e.warpKey, e.line, e.outcome}); });
+  Stats s = sim.run(src, 1);
+
+  EXPECT_EQ(events, (std::vector<Recorded>{{0, 1, 0x20, Outcome::ColdMiss},
+                                           {1, 2, 0x20, Outcome::LatencyMiss},
+                                           {100, 1, 0x20, Outcome::Hit},
+                                           {101, 2, 0x20, Outcome::Hit}}));
+  EXPECT_EQ(src.delays, (std::vector<std::pair<uint64_t, uint64_t>>{{1, 100}, {2, 100}}));
+  EXPECT_EQ(s.reads, 4u);
+  EXPECT_EQ(s.readMisses, 1u);
+  EXPECT_EQ(s.misses.cold, 1u);
+  EXPECT_EQ(s.misses.latency, 1u);
+  EXPECT_EQ(s.readHits, 2u);
+  EXPECT_DOUBLE_EQ(s.missRate(), 0.25);
+}
+
+TEST(Timing, WithTimingOffEveryMissFillsAtOnceAndNoWarpIsDelayed) {
+  FakeStepSource src;
+  src.addWarp(0, 1, {load(0, {0x1000}), load(1, {0x1000})});
+  src.addWarp(0, 2, {load(0, {0x1000}), load(1, {0x1000})});
+  Simulator sim(timed({"timing=off"}));
+  Stats s = sim.run(src, 1);
+  EXPECT_TRUE(src.delays.empty());
+  EXPECT_EQ(s.readMisses, 1u);
+  EXPECT_EQ(s.readHits, 3u);
+  EXPECT_EQ(s.misses.latency, 0u);
+}
+
+TEST(Timing, JitterIsSeededAndAtLeastTheMinimum) {
+  auto missReady = [](uint64_t seed) {
+    SmModel m(loadConfig("gtx480-16k", {"latency_sigma=20", "min_latency=100"}), seed);
+    std::vector<uint64_t> r;
+    for (uint64_t i = 0; i < 50; ++i) r.push_back(m.read(i * 1000, 0, i).readyCycle);
+    return r;
+  };
+  std::vector<uint64_t> a = missReady(3), b = missReady(3), c = missReady(4);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  bool spread = false;
+  for (uint64_t v : a) {
+    EXPECT_GE(v, 100u);
+    EXPECT_LT(v, 100u + 20u * 7u);
+    if (v != a[0]) spread = true;
+  }
+  EXPECT_TRUE(spread);
+}
+
+TEST(Mshr, PerWarpLimitStallsTheWarpAndRetriesTheRest) {
+  // One step touching 8 distinct lines; a warp may hold 6 MSHRs.
+  FakeStepSource src;
+  src.addWarp(0, 1, {load(0, strided(0, 128, 8)), load(1, {0x0})});
+  Simulator sim(timed());
+  std::vector<Recorded> events;
+  sim.setRequestCallback([&](const RequestEvent& e) { events.push_back({e.cycle, e.warpKey, e.line, e.outcome}); });
+  Stats s = sim.run(src, 1);
+
+  std::vector<Recorded> expected;
+  for (uint64_t l = 0; l < 6; ++l) expected.push_back({0, 1, l, Outcome::ColdMiss});
+  expected.push_back({0, 1, 6, Outcome::MshrStall});
+  expected.push_back({100, 1, 6, Outcome::ColdMiss});  // the first fills free the warp's MSHRs
+  expected.push_back({100, 1, 7, Outcome::ColdMiss});
+  expected.push_back({200, 1, 0, Outcome::Hit});  // next step once lines 6 and 7 arrived
+  EXPECT_EQ(events, expected);
+  EXPECT_EQ(src.delays, (std::vector<std::pair<uint64_t, uint64_t>>{{1, 101}, {1, 200}}));
+  EXPECT_EQ(s.reads, 9u);
+  EXPECT_EQ(s.readMisses, 8u);
+  EXPECT_EQ(s.misses.mshr, 1u);
+  EXPECT_EQ(s.readHits, 1u);
+  EXPECT_EQ(s.requests, 9u);
+  EXPECT_EQ(s.requestsBeforeCoalescing, 9u);
+  ASSERT_EQ(s.perInstruction.size(), 2u);
+  EXPECT_EQ(s.perInstruction[0].misses.mshr, 1u);
+  EXPECT_EQ(s.perInstruction[0].reads, 8u);
+}
+
+TEST(Mshr, SmLimitStallsAnotherWarp) {
+  FakeStepSource src;
+  src.addWarp(0, 1, {load(0, strided(0, 128, 3))});
+  src.addWarp(0, 2, {load(0, strided(0x10000, 128, 3))});
+  Simulator sim(timed({"mshrs=4"}));
+  std::vector<Recorded> events;
+  sim.setRequestCallback([&](const RequestEvent& e) { events.push_back({e.cycle, e.warpKey, e.line, e.outcome}); });
+  Stats s = sim.run(src, 1);
+  const uint64_t b = 0x10000 >> 7;
+  EXPECT_EQ(events, (std::vector<Recorded>{{0, 1, 0, Outcome::ColdMiss},
+                                           {0, 1, 1, Outcome::ColdMiss},
+                                           {0, 1, 2, Outcome::ColdMiss},
+                                           {1, 2, b, Outcome::ColdMiss},
+                                           {1, 2, b + 1, Outcome::MshrStall},
+                                           {100, 2, b + 1, Outcome::ColdMiss},
+                                           {100, 2, b + 2, Outcome::ColdMiss}}));
+  EXPECT_EQ(s.misses.mshr, 1u);
+  EXPECT_EQ(s.readMisses, 6u);
+}
+
+TEST(Mshr, StepsOfAStalledWarpStayInProgramOrder) {
+  // One MSHR per warp: the first step needs three retries' worth of fills; the scheduler has
+  // already issued the warp's next step when the first retry stalls again.
+  FakeStepSource src;
+  src.addWarp(0, 1, {load(0, strided(0, 128, 3)), load(1, {0x8000})});
+  Simulator sim(timed({"mshrs_per_warp=1"}));
+  std::vector<Recorded> events;
+  sim.setRequestCallback([&](const RequestEvent& e) { events.push_back({e.cycle, e.warpKey, e.line, e.outcome}); });
+  Stats s = sim.run(src, 1);
+  EXPECT_EQ(events, (std::vector<Recorded>{{0, 1, 0, Outcome::ColdMiss},
+                                           {0, 1, 1, Outcome::MshrStall},
+                                           {100, 1, 1, Outcome::ColdMiss},
+                                           {100, 1, 2, Outcome::MshrStall},
+                                           {200, 1, 2, Outcome::ColdMiss},
+                                           {300, 1, 0x100, Outcome::ColdMiss}}));
+  EXPECT_EQ(s.misses.mshr, 2u);
+  EXPECT_EQ(s.readMisses, 4u);
+  EXPECT_EQ(s.steps, 2u);
+}
+
+TEST(Mshr, AFullSetOfLinesInFlightStallsToo) {
+  // 4-way sets; five lines of one set requested at once: the fifth waits for a way.
+  FakeStepSource src;
+  src.addWarp(0, 1, {load(0, {0x0, 0x1000})});
+  src.addWarp(0, 2, {load(0, {0x2000, 0x3000})});
+  src.addWarp(0, 3, {load(0, {0x4000})});
+  Simulator sim(timed());
+  std::vector<Recorded> events;
+  sim.setRequestCallback([&](const RequestEvent& e) { events.push_back({e.cycle, e.warpKey, e.line, e.outcome}); });
+  Stats s = sim.run(src, 1);
+  ASSERT_EQ(events.size(), 6u);
+  EXPECT_EQ(events[4], (Recorded{2, 3, 0x80, Outcome::MshrStall}));
+  EXPECT_EQ(events[5], (Recorded{100, 3, 0x80, Outcome::ColdMiss}));
+  EXPECT_EQ(s.misses.mshr, 1u);
+}
+
+TEST(Kinds, AtomicsConstantsBarriersAndFencesBypassL1) {
+  FakeStepSource src;
+  src.addWarp(0, 1,
+              {testing::makeStep(AccessKind::Atomic, 0, std::vector<uint64_t>(32, 0x1000)),
+               testing::makeStep(AccessKind::ConstantLoad, 1, strided(0x2000, 4, 32)),
+               testing::makeStep(AccessKind::Barrier, 2, {}), testing::makeStep(AccessKind::Fence, 3, {}),
+               load(4, {0x1000}), load(5, {0x2000})});
+  Simulator sim(timed({"timing=off"}));
+  Stats s = sim.run(src, 1);
+  EXPECT_EQ(s.atomics, 1u);
+  EXPECT_EQ(s.constantLoads, 1u);
+  EXPECT_EQ(s.barriers, 1u);
+  EXPECT_EQ(s.fences, 1u);
+  EXPECT_EQ(s.steps, 6u);
+  EXPECT_EQ(s.reads, 2u);
+  EXPECT_EQ(s.requests, 2u);
+  EXPECT_EQ(s.requestsBeforeCoalescing, 2u);
+  EXPECT_EQ(s.misses.cold, 2u);  // neither the atomic nor the constant load filled L1
+  ASSERT_EQ(s.perInstruction.size(), 6u);
+  EXPECT_EQ(s.perInstruction[0].atomics, 1u);
+  EXPECT_EQ(s.perInstruction[1].constantLoads, 1u);
+}
+
+FakeStepSource twoSms() {
+  FakeStepSource src;
+  src.addWarp(0, 1, {load(0, {0x0}), load(0, {0x0})});               // SM 0: 1 miss, 1 hit
+  src.addWarp(1, 2, {load(0, {0x80}), load(0, {0x100}), load(0, {0x180})});  // SM 1: 3 misses
+  return src;
+}
+
+TEST(SmSelection, OneSmAllSmsOrARandomOne) {
+  {
+    FakeStepSource src = twoSms();
+    Simulator sim(timed({"timing=off", "sm=0"}));
+    Stats s = sim.run(src, 1);
+    EXPECT_EQ(s.reads, 2u);
+    EXPECT_EQ(s.readMisses, 1u);
+    EXPECT_EQ(sim.lastSm(), 0u);
+  }
+  {
+    FakeStepSource src = twoSms();
+    Simulator sim(timed({"timing=off", "sm=1"}));
+    Stats s = sim.run(src, 1);
+    EXPECT_EQ(s.reads, 3u);
+    EXPECT_EQ(s.readMisses, 3u);
+  }
+  {
+    FakeStepSource src = twoSms();
+    Simulator sim(timed({"timing=off", "sm=all"}));
+    Stats s = sim.run(src, 1);
+    EXPECT_EQ(s.reads, 5u);
+    EXPECT_EQ(s.readMisses, 4u);
+    EXPECT_EQ(s.misses.cold, 4u);
+    EXPECT_EQ(sim.lastSm(), Simulator::kAllSms);
+    ASSERT_EQ(s.perInstruction.size(), 1u);
+    EXPECT_EQ(s.perInstruction[0].reads, 5u);
+  }
+  {
+    Simulator sim(timed({"timing=off", "sm=random", "sm_count=2"}));
+    std::set<uint32_t> seen;
+    for (uint64_t seed = 0; seed < 40; ++seed) {
+      FakeStepSource src = twoSms();
+      Stats s = sim.run(src, seed);
+      ASSERT_LT(sim.lastSm(), 2u);
+      seen.insert(sim.lastSm());
+      EXPECT_EQ(s.reads, sim.lastSm() == 0 ? 2u : 3u);
+    }
+    EXPECT_EQ(seen.size(), 2u);
+  }
+}
+
+TEST(Runs, MedianAndRelativeStandardDeviation) {
+  // Seed s: 4 reads of which s are cold misses (miss rates 0.25, 0.5, 0.75 for seeds 1, 2, 3).
+  StepSourceFactory factory = [](uint64_t seed) {
+    auto src = std::make_unique<FakeStepSource>();
+    std::vector<sched::WarpStep> steps;
+    for (uint64_t i = 0; i < 4; ++i) steps.push_back(load(0, {i < seed ? i * 128 : 0}));
+    src->addWarp(0, 1, steps);
+    return src;
+  };
+  Report r = simulate(timed({"timing=off", "runs=3", "seed=1"}), factory);
+  EXPECT_EQ(r.runs.count, 3u);
+  EXPECT_EQ(r.runs.values, (std::vector<double>{0.25, 0.5, 0.75}));
+  EXPECT_EQ(r.runs.seeds, (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_DOUBLE_EQ(r.runs.median, 0.5);
+  EXPECT_NEAR(r.runs.rsd, 100.0 * std::sqrt(0.125 / 3.0) / 0.5, 1e-9);  // 40.82%
+  EXPECT_EQ(r.runs.representative, 1u);
+  EXPECT_EQ(r.stats.readMisses, 2u);
+  EXPECT_EQ(r.sm, "0");
+
+  double median = 0, rsd = 0;
+  summarize({0.1, 0.4, 0.2, 0.3}, median, rsd);
+  EXPECT_DOUBLE_EQ(median, 0.25);
+  summarize({0.3, 0.3}, median, rsd);
+  EXPECT_DOUBLE_EQ(rsd, 0.0);
+}
+
+TEST(Mshr, RandomStepsKeepProgramOrderAndCountsAddUp) {
+  for (uint64_t trial = 0; trial < 20; ++trial) {
+    Rng rng(trial);
+    FakeStepSource src;
+    uint64_t totalSteps = 0, totalLanes = 0;
+    for (uint64_t w = 0; w < 24; ++w) {
+      std::vector<sched::WarpStep> steps;
+      uint64_t n = 1 + rng.below(12);
+      for (uint64_t i = 0; i < n; ++i) {
+        std::vector<uint64_t> a;
+        uint64_t lanes = 1 + rng.below(32), base = rng.below(64) * 128, stride = rng.below(3) == 0 ? 128 : 4;
+        for (uint64_t l = 0; l < lanes; ++l) a.push_back(base + l * stride);
+        AccessKind kind = rng.below(5) == 0 ? AccessKind::Store : AccessKind::Load;
+        steps.push_back(testing::makeStep(kind, static_cast<uint32_t>(i), a));
+        totalLanes += lanes;
+      }
+      totalSteps += n;
+      src.addWarp(static_cast<uint32_t>(w % 2), w, steps);
+    }
+    Simulator sim(loadConfig("gtx480-16k", {"sm=all", "mshrs=" + std::to_string(1 + rng.below(8)),
+                                            "mshrs_per_warp=" + std::to_string(1 + rng.below(3)),
+                                            "latency_sigma=20", "min_latency=" + std::to_string(rng.below(200))}));
+    std::map<uint64_t, uint64_t> lastStep;
+    std::map<uint32_t, uint64_t> lastCycle;
+    sim.setRequestCallback([&](const RequestEvent& e) {
+      auto it = lastStep.find(e.warpKey);
+      if (it != lastStep.end()) {
+        EXPECT_GE(e.step, it->second) << "warp " << e.warpKey << " went back";
+      }
+      lastStep[e.warpKey] = e.step;
+      EXPECT_GE(e.cycle, lastCycle[e.sm]) << "time went back on SM " << e.sm;
+      lastCycle[e.sm] = e.cycle;
+    });
+    Stats s = sim.run(src, trial);
+    EXPECT_EQ(s.steps, totalSteps);
+    EXPECT_EQ(s.requestsBeforeCoalescing, totalLanes);
+    EXPECT_EQ(s.reads, s.readHits + s.readMisses + s.misses.latency);
+    EXPECT_EQ(s.readMisses, s.misses.cold + s.misses.capacity + s.misses.conflict);
+    EXPECT_EQ(s.requests, s.reads + s.writes);
+    EXPECT_EQ(s.reuse.total(), s.reads);
+  }
+}
+
+}  // namespace
+}  // namespace cltrace::cachesim
