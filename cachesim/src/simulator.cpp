@@ -334,7 +334,9 @@ Stats Simulator::run(sched::StepSource& source, uint64_t seed) {
     case SmSelection::Kind::Index: lastSm_ = config_.sm.index; break;
     case SmSelection::Kind::All: lastSm_ = kAllSms; break;
     case SmSelection::Kind::Random:
-      lastSm_ = static_cast<uint32_t>(Rng(mixSeed(seed, 0x736du)).below(config_.smCount));
+      // Uniform over the SMs that receive work (an idle SM's L1 sees nothing).
+      lastSm_ = static_cast<uint32_t>(Rng(mixSeed(seed, 0x736du))
+                                          .below(std::max<uint32_t>(1, std::min(config_.smCount, source.busySms()))));
       break;
   }
   Run run(config_, seed, lastSm_, callback_);

@@ -915,3 +915,12 @@ uint64_t Scheduler::diagnosticCount() const { return impl_->diagnosticCount; }
 const SchedulerStats& Scheduler::stats() const { return impl_->stats; }
 
 }  // namespace cltrace::sched
+
+namespace cltrace::sched {
+
+uint32_t Scheduler::busySms() const {
+  const ScheduleInfo& i = info();
+  return static_cast<uint32_t>(std::min<uint64_t>(i.config.smCount, i.workgroupCount));
+}
+
+}  // namespace cltrace::sched

@@ -16,7 +16,7 @@
 #include "cltrace/cachesim/printers.h"
 #include "cltrace/cachesim/simulator.h"
 #include "cltrace/scheduler/scheduler.h"
-#include "cltrace/scheduler/trace_source.h"
+#include "cltrace/cachesim/trace_simulation.h"
 #include "commands.h"
 
 namespace cltrace::cli {
@@ -30,72 +30,13 @@ struct SimulateOptions {
   bool json = false;
 };
 
-// ---------------------------------------------------------------------------------------------
-// Scheduler construction (LEAD: check against the final scheduler API).
-//
-// One run = one fresh scheduler over the trace file. The cachesim config carries what the
-// scheduler needs: `scheduling` ("POLICY" or "POLICY:INTER_WARP_ORDER", e.g.
-// "warp:greedy-then-oldest"), warp_size, sm_count, max_workgroups_per_sm, max_threads_per_sm;
-// the run's seed goes to the scheduler (random policy).
-
-class TraceStepSource final : public sched::StepSource {
- public:
-  TraceStepSource(const std::string& path, const sched::SchedulerConfig& config, std::function<void(const sched::Scheduler&)> done)
-      : source_(path), scheduler_(source_, config), done_(std::move(done)) {}
-  ~TraceStepSource() override {
-    if (done_) done_(scheduler_);
-  }
-  bool next(sched::WarpStep& out) override { return scheduler_.next(out); }
-  void delayWarp(uint64_t warpKey, uint64_t readyCycle) override { scheduler_.delayWarp(warpKey, readyCycle); }
-
- private:
-  sched::TraceReaderSource source_;  // declared first: the scheduler reads from it
-  sched::Scheduler scheduler_;
-  std::function<void(const sched::Scheduler&)> done_;
-};
-
-sched::SchedulerConfig schedulerConfig(const cachesim::Config& c, uint64_t seed) {
-  sched::SchedulerConfig s;
-  try {
-    std::string policy = c.scheduling, order;
-    if (size_t colon = policy.find(':'); colon != std::string::npos) {
-      order = policy.substr(colon + 1);
-      policy = policy.substr(0, colon);
-    }
-    s.policy = sched::parsePolicy(policy);
-    if (!order.empty()) s.interWarp = sched::parseInterWarpOrder(order);
-    s.warpSize = c.warpSize;
-    s.smCount = c.smCount;
-    s.maxWorkgroupsPerSm = c.maxWorkgroupsPerSm;
-    s.maxThreadsPerSm = c.maxThreadsPerSm;
-    s.seed = seed;
-    s.validate();
-  } catch (const std::invalid_argument& e) {
-    throw UserError(std::string("configuration key 'scheduling': ") + e.what());
-  }
-  return s;
+// Scheduler diagnostics (the same on every run) are printed once.
+void printDiagnostics(const sched::Scheduler& s) {
+  for (const sched::Diagnostic& d : s.diagnostics()) fmt::print(stderr, "cltrace: warning: {}\n", d.message);
+  if (s.diagnosticCount() > s.diagnostics().size())
+    fmt::print(stderr, "cltrace: warning: {} more diagnostics not shown\n",
+               s.diagnosticCount() - s.diagnostics().size());
 }
-
-cachesim::StepSourceFactory makeStepSourceFactory(const std::string& tracePath, const cachesim::Config& config) {
-  auto firstRun = std::make_shared<bool>(true);
-  return [tracePath, config, firstRun](uint64_t seed) -> std::unique_ptr<sched::StepSource> {
-    // Diagnostics are the same on every run: print them once.
-    auto report = [firstRun](const sched::Scheduler& s) {
-      if (!*firstRun) return;
-      *firstRun = false;
-      for (const sched::Diagnostic& d : s.diagnostics()) fmt::print(stderr, "cltrace: warning: {}\n", d.message);
-      if (s.diagnosticCount() > s.diagnostics().size())
-        fmt::print(stderr, "cltrace: warning: {} more diagnostics not shown\n",
-                   s.diagnosticCount() - s.diagnostics().size());
-    };
-    try {
-      return std::make_unique<TraceStepSource>(tracePath, schedulerConfig(config, seed), report);
-    } catch (const std::invalid_argument& e) {
-      throw UserError(e.what());  // e.g. a workgroup larger than max_threads_per_sm
-    }
-  };
-}
-// ---------------------------------------------------------------------------------------------
 
 void runSimulate(const SimulateOptions& o) {
   std::vector<std::string> overrides = o.sets;
@@ -108,7 +49,12 @@ void runSimulate(const SimulateOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   }
-  cachesim::Report report = cachesim::simulate(config, makeStepSourceFactory(o.trace, config));
+  cachesim::Report report;
+  try {
+    report = cachesim::simulate(config, cachesim::traceStepSourceFactory(o.trace, config, printDiagnostics));
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());  // e.g. a workgroup larger than max_threads_per_sm
+  }
   if (o.json)
     cachesim::printJson(std::cout, report);
   else

@@ -62,6 +62,8 @@ class Scheduler final : public StepSource {
   ~Scheduler() override;
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
+  // Workgroups are dealt round-robin from SM 0, so SMs 0 .. min(sms, workgroups) - 1 get work.
+  uint32_t busySms() const override;
 
   // Next step in issue order: ascending (cycle, SM index). Returns false when every warp has
   // finished. Errors of the source (e.g. TraceFileError) and malformed workgroups

@@ -42,6 +42,9 @@ class StepSource {
   // The warp `warpKey` may not issue its next step before `readyCycle` (a miss latency or an
   // MSHR stall). Called after next() returned a step of that warp.
   virtual void delayWarp(uint64_t warpKey, uint64_t readyCycle) = 0;
+  // How many SMs (0 .. n-1) receive any workgroup; a launch with fewer workgroups than SMs
+  // leaves the rest idle. Sources that do not know say UINT32_MAX.
+  virtual uint32_t busySms() const { return UINT32_MAX; }
 };
 
 }  // namespace cltrace::sched

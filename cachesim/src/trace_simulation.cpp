@@ -1,0 +1,68 @@
+#include "cltrace/cachesim/trace_simulation.h"
+
+#include <memory>
+#include <stdexcept>
+
+#include "cltrace/scheduler/trace_source.h"
+
+namespace cltrace::cachesim {
+
+namespace {
+
+// A scheduler that owns its trace reader.
+class TraceStepSource final : public sched::StepSource {
+ public:
+  TraceStepSource(const std::string& path, const sched::SchedulerConfig& config,
+                  std::function<void(const sched::Scheduler&)> done)
+      : source_(path), scheduler_(source_, config), done_(std::move(done)) {}
+  ~TraceStepSource() override {
+    if (done_) done_(scheduler_);
+  }
+  bool next(sched::WarpStep& out) override { return scheduler_.next(out); }
+  void delayWarp(uint64_t warpKey, uint64_t readyCycle) override { scheduler_.delayWarp(warpKey, readyCycle); }
+  uint32_t busySms() const override { return scheduler_.busySms(); }
+
+ private:
+  sched::TraceReaderSource source_;  // declared first: the scheduler reads from it
+  sched::Scheduler scheduler_;
+  std::function<void(const sched::Scheduler&)> done_;
+};
+
+}  // namespace
+
+sched::SchedulerConfig schedulerConfigFor(const Config& c, uint64_t seed) {
+  sched::SchedulerConfig s;
+  try {
+    std::string policy = c.scheduling, order;
+    if (size_t colon = policy.find(':'); colon != std::string::npos) {
+      order = policy.substr(colon + 1);
+      policy = policy.substr(0, colon);
+    }
+    s.policy = sched::parsePolicy(policy);
+    if (!order.empty()) s.interWarp = sched::parseInterWarpOrder(order);
+    s.warpSize = c.warpSize;
+    s.smCount = c.smCount;
+    s.maxWorkgroupsPerSm = c.maxWorkgroupsPerSm;
+    s.maxThreadsPerSm = c.maxThreadsPerSm;
+    s.seed = seed;
+    s.validate();
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("configuration key 'scheduling': ") + e.what());
+  }
+  return s;
+}
+
+StepSourceFactory traceStepSourceFactory(const std::string& tracePath, const Config& config,
+                                         std::function<void(const sched::Scheduler&)> onFirstRunDone) {
+  auto firstRun = std::make_shared<bool>(true);
+  return [tracePath, config, firstRun, onFirstRunDone](uint64_t seed) -> std::unique_ptr<sched::StepSource> {
+    auto done = [firstRun, onFirstRunDone](const sched::Scheduler& s) {
+      if (!*firstRun) return;
+      *firstRun = false;
+      if (onFirstRunDone) onFirstRunDone(s);
+    };
+    return std::make_unique<TraceStepSource>(tracePath, schedulerConfigFor(config, seed), done);
+  };
+}
+
+}  // namespace cltrace::cachesim
