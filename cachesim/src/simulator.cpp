@@ -113,12 +113,21 @@ class Run {
   }
 
  private:
-  bool simulated(uint32_t sm) const { return sm_ == Simulator::kAllSms || sm == sm_; }
+  // The SM(s) whose statistics are reported.
+  bool reported(uint32_t sm) const { return sm_ == Simulator::kAllSms || sm == sm_; }
+  // With timing on every SM is modelled, so that latencies slow every SM alike: otherwise
+  // the unmodelled SMs would finish early and take every waiting workgroup (dynamic refill).
+  bool simulated(uint32_t sm) const { return timing_ || reported(sm); }
 
   SmState& state(uint32_t sm) {
     if (sm >= sms_.size()) sms_.resize(size_t(sm) + 1);
     SmState& s = sms_[sm];
-    if (!s.model) s.model = std::make_unique<SmModel>(config_, mixSeed(seed_, sm));
+    if (!s.model) {
+      // Unreported SMs need no reuse-distance classification.
+      Config c = config_;
+      if (!reported(sm)) c.classify = false;
+      s.model = std::make_unique<SmModel>(c, mixSeed(seed_, sm));
+    }
     return s;
   }
 
@@ -265,8 +274,9 @@ class Run {
 
   Stats collect() {
     Stats total;
-    for (SmState& s : sms_) {
-      if (!s.model) continue;
+    for (uint32_t sm = 0; sm < sms_.size(); ++sm) {
+      SmState& s = sms_[sm];
+      if (!s.model || !reported(sm)) continue;
       Stats st = s.model->stats();
       st.perInstruction = s.ins;
       std::sort(st.perInstruction.begin(), st.perInstruction.end(),

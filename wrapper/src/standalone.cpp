@@ -249,13 +249,18 @@ bool applyManifest(RunSpec& spec, bool haveKernel, bool haveRange, bool haveArgs
 
 RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
                         const LaunchOptions& options, cl_device_id device, bool warmUp) {
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   validateRange(spec.range);
   std::string source = readText(spec.sourcePath);
+  auto stage = Clock::now();
   passes::InstrumentedKernel instrumented = passes::instrumentSource(source, spec.kernel, spec.buildOptions);
   checkArgs(spec.args, instrumented.args);
 
   if (!device) device = defaultDevice();
   RunOutput out;
+  out.instrumentSeconds = since(stage);
+  out.report = instrumented.report;
   out.device = describeDevice(device);
   ClContext cl;
   cl_int err = CL_SUCCESS;
@@ -300,12 +305,16 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
             "restoring a buffer");
   };
   if (!tracePath.empty()) {
+    stage = Clock::now();
     TracedKernel traced(cl.context, device, std::move(instrumented));
+    out.buildSeconds = since(stage);
     if (warmUp) {
       traced.launch(cl.queue, bindings, spec.range, tracePath, options);
       restoreInitial();
     }
+    stage = Clock::now();
     out.launch = traced.launch(cl.queue, bindings, spec.range, tracePath, options);
+    out.traceSeconds = since(stage);
   } else {
     const char* text = source.c_str();
     cl_program program = clCreateProgramWithSource(cl.context, 1, &text, nullptr, &err);

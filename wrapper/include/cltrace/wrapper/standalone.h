@@ -51,7 +51,11 @@ struct RunOutput {
   LaunchResult launch;                       // when traced
   std::vector<std::vector<uint8_t>> buffers; // final contents of each buffer argument, in order
   double kernelSeconds = 0;                  // uninstrumented run (when not traced)
+  double instrumentSeconds = 0;              // compile with clang-15 and instrument
+  double buildSeconds = 0;                   // build the instrumented programs on the device
+  double traceSeconds = 0;                   // count and trace runs with transfers, file written
   std::string device;
+  passes::KernelReport report;               // what was instrumented
 };
 
 // Runs the kernel once on `device` (default device when null). With a trace path the launch

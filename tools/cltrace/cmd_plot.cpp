@@ -1,0 +1,262 @@
+// cltrace plot TRACE [--color thread|warp|workgroup|hit] [--policies warp,sequential,...]
+//                    [--width PX --height PX] [--config PRESET|FILE.json] [--set KEY=VALUE ...]
+//                    [--seed N] [--element-size B] [--raster FILE] -o FILE.png|FILE.svg
+// Plots element offset against execution order, one panel per scheduling policy (thesis figure
+// 8.1). The library cltrace_plot schedules the trace and bins the points into density grids;
+// scripts/plot_trace.py (python3 + matplotlib) draws them.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cltrace/cachesim/config.h"
+#include "cltrace/plot/plot.h"
+#include "cltrace/plot/raster_file.h"
+#include "commands.h"
+
+extern char** environ;
+
+namespace cltrace::cli {
+namespace {
+
+struct PlotOptions {
+  std::string trace;
+  std::string color = "thread";
+  std::string policies = "warp,sequential,round-robin,random";
+  uint32_t width = 1600;
+  uint32_t height = 600;
+  std::string config = "gtx480-16k";
+  std::vector<std::string> sets;
+  uint64_t seed = 1;
+  uint32_t elementSize = 4;
+  std::string raster;  // keep the raster file here
+  std::string output;
+};
+
+bool isFile(const std::string& path) {
+  struct stat st {};
+  return !path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string executableDir() {
+  std::vector<char> buf(4096);
+  const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  if (n <= 0) return {};
+  std::string path(buf.data(), size_t(n));
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+// $CLTRACE_PLOT_SCRIPT, the source tree's script (compile definition), then places relative
+// to the executable (installed: <prefix>/share/cltrace/).
+std::string findPlotScript() {
+  if (const char* env = std::getenv("CLTRACE_PLOT_SCRIPT"); env && *env) {
+    if (!isFile(env))
+      throw UserError(std::string("CLTRACE_PLOT_SCRIPT=") + env + " is not a file");
+    return env;
+  }
+  std::vector<std::string> candidates;
+#ifdef CLTRACE_PLOT_SCRIPT
+  candidates.push_back(CLTRACE_PLOT_SCRIPT);
+#endif
+  if (const std::string dir = executableDir(); !dir.empty()) {
+    candidates.push_back(dir + "/../share/cltrace/plot_trace.py");
+    candidates.push_back(dir + "/../../scripts/plot_trace.py");
+    candidates.push_back(dir + "/../scripts/plot_trace.py");
+  }
+  for (const std::string& c : candidates)
+    if (isFile(c)) return c;
+  throw UserError("cannot find scripts/plot_trace.py; set CLTRACE_PLOT_SCRIPT to its path");
+}
+
+// Runs argv[0] (searched in PATH) and returns its exit status (-1 when it could not start or
+// was killed). quiet: stdout and stderr go to /dev/null.
+int runProgram(const std::vector<std::string>& args, bool quiet) {
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (quiet) {
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  }
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return -1;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// A python3 that can import matplotlib and numpy: $CLTRACE_PYTHON, else python3 from PATH, else
+// Debian's /usr/bin/python3 (PATH may lead to another Python without Debian's packages).
+std::string findPython() {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("CLTRACE_PYTHON"); env && *env)
+    candidates.push_back(env);
+  else
+    candidates = {"python3", "/usr/bin/python3"};
+  for (const std::string& py : candidates)
+    if (runProgram({py, "-c", "import matplotlib, numpy"}, true) == 0) return py;
+  std::string tried;
+  for (const std::string& py : candidates) tried += (tried.empty() ? "" : ", ") + py;
+  throw UserError(
+      "plot needs Python 3 with matplotlib and numpy (tried " + tried +
+      "): install python3-matplotlib (apt-get install python3-matplotlib python3-numpy) or run "
+      "scripts/setup.sh; CLTRACE_PYTHON selects the interpreter");
+}
+
+std::vector<sched::Policy> parsePolicies(const std::string& list) {
+  std::vector<sched::Policy> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    const std::string name = list.substr(start, comma - start);
+    if (!name.empty()) out.push_back(sched::parsePolicy(name));
+    start = comma + 1;
+  }
+  if (out.empty()) throw std::invalid_argument("--policies: no policy given");
+  return out;
+}
+
+std::string extensionOf(const std::string& path) {
+  const size_t dot = path.rfind('.');
+  const size_t slash = path.rfind('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return {};
+  std::string ext = path.substr(dot);
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
+
+void runPlot(const PlotOptions& o) {
+  const std::string ext = extensionOf(o.output);
+  if (ext != ".png" && ext != ".svg")
+    throw UserError("-o " + o.output + ": the output must end in .png or .svg");
+  if (o.width < 16 || o.height < 16 || o.width > 32768 || o.height > 32768)
+    throw UserError("--width and --height must be between 16 and 32768 pixels");
+
+  plot::PlotRequest request;
+  try {
+    request.color = plot::parseColorBy(o.color);
+    request.policies = parsePolicies(o.policies);
+    request.cache = cachesim::loadConfig(o.config, o.sets);
+    request.elementSize = o.elementSize;
+    if (o.elementSize == 0) throw std::invalid_argument("--element-size must be > 0");
+    request.seed = o.seed;
+    // Checks the GPU keys the scheduler takes (e.g. an unknown inter-warp order in `scheduling`).
+    plot::schedulerConfigFor(request.cache, request.policies.front(), o.seed);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());
+  }
+  // Before the long part: can we draw at all?
+  const std::string script = findPlotScript();
+  const std::string python = findPython();
+
+  plot::suggestBins(o.width, o.height, request.policies.size(), request.binsX, request.binsY);
+  plot::PlotData data;
+  try {
+    data = plot::rasterizeTraceFile(o.trace, request);  // TraceFileError names the file
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());  // e.g. a workgroup larger than max_threads_per_sm
+  }
+
+  std::string rasterPath = o.raster;
+  bool temporary = false;
+  if (rasterPath.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/cltrace-plot-XXXXXX";
+    std::vector<char> name(templ.begin(), templ.end());
+    name.push_back('\0');
+    const int fd = ::mkstemp(name.data());
+    if (fd < 0) throw std::runtime_error(templ + ": cannot create a temporary file (" + std::strerror(errno) + ")");
+    ::close(fd);
+    rasterPath = name.data();
+    temporary = true;
+  }
+  int rc = 0;
+  try {
+    plot::writeRasterFile(rasterPath, data, plot::RenderOptions{o.width, o.height, {}});
+    rc = runProgram({python, script, rasterPath, "-o", o.output, "--width", std::to_string(o.width),
+                     "--height", std::to_string(o.height)},
+                    false);
+  } catch (...) {
+    if (temporary) std::remove(rasterPath.c_str());
+    throw;
+  }
+  if (temporary) std::remove(rasterPath.c_str());
+  if (rc != 0)
+    throw std::runtime_error(fmt::format("rendering with {} {} failed (exit status {})", python, script, rc));
+
+  bool warned = false;
+  for (const plot::Panel& p : data.panels) {
+    if (warned) break;
+    for (const std::string& d : p.stats.diagnostics) fmt::print(stderr, "cltrace: warning: {}\n", d);
+    if (p.stats.diagnosticCount > p.stats.diagnostics.size())
+      fmt::print(stderr, "cltrace: warning: {} more diagnostics not shown\n",
+                 p.stats.diagnosticCount - p.stats.diagnostics.size());
+    warned = p.stats.diagnosticCount > 0;  // the same trace gives the same diagnostics: once
+  }
+  fmt::print("{}: {} accesses, {} elements in {} buffers, coloured by {} -> {} ({}x{})\n", o.trace,
+             data.xExtent, data.yExtent, data.buffers.size(), plot::colorByName(data.color), o.output,
+             o.width, o.height);
+  for (const plot::Panel& p : data.panels) {
+    std::string line = fmt::format("  {}: {} steps", sched::policyName(p.policy), p.stats.steps);
+    if (p.stats.outside > 0) line += fmt::format(", {} accesses outside every buffer", p.stats.outside);
+    if (data.color == plot::ColorBy::Hit) {
+      const uint64_t inside = p.stats.points - p.stats.outside;
+      line += fmt::format(", {} of {} accesses miss ({:.1f}%)", p.stats.misses, inside,
+                          inside ? 100.0 * double(p.stats.misses) / double(inside) : 0.0);
+      if (p.stats.unresolved > 0) line += fmt::format(", {} without outcome", p.stats.unresolved);
+    }
+    fmt::print("{}\n", line);
+  }
+}
+
+const CommandRegistration registration("plot", [](CLI::App& app) {
+  auto o = std::make_shared<PlotOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "plot", "Plot element offset against execution order, one panel per scheduling policy");
+  cmd->add_option("trace", o->trace, "Trace file")->required();
+  cmd->add_option("--color", o->color,
+                  "Colour by thread (global id), warp, workgroup, or hit (L1 hit/miss from the cache simulator)")
+      ->capture_default_str();
+  cmd->add_option("--policies", o->policies,
+                  "Comma-separated panels: warp, sequential, round-robin, random")
+      ->capture_default_str();
+  cmd->add_option("--width", o->width, "Image width in pixels")->capture_default_str();
+  cmd->add_option("--height", o->height, "Image height in pixels")->capture_default_str();
+  cmd->add_option("--config", o->config,
+                  "GPU and cache: preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file; "
+                  "every SM's L1 is simulated for --color hit")
+      ->capture_default_str();
+  cmd->add_option("--set", o->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--seed", o->seed, "Seed of the random policy and the simulator")->capture_default_str();
+  cmd->add_option("--element-size", o->elementSize, "Bytes per element on the y axis")->capture_default_str();
+  cmd->add_option("--raster", o->raster, "Also keep the density grids (raster file) here");
+  cmd->add_option("-o,--output", o->output, "Output image, .png or .svg")->required();
+  cmd->callback([o] { runPlot(*o); });
+});
+
+}  // namespace
+}  // namespace cltrace::cli

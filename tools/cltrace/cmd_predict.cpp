@@ -1,0 +1,104 @@
+// cltrace predict KERNEL.cl [launch flags as cltrace run] [--config ...] [--set ...]
+//                 [--policy warp] [--runs 20] [--sm random] [--json]
+// Instrument, trace on the OpenCL device, schedule and simulate, in one command.
+#include <fmt/core.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <unistd.h>
+
+#include "cltrace/trace_file.h"
+#include "commands.h"
+#include "launch_options.h"
+#include "prediction.h"
+
+namespace fs = std::filesystem;
+using namespace cltrace;
+
+namespace {
+
+struct PredictFlags {
+  cli::LaunchFlags launch;
+  std::string config = "gtx480-16k";
+  std::vector<std::string> sets;
+  std::string policy = "warp";
+  uint32_t runs = 20;
+  std::string seed, sm = "random";
+  bool json = false;
+  std::string keepTrace;
+};
+
+cachesim::Config configOf(const PredictFlags& f) {
+  std::vector<std::string> overrides = {"scheduling=" + f.policy, "runs=" + std::to_string(f.runs), "sm=" + f.sm};
+  if (!f.seed.empty()) overrides.push_back("seed=" + f.seed);
+  overrides.insert(overrides.end(), f.sets.begin(), f.sets.end());
+  try {
+    return cachesim::loadConfig(f.config, overrides);
+  } catch (const std::invalid_argument& e) {
+    throw cli::UserError(e.what());
+  }
+}
+
+void run(const PredictFlags& f) {
+  cachesim::Config config = configOf(f);  // configuration errors before any work
+  wrapper::RunSpec spec = cli::runSpecOf(f.launch);
+  std::string tracePath = f.keepTrace;
+  if (tracePath.empty())
+    tracePath = (fs::temp_directory_path() / ("cltrace-predict-" + std::to_string(::getpid()) + ".cltrace")).string();
+  struct Cleanup {
+    std::string path;
+    bool keep;
+    ~Cleanup() {
+      std::error_code ec;
+      if (!keep) fs::remove(path, ec);
+    }
+  } cleanup{tracePath, !f.keepTrace.empty()};
+
+  cli::Prediction p;
+  cli::progress("instrumenting and tracing " + spec.kernel);
+  wrapper::RunOutput out;
+  try {
+    out = wrapper::runStandalone(spec, tracePath, cli::launchOptionsOf(f.launch));
+  } catch (const passes::InstrumentError& e) {
+    throw cli::UserError(f.launch.source + ": " + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw cli::UserError(e.what());
+  }
+  for (const auto& w : out.launch.warnings) fmt::print(stderr, "cltrace: warning: {}\n", w);
+  if (out.launch.outsideAccesses)
+    throw cli::UserError(fmt::format("{} accesses fell outside every buffer (is a buffer smaller than the kernel reads?)",
+                                     out.launch.outsideAccesses));
+  p.trace = out.launch.header;
+  p.accesses = out.report.accesses;
+  p.stageSeconds = {{"instrument", out.instrumentSeconds}, {"build", out.buildSeconds}, {"trace", out.traceSeconds}};
+
+  cli::progress(fmt::format("scheduling and simulating ({} run{})", config.runs, config.runs == 1 ? "" : "s"));
+  auto start = std::chrono::steady_clock::now();
+  p.report = cli::simulateTrace(tracePath, config);
+  p.stageSeconds.push_back(
+      {"schedule+simulate", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
+  if (f.json)
+    std::cout << cli::predictionToJson(p).dump(2) << "\n";
+  else
+    cli::printPrediction(std::cout, p);
+}
+
+cli::CommandRegistration registration("predict", [](CLI::App& app) {
+  auto f = std::make_shared<PredictFlags>();
+  CLI::App* sub = app.add_subcommand("predict", "Instrument, trace, schedule and simulate a kernel in one command");
+  cli::addLaunchFlags(*sub, f->launch);
+  sub->add_option("--config", f->config, "preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file")
+      ->capture_default_str();
+  sub->add_option("--set", f->sets, "KEY=VALUE configuration override (see docs/cachesim.md)");
+  sub->add_option("--policy", f->policy, "scheduling policy: warp[:INTER_WARP], sequential, round-robin, random")
+      ->capture_default_str();
+  sub->add_option("--runs", f->runs, "simulation runs (median and spread reported)")->capture_default_str();
+  sub->add_option("--seed", f->seed, "seed of the first run");
+  sub->add_option("--sm", f->sm, "SM whose L1 is simulated: an index, all, or random (per run)")->capture_default_str();
+  sub->add_flag("--json", f->json, "print JSON instead of text");
+  sub->add_option("--keep-trace", f->keepTrace, "also keep the trace file at this path");
+  sub->callback([f] { run(*f); });
+});
+
+}  // namespace

@@ -1,0 +1,110 @@
+#include "prediction.h"
+
+#include <fmt/core.h>
+#include <fmt/ostream.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "cltrace/cachesim/printers.h"
+#include "cltrace/cachesim/trace_simulation.h"
+#include "commands.h"
+
+namespace cltrace::cli {
+
+namespace {
+
+std::string dims(const std::array<uint64_t, 3>& v, uint32_t n) {
+  std::string s;
+  for (uint32_t d = 0; d < n; ++d) s += (d ? "x" : "") + std::to_string(v[d]);
+  return s;
+}
+
+std::string instructionText(const Prediction& p, uint32_t id) {
+  for (const auto& a : p.accesses)
+    if (a.id == id) return a.text;
+  return "";
+}
+
+void printDiagnostics(const sched::Scheduler& s) {
+  for (const sched::Diagnostic& d : s.diagnostics()) fmt::print(stderr, "cltrace: warning: {}\n", d.message);
+  if (s.diagnosticCount() > s.diagnostics().size())
+    fmt::print(stderr, "cltrace: warning: {} more diagnostics not shown\n", s.diagnosticCount() - s.diagnostics().size());
+}
+
+}  // namespace
+
+void progress(const std::string& what) {
+  if (isatty(STDERR_FILENO)) fmt::print(stderr, "cltrace: {}...\n", what);
+}
+
+cachesim::Report simulateTrace(const std::string& tracePath, const cachesim::Config& config) {
+  try {
+    return cachesim::simulate(config, cachesim::traceStepSourceFactory(tracePath, config, printDiagnostics));
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());
+  }
+}
+
+nlohmann::json predictionToJson(const Prediction& p) {
+  nlohmann::json j = cachesim::reportToJson(p.report);
+  const NDRange& r = p.trace.range;
+  j["kernel"] = p.trace.kernelName;
+  j["device"] = p.trace.device;
+  j["launch"] = {{"dims", r.dims},
+                 {"global", std::vector<uint64_t>(r.global.begin(), r.global.begin() + r.dims)},
+                 {"local", std::vector<uint64_t>(r.local.begin(), r.local.begin() + r.dims)},
+                 {"workgroups", r.workgroups()},
+                 {"work_items", p.trace.workItemCount},
+                 {"records", p.trace.recordCount}};
+  nlohmann::json instructions = nlohmann::json::array();
+  for (const auto& a : p.accesses)
+    instructions.push_back({{"id", a.id}, {"kind", accessKindName(a.kind)}, {"size", a.size},
+                            {"loop_depth", a.depth}, {"text", a.text}});
+  j["instructions"] = instructions;
+  nlohmann::json stages = nlohmann::json::object();
+  for (const auto& [name, seconds] : p.stageSeconds) stages[name] = seconds;
+  j["seconds"] = stages;
+  return j;
+}
+
+void printPrediction(std::ostream& out, const Prediction& p) {
+  const NDRange& r = p.trace.range;
+  const cachesim::Stats& s = p.report.stats;
+  const cachesim::RunSummary& runs = p.report.runs;
+  fmt::print(out, "kernel {}: global {}, local {}, {} workgroups, {} work-items, {} records\n",
+             p.trace.kernelName, dims(r.global, r.dims), dims(r.local, r.dims), r.workgroups(),
+             p.trace.workItemCount, p.trace.recordCount);
+  fmt::print(out, "traced on {}\n\n", p.trace.device);
+  cachesim::printText(out, p.report);
+  fmt::print(out, "\npredicted L1 read miss rate: {:.2f}% (median of {} run{}, SM {}; relative standard deviation {:.2f}%",
+             100 * runs.median, runs.count, runs.count == 1 ? "" : "s", p.report.sm, runs.rsd);
+  if (!runs.values.empty()) {
+    auto [lo, hi] = std::minmax_element(runs.values.begin(), runs.values.end());
+    fmt::print(out, ", range {:.2f}%..{:.2f}%", 100 * *lo, 100 * *hi);
+  }
+  fmt::print(out, ")\n");
+
+  std::vector<cachesim::InstructionStats> top = s.perInstruction;
+  std::stable_sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.readMisses > b.readMisses; });
+  fmt::print(out, "top instructions by read misses:\n");
+  size_t shown = 0;
+  for (const auto& i : top) {
+    if (shown == 5 || i.readMisses == 0) break;
+    fmt::print(out, "  [{}] {} misses of {} reads ({:.2f}%)  {}\n", i.instruction, i.readMisses, i.reads,
+               i.reads ? 100.0 * i.readMisses / i.reads : 0.0, instructionText(p, i.instruction));
+    ++shown;
+  }
+  if (shown == 0) fmt::print(out, "  (no read misses)\n");
+  if (!p.stageSeconds.empty()) {
+    fmt::print(out, "time:");
+    double total = 0;
+    for (const auto& [name, seconds] : p.stageSeconds) {
+      fmt::print(out, " {} {:.2f} s,", name, seconds);
+      total += seconds;
+    }
+    fmt::print(out, " total {:.2f} s\n", total);
+  }
+}
+
+}  // namespace cltrace::cli

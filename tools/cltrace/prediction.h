@@ -1,0 +1,37 @@
+// The report of `cltrace predict` (and `cltrace wrap --predict`): what was traced, the L1
+// configuration, the simulated counts and miss types, the spread over runs, the instructions
+// with the most misses and the time each stage took.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cltrace/cachesim/config.h"
+#include "cltrace/cachesim/simulator.h"
+#include "cltrace/passes/instrument.h"
+#include "cltrace/trace_file.h"
+
+namespace cltrace::cli {
+
+struct Prediction {
+  TraceHeader trace;
+  std::vector<passes::AccessInfo> accesses;  // instruction texts, when known
+  cachesim::Report report;
+  std::vector<std::pair<std::string, double>> stageSeconds;  // in pipeline order
+};
+
+// Schedules and simulates the trace at `tracePath` (runs, SM choice and seeds from `config`).
+// Scheduler diagnostics go to stderr once. Throws UserError for bad configurations.
+cachesim::Report simulateTrace(const std::string& tracePath, const cachesim::Config& config);
+
+nlohmann::json predictionToJson(const Prediction& p);
+void printPrediction(std::ostream& out, const Prediction& p);
+
+// "cltrace: <what>..." on stderr when stderr is a terminal (progress of long steps).
+void progress(const std::string& what);
+
+}  // namespace cltrace::cli
