@@ -87,9 +87,17 @@ class KernelInstrumenter {
       params.push_back({kControlParam, "ulong*", Type::getInt64Ty(ctx)});
       params.push_back({kArgsParam, "ulong*", Type::getInt64Ty(ctx)});
     }
-    // Instruction pointers survive the move of the body into the new function.
+    // Instructions survive the move of the body into the new function; the old function's
+    // arguments do not, so accesses that use an argument directly are pointed at the new one.
+    std::vector<std::vector<std::pair<Value**, unsigned>>> argumentUses(accesses_.size());
+    for (size_t i = 0; i < accesses_.size(); ++i)
+      for (Value** v : {&accesses_[i].pointer, &accesses_[i].dynamicSize, &accesses_[i].fenceFlags,
+                        &accesses_[i].vectorOffset})
+        if (auto* a = dyn_cast_or_null<Argument>(*v)) argumentUses[i].push_back({v, a->getArgNo()});
     Function* f = appendKernelParameters(kernel_, params, error);
     if (!f) return nullptr;
+    for (auto& uses : argumentUses)
+      for (auto [v, argNo] : uses) *v = f->getArg(argNo);
     if (mode_ == Mode::Count)
       instrumentCount(*f);
     else

@@ -1,0 +1,60 @@
+# cltrace predict end to end on the bundled kernels, with counts derived by hand.
+source "$(dirname "$0")/lib.sh"
+field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$1" "$2"; }
+
+# Transpose with 32x1 workgroups: each warp reads one whole 128-byte line of the input, and no
+# line is read twice, so reads = W*H/32 line requests over all SMs, every one a cold miss.
+for size in 64,64 128,64 96,32; do
+  w=${size%,*}; h=${size#*,}
+  "$CLTRACE" predict "$KERNELS/mt.cl" --global "$w,$h" --local 32,1 --arg "buffer:float:$((w*h)):iota" \
+    --arg "buffer:float:$((w*h))" --arg "scalar:int:$w" --arg "scalar:int:$h" --sm all --runs 3 --json > "$work/mt.json"
+  [ "$(field "$work/mt.json" "d['reads']")" = "$((w*h/32))" ] || fail "mt $size reads $(field "$work/mt.json" "d['reads']")"
+  [ "$(field "$work/mt.json" "d['read_misses']")" = "$((w*h/32))" ] || fail "mt $size misses"
+  [ "$(field "$work/mt.json" "d['miss_rate']")" = "1.0" ] || fail "mt $size miss rate"
+  [ "$(field "$work/mt.json" "d['runs']['median']")" = "1.0" ] || fail "mt $size median"
+  echo "ok: transpose ${w}x${h}: $((w*h/32)) reads, 100% misses"
+done
+# Transpose 32x32 with the thesis's 16x2 workgroups: 32 workgroups of one warp, all resident
+# at once; SM 0 holds workgroups 0, 15 and 30, each warp reading 2 rows x 64 bytes = 2 lines.
+"$CLTRACE" predict "$KERNELS/mt.cl" --global 32,32 --local 16,2 --arg buffer:float:1024:iota \
+  --arg buffer:float:1024 --arg scalar:int:32 --arg scalar:int:32 --sm 0 --runs 1 --json > "$work/mt16.json"
+[ "$(field "$work/mt16.json" "(d['reads'], d['read_misses'], d['writes'])")" = "(6, 6, 48)" ] ||
+  fail "mt 16x2: $(field "$work/mt16.json" "(d['reads'], d['read_misses'], d['writes'])")"
+echo "ok: transpose 16x2 on SM 0: 6 reads, 6 misses, 48 write requests"
+
+# Multiply 32x32 with 16x16 workgroups (2x2 workgroups, one per SM). SM 0 runs workgroup 0:
+# 8 warps x 32 iterations x (2 lines of A for the warp's two rows + 1 line of B) = 768 reads;
+# its footprint is 16 lines of A and 32 of B: 48 cold misses, no capacity or conflict miss.
+"$CLTRACE" predict "$KERNELS/mm.cl" --global 32,32 --local 16,16 --arg buffer:float:1024:random:1 \
+  --arg buffer:float:1024:random:2 --arg buffer:float:1024 --arg scalar:int:32 --sm 0 --runs 2 --json > "$work/mm.json"
+[ "$(field "$work/mm.json" "(d['reads'], d['read_misses'], d['misses']['cold'], d['misses']['capacity'], d['misses']['conflict'])")" = "(768, 48, 48, 0, 0)" ] ||
+  fail "mm: $(field "$work/mm.json" "(d['reads'], d['read_misses'], d['misses'])")"
+[ "$(field "$work/mm.json" "d['requests_before_coalescing']")" = "$((256*65))" ] || fail "mm lane accesses"
+echo "ok: multiply 2x2 workgroups: 768 reads, 48 misses"
+
+# Every documented key of the report is there.
+python3 - "$work/mm.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+keys = ["kernel", "device", "launch", "instructions", "seconds", "reads", "read_misses", "writes",
+        "write_misses", "write_backs", "requests_before_coalescing", "requests", "miss_rate", "misses",
+        "per_instruction", "reuse_histogram", "config", "runs"]
+missing = [k for k in keys if k not in d]
+missing += ["misses." + k for k in ["cold", "capacity", "conflict", "latency", "mshr"] if k not in d["misses"]]
+missing += ["runs." + k for k in ["count", "median", "rsd"] if k not in d["runs"]]
+missing += ["launch." + k for k in ["global", "local", "workgroups"] if k not in d["launch"]]
+missing += ["seconds." + k for k in ["instrument", "build", "trace", "schedule+simulate"] if k not in d["seconds"]]
+assert not missing, missing
+assert d["runs"]["count"] == 2 and d["launch"]["global"] == [32, 32] and d["kernel"] == "mm"
+assert [i["kind"] for i in d["instructions"]] == ["load", "load", "store"]
+PY
+echo "ok: JSON keys"
+# The text report.
+"$CLTRACE" predict "$KERNELS/mt.cl" --runs 2 > "$work/report.txt"
+for words in "kernel mt: global 256x256, local 16x16, 256 workgroups" "predicted L1 read miss rate" \
+             "top instructions by read misses" "time: instrument"; do
+  grep -qF "$words" "$work/report.txt" || fail "report lacks '$words': $(cat "$work/report.txt")"
+done
+expect_error "configuration key 'scheduling'" "$CLTRACE" predict "$KERNELS/mt.cl" --policy nonsense
+expect_error "associativity" "$CLTRACE" predict "$KERNELS/mt.cl" --set associativity=0
+echo "predict: all checks passed"
