@@ -19,3 +19,10 @@ wrapped=$("$CLTRACE" wrap --out "$work/one" --kernel scale --launch 2 -- "$SAMPL
 [ "$plain" = "$wrapped" ] || fail "filtered output differs"
 [ "$(ls "$work/one"/*.cltrace)" = "$work/one/scale-2.cltrace" ] || fail "filter: $(ls "$work/one")"
 echo "wrap: all checks passed"
+# --predict: a report per traced launch on stderr, the program's stdout unchanged. vadd streams
+# through a and b once: every read is a cold miss.
+wrapped=$("$CLTRACE" wrap --out "$work/p" --launch 0 --predict --runs 3 -- "$SAMPLE_HOST" 2>"$work/perr")
+[ "$plain" = "$wrapped" ] || fail "--predict changed the output"
+grep -q "== $work/p/vadd-0.cltrace" "$work/perr" || fail "no report: $(cat "$work/perr")"
+grep -q "predicted L1 read miss rate: 100.00% (median of 3 runs" "$work/perr" || fail "report: $(cat "$work/perr")"
+echo "wrap --predict: all checks passed"

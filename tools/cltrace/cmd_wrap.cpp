@@ -1,4 +1,4 @@
-// cltrace wrap [--out DIR] [--kernel NAME...] [--launch N...] -- ./app args
+// cltrace wrap [--out DIR] [--kernel NAME...] [--launch N...] [--predict] -- ./app args
 // Runs an unmodified OpenCL program with the cltrace layer loaded (OPENCL_LAYERS), which
 // traces the selected launches. The program's output and exit status are passed through.
 #include <fmt/core.h>
@@ -8,8 +8,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
+#include "cltrace/trace_file.h"
 #include "commands.h"
+#include "prediction.h"
 
 #ifndef CLTRACE_LAYER_PATH
 #define CLTRACE_LAYER_PATH ""
@@ -22,6 +25,10 @@ namespace {
 
 struct WrapFlags {
   std::string out = "cltrace-traces";
+  bool predict = false;
+  std::string config = "gtx480-16k";
+  std::vector<std::string> sets;
+  uint32_t runs = 20;
   std::vector<std::string> kernels;
   std::vector<uint64_t> launches;
   std::vector<std::string> command;
@@ -79,9 +86,28 @@ int run(const WrapFlags& f) {
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
   std::ifstream index(fs::path(f.out) / "launches.tsv");
-  size_t traced = 0;
-  for (std::string line; std::getline(index, line);) ++traced;
-  fmt::print(stderr, "cltrace: {} launch{} traced into {}\n", traced, traced == 1 ? "" : "es", f.out);
+  std::vector<std::string> traces;
+  for (std::string line; std::getline(index, line);) traces.push_back(line.substr(line.rfind('\t') + 1));
+  fmt::print(stderr, "cltrace: {} launch{} traced into {}\n", traces.size(), traces.size() == 1 ? "" : "es", f.out);
+  if (f.predict) {
+    cachesim::Config config;
+    try {
+      std::vector<std::string> overrides = {"runs=" + std::to_string(f.runs), "sm=random"};
+      overrides.insert(overrides.end(), f.sets.begin(), f.sets.end());
+      config = cachesim::loadConfig(f.config, overrides);
+    } catch (const std::invalid_argument& e) {
+      throw cli::UserError(e.what());
+    }
+    // Reports go to stderr: the program's own output on stdout stays as it was.
+    for (const std::string& path : traces) {
+      cli::Prediction p;
+      p.trace = TraceReader(path).header();
+      p.report = cli::simulateTrace(path, config);
+      std::ostringstream text;
+      cli::printPrediction(text, p);
+      fmt::print(stderr, "\n== {}\n{}", path, text.str());
+    }
+  }
   return code;
 }
 
@@ -91,6 +117,10 @@ cli::CommandRegistration registration("wrap", [](CLI::App& app) {
   sub->add_option("-o,--out", f->out, "directory for the traces")->capture_default_str();
   sub->add_option("-k,--kernel", f->kernels, "trace only these kernels");
   sub->add_option("-n,--launch", f->launches, "trace only these launches (0-based, all kernels counted)");
+  sub->add_flag("--predict", f->predict, "simulate each traced launch and print its report (on stderr)");
+  sub->add_option("--config", f->config, "with --predict: preset or JSON file")->capture_default_str();
+  sub->add_option("--set", f->sets, "with --predict: KEY=VALUE configuration override");
+  sub->add_option("--runs", f->runs, "with --predict: simulation runs")->capture_default_str();
   sub->add_option("command", f->command, "the program and its arguments (after --)")->required();
   sub->callback([f] {
     int code = run(*f);
