@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# `cltrace plot` end to end: trace the thesis's 32 x 32 transpose (16 x 2 workgroups) with
+# `cltrace run`, plot it with every colouring as PNG and SVG, check the image sizes, and check the
+# errors. Exits 77 (skipped) when no python3 with matplotlib and numpy is available.
+# Environment: CLTRACE (the tool), KERNELS (kernels/), POCL_CACHE_DIR.
+set -euo pipefail
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect_error() {
+  local words=$1; shift
+  local out rc=0
+  out=$("$@" 2>&1) || rc=$?
+  [ "$rc" -ne 0 ] || fail "expected failure of: $* (output: $out)"
+  echo "$out" | grep -qF -- "$words" || fail "expected '$words' from: $* (got: $out)"
+  echo "ok: $words"
+}
+png_size() {  # prints "WIDTHxHEIGHT" from the IHDR chunk
+  local b
+  read -r -a b < <(od -An -tu1 -j16 -N8 "$1")
+  echo "$(( (b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3] ))x$(( (b[4] << 24) | (b[5] << 16) | (b[6] << 8) | b[7] ))"
+}
+
+have_python=no
+for py in ${CLTRACE_PYTHON:-python3 /usr/bin/python3}; do
+  if "$py" -c "import matplotlib, numpy" >/dev/null 2>&1; then have_python=yes; break; fi
+done
+
+trace=$work/mt.cltrace
+"$CLTRACE" run "$KERNELS/mt.cl" --global 32,32 --local 16,2 -a buffer:float:1024:iota \
+  -a buffer:float:1024 -a scalar:int:32 -a scalar:int:32 -o "$trace" >/dev/null
+
+# Errors that need no Python.
+expect_error "must end in .png or .svg" "$CLTRACE" plot "$trace" -o "$work/x.jpg"
+expect_error "unknown colouring 'rainbow'" "$CLTRACE" plot "$trace" --color rainbow -o "$work/x.png"
+expect_error "round-robbin" "$CLTRACE" plot "$trace" --policies warp,round-robbin -o "$work/x.png"
+expect_error "apt-get install python3-matplotlib" env CLTRACE_PYTHON=/bin/false \
+  "$CLTRACE" plot "$trace" -o "$work/x.png"
+expect_error "CLTRACE_PLOT_SCRIPT" env CLTRACE_PLOT_SCRIPT="$work/none.py" \
+  "$CLTRACE" plot "$trace" -o "$work/x.png"
+[ ! -e "$work/x.png" ] || fail "an image was written despite the errors"
+
+[ "$have_python" = yes ] || { echo "SKIP: no python3 with matplotlib and numpy"; exit 77; }
+expect_error "cltrace" "$CLTRACE" plot "$work/missing.cltrace" -o "$work/x.png"
+expect_error "sm_count" "$CLTRACE" plot "$trace" --set sm_count=0 -o "$work/x.png"
+
+for color in thread warp workgroup hit; do
+  out=$("$CLTRACE" plot "$trace" --color "$color" --width 900 --height 350 -o "$work/$color.png")
+  echo "$out" | grep -q "2048 accesses, 2048 elements in 2 buffers" || fail "$color: summary: $out"
+  [ -s "$work/$color.png" ] || fail "$color: no PNG"
+  [ "$(png_size "$work/$color.png")" = 900x350 ] || fail "$color: PNG is $(png_size "$work/$color.png")"
+  "$CLTRACE" plot "$trace" --color "$color" --width 640 --height 480 --policies warp,random \
+    -o "$work/$color.svg" >/dev/null
+  grep -q '<svg[^>]*width="640px" height="480px"' "$work/$color.svg" || fail "$color: SVG size"
+  echo "ok: $color PNG 900x350, SVG 640x480"
+done
+
+# Hit colouring on one SM without timing (the thesis model): the miss counts are deterministic.
+"$CLTRACE" plot "$trace" --color hit --set sm_count=1 --set timing=off --policies warp \
+  --raster "$work/mt.raster" -o "$work/hit1.png" > "$work/hit1.txt"
+grep -q "warp: 64 steps, .* of 2048 accesses miss" "$work/hit1.txt" || fail "hit summary: $(cat "$work/hit1.txt")"
+head -c 16 "$work/mt.raster" | grep -q "CLTRACE-RASTER 1" || fail "--raster did not keep the raster"
+echo "ok: hit summary and --raster"
