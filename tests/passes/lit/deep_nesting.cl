@@ -1,0 +1,23 @@
+// Loops nested deeper than the 7 counters a record holds: a warning, and records inside carry
+// the 7 outermost counters, the true depth and the truncated flag (128); nothing is wrong.
+// RUN: %clang-spir %s -o %t.bc
+// RUN: %opt -passes=cltrace-prepare,cltrace-trace %t.bc -S -o - 2>%t.err | FileCheck %s
+// RUN: FileCheck %s --check-prefix=WARN < %t.err
+// RUN: %opt -passes=cltrace-prepare,cltrace-count %t.bc -S -o - 2>/dev/null | FileCheck %s --check-prefix=COUNT
+
+__kernel void deep(__global int* a, int n) {
+  for (int i0 = 0; i0 < n; ++i0)
+   for (int i1 = 0; i1 < n; ++i1)
+    for (int i2 = 0; i2 < n; ++i2)
+     for (int i3 = 0; i3 < n; ++i3)
+      for (int i4 = 0; i4 < n; ++i4)
+       for (int i5 = 0; i5 < n; ++i5)
+        for (int i6 = 0; i6 < n; ++i6)
+         for (int i7 = 0; i7 < n; ++i7)
+          a[i0 + i7] += 1;
+}
+
+// WARN: cltrace: warning: kernel 'deep': loops nested 8 deep; records keep the 7 outermost iteration counters and are flagged truncated
+// The depth-8 load: kind 0 | flags 128 << 8 | depth 8 << 16 = 557056.
+// CHECK: insertelement <4 x i32> <i32 557056, i32 undef, i32 undef, i32 undef>, i32 %{{.*}}, i32 1
+// COUNT: or i64 %{{.*}}, 1
