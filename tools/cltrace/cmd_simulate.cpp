@@ -16,8 +16,8 @@
 #include "cltrace/cachesim/printers.h"
 #include "cltrace/cachesim/simulator.h"
 #include "cltrace/scheduler/scheduler.h"
-#include "cltrace/cachesim/trace_simulation.h"
 #include "commands.h"
+#include "prediction.h"
 
 namespace cltrace::cli {
 namespace {
@@ -30,14 +30,6 @@ struct SimulateOptions {
   bool json = false;
 };
 
-// Scheduler diagnostics (the same on every run) are printed once.
-void printDiagnostics(const sched::Scheduler& s) {
-  for (const sched::Diagnostic& d : s.diagnostics()) fmt::print(stderr, "cltrace: warning: {}\n", d.message);
-  if (s.diagnosticCount() > s.diagnostics().size())
-    fmt::print(stderr, "cltrace: warning: {} more diagnostics not shown\n",
-               s.diagnosticCount() - s.diagnostics().size());
-}
-
 void runSimulate(const SimulateOptions& o) {
   std::vector<std::string> overrides = o.sets;
   if (!o.runs.empty()) overrides.push_back("runs=" + o.runs);
@@ -49,12 +41,7 @@ void runSimulate(const SimulateOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   }
-  cachesim::Report report;
-  try {
-    report = cachesim::simulate(config, cachesim::traceStepSourceFactory(o.trace, config, printDiagnostics));
-  } catch (const std::invalid_argument& e) {
-    throw UserError(e.what());  // e.g. a workgroup larger than max_threads_per_sm
-  }
+  cachesim::Report report = simulateTrace(o.trace, config);
   if (o.json)
     cachesim::printJson(std::cout, report);
   else

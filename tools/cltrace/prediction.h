@@ -25,7 +25,8 @@ struct Prediction {
 };
 
 // Schedules and simulates the trace at `tracePath` (runs, SM choice and seeds from `config`).
-// Scheduler diagnostics go to stderr once. Throws UserError for bad configurations.
+// Scheduler diagnostics (the same on every run) go to stderr once. Throws UserError for a
+// configuration the trace does not fit (e.g. a workgroup larger than max_threads_per_sm).
 cachesim::Report simulateTrace(const std::string& tracePath, const cachesim::Config& config);
 
 nlohmann::json predictionToJson(const Prediction& p);
