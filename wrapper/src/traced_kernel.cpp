@@ -1,5 +1,7 @@
 #include "cltrace/wrapper/traced_kernel.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -81,6 +83,28 @@ std::vector<uint64_t> fileOrder(const NDRange& r) {
 }
 
 uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// Uninitialised, 2 MiB-aligned host memory for the records, backed by transparent huge pages
+// where the kernel allows: first-touch page faults on gigabytes of 4 KiB pages otherwise
+// dominate the trace run.
+class RecordArray {
+ public:
+  explicit RecordArray(uint64_t count) : bytes_(alignUp(count * sizeof(Record), kHugePage)) {
+    data_ = static_cast<Record*>(std::aligned_alloc(kHugePage, bytes_));
+    if (!data_) throw TraceError("cannot allocate " + std::to_string(bytes_) + " bytes for the records");
+    madvise(data_, bytes_, MADV_HUGEPAGE);  // advisory: failure only costs speed
+  }
+  ~RecordArray() { std::free(data_); }
+  RecordArray(const RecordArray&) = delete;
+  RecordArray& operator=(const RecordArray&) = delete;
+  Record* data() { return data_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  static constexpr uint64_t kHugePage = 2u << 20;
+  size_t bytes_;
+  Record* data_;
+};
 
 }  // namespace
 
@@ -303,7 +327,13 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
 
   // Trace run.
   start = Clock::now();
-  ScopedMem recordBuf{createBuffer(context_, total * sizeof(Record), "creating the record buffer")};
+  // The records land directly in host memory the device writes through (CL_MEM_USE_HOST_PTR):
+  // no second copy of what can be gigabytes, and reading them back is a no-op on CPU devices.
+  RecordArray records(std::max<uint64_t>(total, 1));
+  cl_int recordErr = CL_SUCCESS;
+  ScopedMem recordBuf{clCreateBuffer(context_, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
+                                     records.bytes(), records.data(), &recordErr)};
+  check(recordErr, "creating the record buffer");
   ScopedMem controlBuf{createBuffer(context_, control.size() * 8, "creating the control buffer")};
   std::vector<uint64_t> argAddresses(std::max<size_t>(args.size(), 1), 0);
   ScopedMem argsBuf{createBuffer(context_, argAddresses.size() * 8, "creating the argument buffer")};
@@ -324,11 +354,18 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   check(clEnqueueReadBuffer(queue, controlBuf.mem, CL_TRUE, 0, produced.size() * 8, produced.data(),
                             0, nullptr, nullptr),
         "reading the control buffer");
-  std::vector<Record> records(total);
-  if (total)
-    check(clEnqueueReadBuffer(queue, recordBuf.mem, CL_TRUE, 0, total * sizeof(Record),
-                              records.data(), 0, nullptr, nullptr),
-          "reading the records");
+  {
+    // Mapping makes the device's writes visible in `records`; on CPU devices it is the same
+    // memory, elsewhere the map is a copy.
+    cl_int err = CL_SUCCESS;
+    size_t bytes = records.bytes();
+    void* mapped = clEnqueueMapBuffer(queue, recordBuf.mem, CL_TRUE, CL_MAP_READ, 0, bytes, 0, nullptr,
+                                      nullptr, &err);
+    check(err, "mapping the records");
+    if (mapped != records.data()) std::memcpy(records.data(), mapped, bytes);
+    check(clEnqueueUnmapMemObject(queue, recordBuf.mem, mapped, 0, nullptr, nullptr), "unmapping the records");
+    check(clFinish(queue), "clFinish (records)");
+  }
   check(clEnqueueReadBuffer(queue, argsBuf.mem, CL_TRUE, 0, argAddresses.size() * 8,
                             argAddresses.data(), 0, nullptr, nullptr),
         "reading the argument addresses");
@@ -376,7 +413,8 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   }
   std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.device < b.device; });
   std::map<uint32_t, uint64_t> outsideByInstruction;
-  for (Record& r : records) {
+  for (uint64_t i = 0; i < total; ++i) {
+    Record& r = records.data()[i];
     if (!isMemoryAccess(kindOf(r))) continue;
     auto it = std::upper_bound(regions.begin(), regions.end(), r.address,
                                [](uint64_t a, const Region& g) { return a < g.device; });
