@@ -108,6 +108,20 @@ class RecordArray {
 
 }  // namespace
 
+// Host memory for the records and the device buffer that writes into it.
+struct TracedKernel::RecordStore {
+  RecordArray array;
+  cl_mem mem = nullptr;
+  RecordStore(cl_context context, uint64_t count) : array(count) {
+    cl_int err = CL_SUCCESS;
+    mem = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, array.bytes(), array.data(), &err);
+    check(err, "creating the record buffer");
+  }
+  ~RecordStore() {
+    if (mem) clReleaseMemObject(mem);
+  }
+};
+
 ArgBinding ArgBinding::ofBuffer(cl_mem b) {
   ArgBinding a;
   a.kind = Kind::Buffer;
@@ -206,9 +220,22 @@ void TracedKernel::release() {
   if (countProgram_) clReleaseProgram(countProgram_);
   if (traceProgram_) clReleaseProgram(traceProgram_);
   countKernel_ = traceKernel_ = nullptr;
+  for (Scratch* sc : {&countScratch_, &controlScratch_})
+    if (sc->mem) clReleaseMemObject(sc->mem);
+  countScratch_ = controlScratch_ = Scratch{};
+  records_.reset();
   countProgram_ = traceProgram_ = nullptr;
   if (context_) clReleaseContext(context_);
   context_ = nullptr;
+}
+
+cl_mem TracedKernel::scratchBuffer(Scratch& s, size_t bytes) {
+  if (s.mem && s.bytes >= bytes) return s.mem;
+  if (s.mem) clReleaseMemObject(s.mem);
+  s.mem = nullptr;
+  s.mem = createBuffer(context_, bytes, "creating a cltrace buffer");
+  s.bytes = bytes;
+  return s.mem;
 }
 
 void TracedKernel::setOriginalArgs(cl_kernel k, const std::vector<ArgBinding>& args) {
@@ -239,6 +266,7 @@ void TracedKernel::setOriginalArgs(cl_kernel k, const std::vector<ArgBinding>& a
 LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgBinding>& args,
                                   const NDRange& range, const std::string& tracePath,
                                   const LaunchOptions& options) {
+  const auto launchStart = Clock::now();
   validateRange(range);
   if (args.size() != kernel_.args.size())
     throw TraceError("kernel '" + kernel_.kernel + "' takes " + std::to_string(kernel_.args.size()) +
@@ -285,26 +313,26 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
 
   // Count run.
   auto start = Clock::now();
-  std::vector<uint64_t> counts(items * kCountSlotsPerWorkItem, 0);
-  ScopedMem countBuf{createBuffer(context_, counts.size() * 8, "creating the count buffer")};
-  check(clEnqueueWriteBuffer(queue, countBuf.mem, CL_TRUE, 0, counts.size() * 8, counts.data(), 0,
-                             nullptr, nullptr),
-        "clearing the count buffer");
+  // No clearing needed: every work-item writes both of its slots when it returns.
+  std::vector<uint64_t>& counts = countsHost_;
+  counts.resize(items * kCountSlotsPerWorkItem);
+  cl_mem countBuf = scratchBuffer(countScratch_, counts.size() * 8);
   setOriginalArgs(countKernel_, args);
-  check(clSetKernelArg(countKernel_, argCount, sizeof(cl_mem), &countBuf.mem), "clSetKernelArg (counts)");
+  check(clSetKernelArg(countKernel_, argCount, sizeof(cl_mem), &countBuf), "clSetKernelArg (counts)");
   auto kernelStart = Clock::now();
   check(clEnqueueNDRangeKernel(queue, countKernel_, range.dims, off.data(), global.data(),
                                local.data(), 0, nullptr, nullptr),
         "clEnqueueNDRangeKernel (count run)");
   check(clFinish(queue), "clFinish (count run)");
   result.countKernelSeconds = secondsSince(kernelStart);
-  check(clEnqueueReadBuffer(queue, countBuf.mem, CL_TRUE, 0, counts.size() * 8, counts.data(), 0,
+  check(clEnqueueReadBuffer(queue, countBuf, CL_TRUE, 0, counts.size() * 8, counts.data(), 0,
                             nullptr, nullptr),
         "reading the counts");
   result.countSeconds = secondsSince(start);
 
   // Diagnostics and the exclusive prefix sum of per-work-item counts.
-  std::vector<uint64_t> control(items * kControlSlotsPerWorkItem);
+  std::vector<uint64_t>& control = controlHost_;
+  control.resize(items * kControlSlotsPerWorkItem);
   uint64_t total = 0, truncated = 0;
   for (uint64_t i = 0; i < items; ++i) {
     control[2 * i] = total;
@@ -329,20 +357,25 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   start = Clock::now();
   // The records land directly in host memory the device writes through (CL_MEM_USE_HOST_PTR):
   // no second copy of what can be gigabytes, and reading them back is a no-op on CPU devices.
-  RecordArray records(std::max<uint64_t>(total, 1));
-  cl_int recordErr = CL_SUCCESS;
-  ScopedMem recordBuf{clCreateBuffer(context_, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
-                                     records.bytes(), records.data(), &recordErr)};
-  check(recordErr, "creating the record buffer");
-  ScopedMem controlBuf{createBuffer(context_, control.size() * 8, "creating the control buffer")};
+  // Kept for the next launch when large enough.
+  uint64_t recordBytes = std::max<uint64_t>(total, 1) * sizeof(Record);
+  if (!records_ || records_->array.bytes() < recordBytes) {
+    records_.reset();
+    records_ = std::make_shared<RecordStore>(context_, std::max<uint64_t>(total, 1));
+  }
+  RecordArray& records = records_->array;
+  struct {
+    cl_mem mem;
+  } recordBuf{records_->mem};
+  cl_mem controlBuf = scratchBuffer(controlScratch_, control.size() * 8);
   std::vector<uint64_t> argAddresses(std::max<size_t>(args.size(), 1), 0);
   ScopedMem argsBuf{createBuffer(context_, argAddresses.size() * 8, "creating the argument buffer")};
-  check(clEnqueueWriteBuffer(queue, controlBuf.mem, CL_TRUE, 0, control.size() * 8, control.data(),
+  check(clEnqueueWriteBuffer(queue, controlBuf, CL_TRUE, 0, control.size() * 8, control.data(),
                              0, nullptr, nullptr),
         "writing the control buffer");
   setOriginalArgs(traceKernel_, args);
   check(clSetKernelArg(traceKernel_, argCount, sizeof(cl_mem), &recordBuf.mem), "clSetKernelArg (records)");
-  check(clSetKernelArg(traceKernel_, argCount + 1, sizeof(cl_mem), &controlBuf.mem), "clSetKernelArg (control)");
+  check(clSetKernelArg(traceKernel_, argCount + 1, sizeof(cl_mem), &controlBuf), "clSetKernelArg (control)");
   check(clSetKernelArg(traceKernel_, argCount + 2, sizeof(cl_mem), &argsBuf.mem), "clSetKernelArg (args)");
   kernelStart = Clock::now();
   check(clEnqueueNDRangeKernel(queue, traceKernel_, range.dims, off.data(), global.data(),
@@ -350,8 +383,9 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
         "clEnqueueNDRangeKernel (trace run)");
   check(clFinish(queue), "clFinish (trace run)");
   result.traceKernelSeconds = secondsSince(kernelStart);
-  std::vector<uint64_t> produced(control.size());
-  check(clEnqueueReadBuffer(queue, controlBuf.mem, CL_TRUE, 0, produced.size() * 8, produced.data(),
+  std::vector<uint64_t>& produced = producedHost_;
+  produced.resize(control.size());
+  check(clEnqueueReadBuffer(queue, controlBuf, CL_TRUE, 0, produced.size() * 8, produced.data(),
                             0, nullptr, nullptr),
         "reading the control buffer");
   {
@@ -437,6 +471,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   for (uint64_t id : fileOrder(range))
     writer.writeWorkItem(records.data() + control[2 * id], counts[2 * id]);
   writer.close();
+  result.launchSeconds = secondsSince(launchStart);
   return result;
 }
 

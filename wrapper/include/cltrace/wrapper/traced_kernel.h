@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,7 @@ struct LaunchResult {
   uint64_t outsideAccesses = 0;       // accesses that fell outside every known buffer
   double countSeconds = 0, traceSeconds = 0;  // wall time of the two runs with their transfers
   double countKernelSeconds = 0, traceKernelSeconds = 0;  // the kernels alone (enqueue to finish)
+  double launchSeconds = 0;  // the whole traced launch: snapshots, both runs, rebasing, file
 };
 
 // Thrown when a launch cannot be traced faithfully (overflow, bad arguments); what() says why.
@@ -68,6 +70,18 @@ class TracedKernel {
 
  private:
   void release();
+  // Device buffers for the counts and the control slots, kept for the next launch.
+  struct Scratch {
+    cl_mem mem = nullptr;
+    size_t bytes = 0;
+  };
+  cl_mem scratchBuffer(Scratch& s, size_t bytes);
+  Scratch countScratch_, controlScratch_;
+  // Host copies of the count and control slots, kept too: fresh memory costs a page fault
+  // per 4 KiB on first touch.
+  std::vector<uint64_t> countsHost_, controlHost_, producedHost_;
+  struct RecordStore;
+  std::shared_ptr<RecordStore> records_;
   void setOriginalArgs(cl_kernel k, const std::vector<ArgBinding>& args);
 
   cl_context context_;
