@@ -3,18 +3,8 @@
 # `cltrace run`, plot it with every colouring as PNG and SVG, check the image sizes, and check the
 # errors. Exits 77 (skipped) when no python3 with matplotlib and numpy is available.
 # Environment: CLTRACE (the tool), KERNELS (kernels/), POCL_CACHE_DIR.
-set -euo pipefail
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_error() {
-  local words=$1; shift
-  local out rc=0
-  out=$("$@" 2>&1) || rc=$?
-  [ "$rc" -ne 0 ] || fail "expected failure of: $* (output: $out)"
-  echo "$out" | grep -qF -- "$words" || fail "expected '$words' from: $* (got: $out)"
-  echo "ok: $words"
-}
+# A scratch directory, fail and expect_error come from the end-to-end helpers.
+source "$(dirname "$0")/../e2e/lib.sh"
 png_size() {  # prints "WIDTHxHEIGHT" from the IHDR chunk
   local b
   read -r -a b < <(od -An -tu1 -j16 -N8 "$1")
