@@ -360,13 +360,11 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   // Kept for the next launch when large enough.
   uint64_t recordBytes = std::max<uint64_t>(total, 1) * sizeof(Record);
   if (!records_ || records_->array.bytes() < recordBytes) {
-    records_.reset();
+    records_.reset();  // free the old memory before taking the new
     records_ = std::make_shared<RecordStore>(context_, std::max<uint64_t>(total, 1));
   }
   RecordArray& records = records_->array;
-  struct {
-    cl_mem mem;
-  } recordBuf{records_->mem};
+  cl_mem recordBuf = records_->mem;
   cl_mem controlBuf = scratchBuffer(controlScratch_, control.size() * 8);
   std::vector<uint64_t> argAddresses(std::max<size_t>(args.size(), 1), 0);
   ScopedMem argsBuf{createBuffer(context_, argAddresses.size() * 8, "creating the argument buffer")};
@@ -374,7 +372,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
                              0, nullptr, nullptr),
         "writing the control buffer");
   setOriginalArgs(traceKernel_, args);
-  check(clSetKernelArg(traceKernel_, argCount, sizeof(cl_mem), &recordBuf.mem), "clSetKernelArg (records)");
+  check(clSetKernelArg(traceKernel_, argCount, sizeof(cl_mem), &recordBuf), "clSetKernelArg (records)");
   check(clSetKernelArg(traceKernel_, argCount + 1, sizeof(cl_mem), &controlBuf), "clSetKernelArg (control)");
   check(clSetKernelArg(traceKernel_, argCount + 2, sizeof(cl_mem), &argsBuf.mem), "clSetKernelArg (args)");
   kernelStart = Clock::now();
@@ -393,11 +391,11 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
     // memory, elsewhere the map is a copy.
     cl_int err = CL_SUCCESS;
     size_t bytes = records.bytes();
-    void* mapped = clEnqueueMapBuffer(queue, recordBuf.mem, CL_TRUE, CL_MAP_READ, 0, bytes, 0, nullptr,
+    void* mapped = clEnqueueMapBuffer(queue, recordBuf, CL_TRUE, CL_MAP_READ, 0, bytes, 0, nullptr,
                                       nullptr, &err);
     check(err, "mapping the records");
     if (mapped != records.data()) std::memcpy(records.data(), mapped, bytes);
-    check(clEnqueueUnmapMemObject(queue, recordBuf.mem, mapped, 0, nullptr, nullptr), "unmapping the records");
+    check(clEnqueueUnmapMemObject(queue, recordBuf, mapped, 0, nullptr, nullptr), "unmapping the records");
     check(clFinish(queue), "clFinish (records)");
   }
   check(clEnqueueReadBuffer(queue, argsBuf.mem, CL_TRUE, 0, argAddresses.size() * 8,
