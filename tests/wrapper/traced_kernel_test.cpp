@@ -2,6 +2,8 @@
 // buffers restored, overflow detection.
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "cltrace/wrapper/traced_kernel.h"
 #include "test_support.h"
 
@@ -176,6 +178,81 @@ TEST(TracedKernel, RejectsBadLaunches) {
   r.global[0] = 8;
   expectError(r, {}, "takes 1 arguments, 0 given");
   expectError(r, {wrapper::ArgBinding::ofLocal(16)}, "argument 0 (int* a) needs a buffer");
+}
+
+}  // namespace
+
+namespace {
+
+// Loop shapes on the device: a while loop with continue and break, then a sibling loop left by
+// an early return. Iteration counters count loop-header executions, so the body of iteration k
+// records k whatever path the previous iterations took.
+TEST(TracedKernel, IterationCountersOfEveryLoopShape) {
+  OpenCLEnv env;
+  const char* src = R"CL(
+  __kernel void shapes(__global const int* in, __global int* out) {
+    int g = get_global_id(0);
+    int i = 0;
+    while (i < 6) {
+      int v = in[i];
+      i++;
+      if (v == 1) continue;
+      if (v == 2) break;
+      out[g] += v;
+    }
+    for (int j = 0; j < 3; ++j) {
+      if (j == g) return;
+      out[g] += in[j];
+    }
+  })CL";
+  cl_mem in = env.buffer(std::vector<int>{0, 1, 3, 2, 5, 5});
+  cl_mem out = env.buffer(std::vector<int>(4, 0));
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "shapes", {}));
+  NDRange r;
+  r.global = {4, 1, 1};
+  r.local = {4, 1, 1};
+  std::string path = tempPath("shapes");
+  k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(in), wrapper::ArgBinding::ofBuffer(out)}, r, path);
+  WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 4u);
+  for (uint64_t g = 0; g < 4; ++g) {
+    const auto& recs = t.workItems[g];
+    // while: in[0] (v 0: out += 0), in[1] (continue), in[2] (v 3: out += 3), in[3] (break).
+    ASSERT_EQ(recs.size(), 8u + 3u * g) << "work-item " << g;
+    struct Want {
+      AccessKind kind;
+      uint64_t address;
+      uint32_t iteration;
+    };
+    const uint64_t outAt = 256 + 4 * g;  // `in` (24 bytes) at 0, `out` at 256
+    std::vector<Want> want = {{AccessKind::Load, 0, 0},      {AccessKind::Load, outAt, 0},
+                              {AccessKind::Store, outAt, 0}, {AccessKind::Load, 4, 1},
+                              {AccessKind::Load, 8, 2},      {AccessKind::Load, outAt, 2},
+                              {AccessKind::Store, outAt, 2}, {AccessKind::Load, 12, 3}};
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(recs[i].kind, uint8_t(want[i].kind)) << g << "/" << i;
+      EXPECT_EQ(recs[i].address, want[i].address) << g << "/" << i;
+      EXPECT_EQ(recs[i].depth, 1u) << g << "/" << i;
+      EXPECT_EQ(recs[i].iterations[0], want[i].iteration) << g << "/" << i;
+    }
+    // The sibling loop: iterations 0 .. g-1 (work-item g returns at j == g), three records
+    // each (in[j], out[g] loaded, out[g] stored), all with that loop's own counter.
+    for (uint32_t j = 0; j < g; ++j)
+      for (size_t n = 0; n < 3; ++n) {
+        const Record& rec = recs[8 + 3 * j + n];
+        EXPECT_EQ(rec.depth, 1u);
+        EXPECT_EQ(rec.iterations[0], j) << "work-item " << g << " iteration " << j;
+      }
+    if (g >= 1) {
+      std::vector<uint64_t> addresses = {recs[8].address, recs[9].address, recs[10].address};
+      std::sort(addresses.begin(), addresses.end());
+      EXPECT_EQ(addresses, (std::vector<uint64_t>{0, outAt, outAt}));
+      EXPECT_EQ(recs[10].kind, uint8_t(AccessKind::Store));
+    }
+  }
+  // out[g] = 0 + 3 + in[0] + ... + in[g-1] (capped at j < 3).
+  EXPECT_EQ(env.read<int>(out, 4), (std::vector<int>{3, 3, 4, 7}));
+  std::filesystem::remove(path);
 }
 
 }  // namespace
