@@ -40,19 +40,10 @@ inline wrapper::RunSpec smallSpec(const std::string& name, const NDRange& range,
   return s;
 }
 
-inline NDRange range1d(uint64_t global, uint64_t local) {
-  NDRange r;
-  r.global = {global, 1, 1};
-  r.local = {local, 1, 1};
-  return r;
-}
+inline NDRange range1d(uint64_t global, uint64_t local) { return NDRange::fromSizes({global}, {local}); }
 
 inline NDRange range2d(uint64_t gx, uint64_t gy, uint64_t lx, uint64_t ly) {
-  NDRange r;
-  r.dims = 2;
-  r.global = {gx, gy, 1};
-  r.local = {lx, ly, 1};
-  return r;
+  return NDRange::fromSizes({gx, gy}, {lx, ly});
 }
 
 // A trace file under the temp directory, removed when the object goes.

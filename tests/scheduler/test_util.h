@@ -14,26 +14,12 @@
 
 namespace cltrace::sched::test {
 
-inline NDRange range1(uint64_t global, uint64_t local) {
-  NDRange r;
-  r.dims = 1;
-  r.global = {global, 1, 1};
-  r.local = {local, 1, 1};
-  return r;
-}
+inline NDRange range1(uint64_t global, uint64_t local) { return NDRange::fromSizes({global}, {local}); }
 inline NDRange range2(uint64_t gx, uint64_t gy, uint64_t lx, uint64_t ly) {
-  NDRange r;
-  r.dims = 2;
-  r.global = {gx, gy, 1};
-  r.local = {lx, ly, 1};
-  return r;
+  return NDRange::fromSizes({gx, gy}, {lx, ly});
 }
 inline NDRange range3(std::array<uint64_t, 3> global, std::array<uint64_t, 3> local) {
-  NDRange r;
-  r.dims = 3;
-  r.global = global;
-  r.local = local;
-  return r;
+  return NDRange::fromSizes({global.begin(), global.end()}, {local.begin(), local.end()});
 }
 
 // Appends one thread's records.

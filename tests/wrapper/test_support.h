@@ -75,11 +75,7 @@ inline std::string tempPath(const std::string& name) {
 }
 
 inline NDRange range2d(uint64_t gx, uint64_t gy, uint64_t lx, uint64_t ly) {
-  NDRange r;
-  r.dims = 2;
-  r.global = {gx, gy, 1};
-  r.local = {lx, ly, 1};
-  return r;
+  return NDRange::fromSizes({gx, gy}, {lx, ly});
 }
 
 }  // namespace cltrace::test

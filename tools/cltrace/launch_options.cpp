@@ -37,12 +37,7 @@ wrapper::RunSpec runSpecOf(const LaunchFlags& f) {
         throw UserError("--local needs as many sizes as --global");
       if (!f.offset.empty() && f.offset.size() != f.global.size())
         throw UserError("--offset needs as many sizes as --global");
-      spec.range.dims = static_cast<uint32_t>(f.global.size());
-      for (size_t d = 0; d < f.global.size(); ++d) {
-        spec.range.global[d] = f.global[d];
-        spec.range.local[d] = f.local.empty() ? 1 : f.local[d];
-        spec.range.offset[d] = f.offset.empty() ? 0 : f.offset[d];
-      }
+      spec.range = NDRange::fromSizes(f.global, f.local, f.offset);
       if (f.local.empty()) throw UserError("--global needs --local (cltrace does not guess work-group sizes)");
     } else if (!f.local.empty()) {
       throw UserError("--local needs --global");

@@ -120,13 +120,8 @@ std::optional<LaunchResult> CommandQueue::enqueueNDRangeKernel(Kernel& k, std::v
           "clEnqueueNDRangeKernel");
     return std::nullopt;
   }
-  NDRange r;
-  r.dims = static_cast<uint32_t>(global.size());
-  for (size_t d = 0; d < global.size(); ++d) {
-    r.global[d] = global[d];
-    r.local[d] = local[d];
-    r.offset[d] = offset.empty() ? 0 : offset[d];
-  }
+  NDRange r = NDRange::fromSizes({global.begin(), global.end()}, {local.begin(), local.end()},
+                                 {offset.begin(), offset.end()});
   finish();
   return k.traced().launch(queue_, k.args_, r, trace->path, trace->options);
 }

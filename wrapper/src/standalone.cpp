@@ -230,12 +230,7 @@ bool applyManifest(RunSpec& spec, bool haveKernel, bool haveRange, bool haveArgs
       auto l = j.at("local").get<std::vector<uint64_t>>();
       if (g.empty() || g.size() > 3 || g.size() != l.size())
         throw std::invalid_argument("global and local need 1 to 3 sizes each, the same number");
-      spec.range = NDRange{};
-      spec.range.dims = static_cast<uint32_t>(g.size());
-      for (size_t d = 0; d < g.size(); ++d) {
-        spec.range.global[d] = g[d];
-        spec.range.local[d] = l[d];
-      }
+      spec.range = NDRange::fromSizes(g, l);
     }
     if (!haveArgs) {
       spec.args.clear();

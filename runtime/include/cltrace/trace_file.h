@@ -69,6 +69,23 @@ struct NDRange {
   std::array<uint64_t, 3> local{1, 1, 1};
   std::array<uint64_t, 3> offset{0, 0, 0};
 
+  // An NDRange of global.size() dimensions (1 to 3); an empty `local` means 1s, an empty
+  // `offset` 0s. Throws std::invalid_argument when the sizes do not fit that.
+  static NDRange fromSizes(const std::vector<uint64_t>& global, const std::vector<uint64_t>& local = {},
+                           const std::vector<uint64_t>& offset = {}) {
+    if (global.empty() || global.size() > 3 || (!local.empty() && local.size() != global.size()) ||
+        (!offset.empty() && offset.size() != global.size()))
+      throw std::invalid_argument("an NDRange needs 1 to 3 global sizes and as many local sizes and offsets");
+    NDRange r;
+    r.dims = static_cast<uint32_t>(global.size());
+    for (size_t d = 0; d < global.size(); ++d) {
+      r.global[d] = global[d];
+      r.local[d] = local.empty() ? 1 : local[d];
+      r.offset[d] = offset.empty() ? 0 : offset[d];
+    }
+    return r;
+  }
+
   uint64_t workItems() const { return global[0] * global[1] * global[2]; }
   uint64_t workgroupSize() const { return local[0] * local[1] * local[2]; }
   std::array<uint64_t, 3> groups() const {
