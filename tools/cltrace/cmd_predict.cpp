@@ -57,18 +57,8 @@ void run(const PredictFlags& f) {
 
   cli::Prediction p;
   cli::progress("instrumenting and tracing " + spec.kernel);
-  wrapper::RunOutput out;
-  try {
-    out = wrapper::runStandalone(spec, tracePath, cli::launchOptionsOf(f.launch));
-  } catch (const passes::InstrumentError& e) {
-    throw cli::UserError(f.launch.source + ": " + e.what());
-  } catch (const std::invalid_argument& e) {
-    throw cli::UserError(e.what());
-  }
-  for (const auto& w : out.launch.warnings) fmt::print(stderr, "cltrace: warning: {}\n", w);
-  if (out.launch.outsideAccesses)
-    throw cli::UserError(fmt::format("{} accesses fell outside every buffer (is a buffer smaller than the kernel reads?)",
-                                     out.launch.outsideAccesses));
+  wrapper::RunOutput out = cli::traceLaunch(f.launch, spec, tracePath);
+  cli::requireAccessesInsideBuffers(out);
   p.trace = out.launch.header;
   p.accesses = out.report.accesses;
   p.stageSeconds = {{"instrument", out.instrumentSeconds}, {"build", out.buildSeconds}, {"trace", out.traceSeconds}};

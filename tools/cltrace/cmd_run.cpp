@@ -15,23 +15,12 @@ struct RunFlags {
 
 void run(const RunFlags& f) {
   wrapper::RunSpec spec = cli::runSpecOf(f.launch);
-  wrapper::RunOutput out;
-  try {
-    out = wrapper::runStandalone(spec, f.out, cli::launchOptionsOf(f.launch));
-  } catch (const passes::InstrumentError& e) {
-    throw cli::UserError(f.launch.source + ": " + e.what());
-  } catch (const std::invalid_argument& e) {
-    throw cli::UserError(e.what());
-  }
+  wrapper::RunOutput out = cli::traceLaunch(f.launch, spec, f.out);
   const TraceHeader& h = out.launch.header;
   fmt::print("traced {} on {}: {} work-items, {} records -> {}\n", h.kernelName, h.device,
              h.workItemCount, h.recordCount, f.out);
   fmt::print("count run {:.3f} s, trace run {:.3f} s\n", out.launch.countSeconds, out.launch.traceSeconds);
-  for (const auto& w : out.launch.warnings) fmt::print(stderr, "cltrace: warning: {}\n", w);
-  if (out.launch.outsideAccesses)
-    throw cli::UserError(fmt::format("{} accesses fell outside every buffer (is a buffer smaller than the "
-                                     "kernel reads?)",
-                                     out.launch.outsideAccesses));
+  cli::requireAccessesInsideBuffers(out);
 }
 
 cli::CommandRegistration registration("run", [](CLI::App& app) {

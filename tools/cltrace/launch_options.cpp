@@ -1,5 +1,7 @@
 #include "launch_options.h"
 
+#include <fmt/core.h>
+
 #include "commands.h"
 
 namespace cltrace::cli {
@@ -57,6 +59,26 @@ wrapper::LaunchOptions launchOptionsOf(const LaunchFlags& f) {
   o.alignment = f.alignment;
   o.compress = f.compress;
   return o;
+}
+
+wrapper::RunOutput traceLaunch(const LaunchFlags& f, const wrapper::RunSpec& spec, const std::string& tracePath) {
+  wrapper::RunOutput out;
+  try {
+    out = wrapper::runStandalone(spec, tracePath, launchOptionsOf(f));
+  } catch (const passes::InstrumentError& e) {
+    throw UserError(f.source + ": " + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());
+  }
+  for (const auto& w : out.launch.warnings) fmt::print(stderr, "cltrace: warning: {}\n", w);
+  return out;
+}
+
+void requireAccessesInsideBuffers(const wrapper::RunOutput& out) {
+  if (out.launch.outsideAccesses)
+    throw UserError(fmt::format("{} accesses fell outside every buffer (is a buffer smaller than the "
+                                "kernel reads?)",
+                                out.launch.outsideAccesses));
 }
 
 }  // namespace cltrace::cli

@@ -28,4 +28,10 @@ void addLaunchFlags(CLI::App& sub, LaunchFlags& f);
 wrapper::RunSpec runSpecOf(const LaunchFlags& f);
 wrapper::LaunchOptions launchOptionsOf(const LaunchFlags& f);
 
+// Runs `spec` traced into `tracePath` (wrapper::runStandalone), turning bad input into
+// UserError and printing the launch's warnings on stderr.
+wrapper::RunOutput traceLaunch(const LaunchFlags& f, const wrapper::RunSpec& spec, const std::string& tracePath);
+// UserError when accesses fell outside every buffer (a buffer smaller than the kernel reads).
+void requireAccessesInsideBuffers(const wrapper::RunOutput& out);
+
 }  // namespace cltrace::cli

@@ -323,14 +323,7 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
     }
     cl_kernel kernel = clCreateKernel(program, spec.kernel.c_str(), &err);
     check(err, "clCreateKernel");
-    for (size_t i = 0; i < bindings.size(); ++i) {
-      const ArgBinding& b = bindings[i];
-      auto idx = static_cast<cl_uint>(i);
-      if (b.kind == ArgBinding::Kind::Buffer) err = clSetKernelArg(kernel, idx, sizeof(cl_mem), &b.buffer);
-      else if (b.kind == ArgBinding::Kind::Local) err = clSetKernelArg(kernel, idx, b.localSize, nullptr);
-      else err = clSetKernelArg(kernel, idx, b.bytes.size(), b.bytes.data());
-      check(err, "clSetKernelArg");
-    }
+    setKernelArgs(kernel, bindings, instrumented.args);
     std::array<size_t, 3> g{}, l{}, o{};
     for (int d = 0; d < 3; ++d) {
       g[d] = spec.range.global[d];

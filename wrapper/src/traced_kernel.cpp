@@ -239,9 +239,14 @@ cl_mem TracedKernel::scratchBuffer(Scratch& s, size_t bytes) {
 }
 
 void TracedKernel::setOriginalArgs(cl_kernel k, const std::vector<ArgBinding>& args) {
+  setKernelArgs(k, args, kernel_.args);
+}
+
+void setKernelArgs(cl_kernel k, const std::vector<ArgBinding>& args,
+                   const std::vector<passes::KernelArg>& params) {
   for (size_t i = 0; i < args.size(); ++i) {
     const ArgBinding& a = args[i];
-    const passes::KernelArg& decl = kernel_.args[i];
+    const passes::KernelArg& decl = params.at(i);
     cl_int err = CL_SUCCESS;
     switch (a.kind) {
       case ArgBinding::Kind::Buffer:

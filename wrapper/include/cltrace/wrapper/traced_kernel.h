@@ -96,6 +96,12 @@ class TracedKernel {
 cl_program buildInstrumentedProgram(cl_context context, cl_device_id device,
                                     const std::string& bitcode);
 
+// Binds `args` to the first args.size() parameters of `k` (described by `params`, for messages).
+// Throws TraceError for an unset argument, OpenCLError naming the argument when the driver
+// refuses one.
+void setKernelArgs(cl_kernel k, const std::vector<ArgBinding>& args,
+                   const std::vector<passes::KernelArg>& params);
+
 // Validates an NDRange: dimensions 1..3, no zero sizes, local dividing global.
 void validateRange(const NDRange& range);
 
