@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "cltrace/passes/access_enumeration.h"
+#include "cltrace/trace_file.h"
 
 #ifndef CLTRACE_CLANG_PATH
 #define CLTRACE_CLANG_PATH "clang-15"
@@ -136,11 +137,6 @@ void verify(const Module& m, const char* what) {
                           " module does not verify:\n" + os.str());
 }
 
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
 
 }  // namespace
 
@@ -211,7 +207,7 @@ InstrumentedKernel instrumentBitcode(const std::string& bitcode, const std::stri
 InstrumentedKernel instrumentSource(const std::string& source, const std::string& kernel,
                                     const std::vector<std::string>& options) {
   InstrumentedKernel k = instrumentBitcode(compileOpenCL(source, options), kernel);
-  k.sourceHash = fnv1a(source);
+  k.sourceHash = fnv1a64(source.data(), source.size());
   return k;
 }
 

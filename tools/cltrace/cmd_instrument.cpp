@@ -8,7 +8,7 @@
 
 #include "cltrace/passes/instrumenter.h"
 #include "commands.h"
-#include "kernel_source.h"
+#include "cltrace/wrapper/standalone.h"
 
 namespace fs = std::filesystem;
 using namespace cltrace;
@@ -51,7 +51,12 @@ nlohmann::json manifestOf(const passes::InstrumentedKernel& k) {
 }
 
 void run(const InstrumentOptions& o) {
-  std::string source = cli::readKernelSource(o.source);
+  std::string source;
+  try {
+    source = wrapper::readKernelSource(o.source);
+  } catch (const std::invalid_argument& e) {
+    throw cli::UserError(e.what());
+  }
   std::vector<std::string> options = passes::splitOptions(o.buildOptions);
   for (const auto& d : o.defines) options.push_back("-D" + d);
   for (const auto& i : o.includes) options.push_back("-I" + i);

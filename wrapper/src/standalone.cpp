@@ -120,13 +120,17 @@ std::vector<uint8_t> initialContents(const ArgSpec& a) {
   return data;
 }
 
-std::string readText(const std::string& path) {
+}  // namespace
+
+std::string readKernelSource(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::invalid_argument("cannot open kernel source '" + path + "'");
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
 }
+
+namespace {
 
 struct ClContext {
   cl_context context = nullptr;
@@ -247,7 +251,7 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
   using Clock = std::chrono::steady_clock;
   auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   validateRange(spec.range);
-  std::string source = readText(spec.sourcePath);
+  std::string source = readKernelSource(spec.sourcePath);
   auto stage = Clock::now();
   passes::InstrumentedKernel instrumented = passes::instrumentSource(source, spec.kernel, spec.buildOptions);
   checkArgs(spec.args, instrumented.args);

@@ -66,6 +66,9 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
                         const LaunchOptions& options = {}, cl_device_id device = nullptr,
                         bool warmUp = false);
 
+// The text of a kernel source file; std::invalid_argument naming the path when unreadable.
+std::string readKernelSource(const std::string& path);
+
 // Checks the specs against the kernel's parameters; throws std::invalid_argument naming the
 // argument that does not fit.
 void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::KernelArg>& params);
