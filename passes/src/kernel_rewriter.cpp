@@ -60,11 +60,10 @@ Function* appendKernelParameters(Function& kernel, const std::vector<AddedParame
   // Metadata: copy, extending kernel_arg_* lists by one entry per added parameter.
   SmallVector<std::pair<unsigned, MDNode*>, 8> mds;
   kernel.getAllMetadata(mds);
+  SmallVector<StringRef, 32> names;
+  ctx.getMDKindNames(names);
   for (auto& [kindId, node] : mds) {
-    StringRef kind;
-    SmallVector<StringRef, 32> names;
-    ctx.getMDKindNames(names);
-    if (kindId < names.size()) kind = names[kindId];
+    StringRef kind = kindId < names.size() ? names[kindId] : StringRef();
     MDNode* md = node;
     if (kind.startswith("kernel_arg_")) {
       for (const AddedParameter& p : added)
