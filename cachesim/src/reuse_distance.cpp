@@ -7,7 +7,7 @@ namespace cltrace::cachesim {
 
 namespace {
 
-constexpr uint32_t kInitialTableBits = 10;
+constexpr uint32_t kInitialTableBits = 8;
 
 inline uint32_t roundUp64(uint64_t v) {
   uint64_t r = (v + 63) & ~uint64_t(63);
@@ -23,8 +23,10 @@ ReuseDistanceTracker::ReuseDistanceTracker(uint32_t initialTimestamps)
 }
 
 void ReuseDistanceTracker::clear() {
-  table_.assign(size_t(1) << kInitialTableBits, Entry{0, 0, 0});
-  hashShift_ = 64 - (kInitialTableBits - 2);
+  keys_.assign(size_t(1) << kInitialTableBits, 0);
+  blocks_.assign(keys_.size(), Block{});
+  hashShift_ = 64 - kInitialTableBits;
+  groups_ = 0;
   live_ = 0;
   capacity_ = initial_;
   now_ = 0;
@@ -34,17 +36,22 @@ void ReuseDistanceTracker::clear() {
 }
 
 size_t ReuseDistanceTracker::memoryBytes() const {
-  return table_.capacity() * sizeof(Entry) + words_.capacity() * sizeof(uint64_t) +
+  return keys_.capacity() * sizeof(uint64_t) + blocks_.capacity() * sizeof(Block) +
+         words_.capacity() * sizeof(uint64_t) +
          tree_.capacity() * sizeof(uint32_t);
 }
 
 void ReuseDistanceTracker::growTable() {
-  std::vector<Entry> old = std::move(table_);
-  table_.assign(old.size() * 2, Entry{0, 0, 0});
+  std::vector<uint64_t> oldKeys = std::move(keys_);
+  std::vector<Block> oldBlocks = std::move(blocks_);
+  keys_.assign(oldKeys.size() * 2, 0);
+  blocks_.assign(keys_.size(), Block{});
   --hashShift_;
-  for (const Entry& e : old) {
-    if (e.key == 0) continue;
-    table_[findSlot(e.key)] = e;
+  for (size_t i = 0; i < oldKeys.size(); ++i) {
+    if (oldKeys[i] == 0) continue;
+    size_t slot = findSlot(oldKeys[i]);
+    keys_[slot] = oldKeys[i];
+    blocks_[slot] = oldBlocks[i];
   }
 }
 
@@ -57,14 +64,17 @@ void ReuseDistanceTracker::compact() {
     before[w] = running;
     running += popcount64(words_[w]);
   }
-  for (Entry& e : table_) {
-    if (e.key == 0) continue;
-    uint32_t p = e.stamp;
-    uint64_t below = words_[p >> 6] & ((uint64_t(1) << (p & 63)) - 1);
-    e.stamp = before[p >> 6] + popcount64(below);
+  for (size_t i = 0; i < keys_.size(); ++i) {
+    if (keys_[i] == 0) continue;
+    for (uint32_t& stamp : blocks_[i].stamp) {
+      if (stamp == 0) continue;
+      uint32_t p = stamp - 1;
+      uint64_t below = words_[p >> 6] & ((uint64_t(1) << (p & 63)) - 1);
+      stamp = before[p >> 6] + popcount64(below) + 1;
+    }
   }
   // New window: 8x the live marks, so the next compaction is >= 7 * live_ accesses away (the
-  // bitmap costs 1 byte and the tree half a byte per live line, against ~27 for the table).
+  // bitmap costs 1 byte and the tree half a byte per live line, against ~4.5 for the dense table).
   const uint64_t wanted = live_ * 8 + 64 <= 0x80000000ull ? live_ * 8 + 64 : live_ * 2 + 64;
   capacity_ = std::max(initial_, roundUp64(wanted));
   now_ = static_cast<uint32_t>(live_);

@@ -1,6 +1,6 @@
 // Throughput and memory of the cache simulator on synthetic input (prints figures; not a test).
 //
-//   bench_cachesim [--quick]
+//   bench_cachesim [--quick] [--only PATTERN]   (PATTERN: matmul or mixed)
 //
 // Two synthetic line streams over a 64 Ki-line (8 MiB) footprint:
 //   matmul  48 resident warps of a naive 1024x1024 float matrix multiply (C = A * B), each warp
@@ -29,6 +29,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cltrace/cachesim/config.h"
 #include "cltrace/cachesim/simulator.h"
@@ -226,21 +227,32 @@ void benchSteps(const std::string& pattern, const std::vector<std::string>& over
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  bool quick = false;
+  std::vector<std::string> patterns = {"matmul", "mixed"};
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      quick = true;
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      patterns = {argv[++i]};
+    } else {
+      std::fprintf(stderr, "usage: bench_cachesim [--quick] [--only matmul|mixed]\n");
+      return 2;
+    }
+  }
   const uint64_t shortLen = quick ? 1'000'000 : 4'000'000;
   const uint64_t longLen = quick ? 4'000'000 : 40'000'000;
 
   std::printf("cachesim benchmark: one core, classification on unless noted; mixed footprint %llu lines\n",
               static_cast<unsigned long long>(kFootprint));
   std::printf("\n-- 1. line requests into one SM's L1 model\n");
-  for (const char* pattern : {"matmul", "mixed"}) {
+  for (const std::string& pattern : patterns) {
     for (uint64_t n : {shortLen, longLen}) benchRequests(pattern, {"timing=off"}, n);
     for (uint64_t n : {shortLen, longLen}) benchRequests(pattern, {}, n);
+    benchRequests(pattern, {"timing=off", "classify=off"}, longLen);
   }
-  benchRequests("mixed", {"timing=off", "classify=off"}, longLen);
 
   std::printf("\n-- 2. whole simulator, synthetic scheduler, 32-lane warp steps\n");
-  for (const char* pattern : {"matmul", "mixed"}) {
+  for (const std::string& pattern : patterns) {
     for (uint64_t n : {shortLen, longLen}) benchSteps(pattern, {"timing=off"}, n);
     for (uint64_t n : {shortLen, longLen}) benchSteps(pattern, {}, n);
   }
