@@ -33,8 +33,19 @@ std::vector<Loop*> allLoops(LoopInfo& li) {
 // Private per-work-item state both modes set up at kernel entry.
 struct EntryState {
   Value* linearId = nullptr;
-  AllocaInst* recordCount = nullptr;  // i64: records this work-item produced so far
+  AllocaInst* recordCount = nullptr;  // i64: device record units this work-item produced so far
 };
+
+DynamicWord dynamicWordOf(const Access& a) {
+  if (a.dynamicSize) return DynamicWord::Size;
+  if (a.fenceFlags) return DynamicWord::FenceFlags;
+  return DynamicWord::None;
+}
+
+InstructionShape shapeOf(const Access& a) {
+  return {a.kind, static_cast<uint32_t>(a.staticSize), a.flags, static_cast<uint32_t>(a.loops.size()),
+          dynamicWordOf(a)};
+}
 
 // Allocas go first in the entry block (SPIR-V requires all OpVariables there).
 AllocaInst* entryAlloca(Function& f, Type* t, const char* name) {
@@ -117,7 +128,7 @@ class KernelInstrumenter {
                                 " outermost iteration counters and are flagged truncated");
     for (const Access& a : accesses_)
       report.accesses.push_back({a.id, a.kind, a.staticSize, a.flags,
-                                 static_cast<uint32_t>(a.loops.size()), describe(*a.inst)});
+                                 static_cast<uint32_t>(a.loops.size()), dynamicWordOf(a), describe(*a.inst)});
   }
 
   void instrumentCount(Function& f) {
@@ -127,7 +138,8 @@ class KernelInstrumenter {
     b.CreateStore(b.getInt64(0), diag);
     for (const Access& a : accesses_) {
       b.SetInsertPoint(a.inst);
-      b.CreateStore(b.CreateAdd(b.CreateLoad(b.getInt64Ty(), s.recordCount), b.getInt64(1)),
+      b.CreateStore(b.CreateAdd(b.CreateLoad(b.getInt64Ty(), s.recordCount),
+                                b.getInt64(deviceRecordUnits(shapeOf(a)))),
                     s.recordCount);
       if (a.loops.size() > kMaxLoopDepth)
         b.CreateStore(b.CreateOr(b.CreateLoad(b.getInt64Ty(), diag),
@@ -151,7 +163,7 @@ class KernelInstrumenter {
     Value* control = argByName(f, kControlParam);
     Value* args = argByName(f, kArgsParam);
     Value* slot = b.CreateMul(s.linearId, b.getInt64(kControlSlotsPerWorkItem));
-    Value* firstRecord = b.CreateLoad(b.getInt64Ty(), slotPointer(b, control, slot), "cltrace.first");
+    Value* firstUnit = b.CreateLoad(b.getInt64Ty(), slotPointer(b, control, slot), "cltrace.first");
     Value* limit = b.CreateLoad(b.getInt64Ty(),
                                 slotPointer(b, control, b.CreateAdd(slot, b.getInt64(1))),
                                 "cltrace.limit");
@@ -175,7 +187,7 @@ class KernelInstrumenter {
                     counters[l]);
     }
 
-    for (const Access& a : accesses_) emitRecord(b, a, s, records, firstRecord, limit, counters);
+    for (const Access& a : accesses_) emitRecord(b, a, s, records, firstUnit, limit, counters);
 
     for (ReturnInst* ret : returnsOf(f)) {
       b.SetInsertPoint(ret);
@@ -217,56 +229,35 @@ class KernelInstrumenter {
     return b.CreatePtrToInt(p, b.getInt64Ty());
   }
 
+  // Writes the device record of `a` (device_record.h) just before the access.
   void emitRecord(IRBuilder<>& b, const Access& a, const EntryState& s, Value* records,
-                  Value* firstRecord, Value* limit, std::map<Loop*, AllocaInst*>& counters) {
+                  Value* firstUnit, Value* limit, std::map<Loop*, AllocaInst*>& counters) {
     b.SetInsertPoint(a.inst);
-    // Everything the record needs is computed before the branch, where it dominates.
     Value* address = addressOf(b, a);
-    Value* size = a.dynamicSize ? b.CreateZExtOrTrunc(a.dynamicSize, b.getInt32Ty())
-                                : b.getInt32(static_cast<uint32_t>(a.staticSize));
-    Value* flags = b.getInt8(a.flags);
-    if (a.fenceFlags)
-      flags = b.CreateOr(b.CreateAnd(b.CreateZExtOrTrunc(a.fenceFlags, b.getInt8Ty()),
-                                     b.getInt8(kFenceLocal | kFenceGlobal)),
-                         flags);
-    if (a.loops.size() > kMaxLoopDepth) flags = b.CreateOr(flags, b.getInt8(kRecordDepthTruncated));
-    std::vector<Value*> iterations;
+    std::vector<Value*> words = {b.CreateTrunc(address, b.getInt32Ty()),
+                                 b.CreateTrunc(b.CreateLShr(address, 32), b.getInt32Ty()), b.getInt32(a.id)};
+    if (a.dynamicSize) words.push_back(b.CreateZExtOrTrunc(a.dynamicSize, b.getInt32Ty()));
+    if (a.fenceFlags) words.push_back(b.CreateZExtOrTrunc(a.fenceFlags, b.getInt32Ty()));
     for (size_t i = 0; i < a.loops.size() && i < kMaxLoopDepth; ++i)
-      iterations.push_back(b.CreateLoad(b.getInt32Ty(), counters[a.loops[i]]));
+      words.push_back(b.CreateLoad(b.getInt32Ty(), counters[a.loops[i]]));
+    const uint32_t units = deviceRecordUnits(shapeOf(a));
+    while (words.size() < size_t(units) * kDeviceUnitWords) words.push_back(b.getInt32(0));
 
     Value* current = b.CreateLoad(b.getInt64Ty(), s.recordCount);
-    Value* inBounds = b.CreateICmpULT(current, limit);
-    Instruction* then = SplitBlockAndInsertIfThen(inBounds, a.inst, false);
-    b.SetInsertPoint(a.inst);
-    b.CreateStore(b.CreateAdd(current, b.getInt64(1)), s.recordCount);
-
-    IRBuilder<> w(then);
-    Value* index = w.CreateAdd(firstRecord, current);
-    Value* base = w.CreateInBoundsGEP(w.getInt8Ty(), records,
-                                      w.CreateMul(index, w.getInt64(sizeof(Record))));
-    // The 48-byte record as three 16-byte vector stores (fewer, wider stores trace faster).
-    auto* vec4 = FixedVectorType::get(w.getInt32Ty(), 4);
-    auto pack = [&](std::array<Value*, 4> lanes) {
+    Value* next = b.CreateAdd(current, b.getInt64(units));
+    b.CreateStore(next, s.recordCount);
+    // A record beyond the counted units goes to the sink at unit 0: no branch around the stores.
+    Value* index = b.CreateSelect(b.CreateICmpULE(next, limit), b.CreateAdd(firstUnit, current), b.getInt64(0));
+    Value* base = b.CreateInBoundsGEP(b.getInt8Ty(), records, b.CreateMul(index, b.getInt64(kDeviceUnitBytes)));
+    // Whole 16-byte vector stores: fewer, wider stores trace faster.
+    auto* vec4 = FixedVectorType::get(b.getInt32Ty(), kDeviceUnitWords);
+    Value* vectors = b.CreateBitCast(base, PointerType::get(vec4, kGlobalAddressSpace));
+    for (uint32_t u = 0; u < units; ++u) {
       Value* v = UndefValue::get(vec4);
-      for (unsigned i = 0; i < 4; ++i) v = w.CreateInsertElement(v, lanes[i], w.getInt32(i));
-      return v;
-    };
-    Value* kindFlagsDepth = w.CreateOr(
-        w.CreateOr(w.getInt32(static_cast<uint32_t>(a.kind)),
-                   w.CreateShl(w.CreateZExt(flags, w.getInt32Ty()), 8)),
-        w.getInt32(static_cast<uint32_t>(std::min<size_t>(a.loops.size(), 255)) << 16));
-    auto iteration = [&](uint32_t i) { return i < iterations.size() ? iterations[i] : w.getInt32(0); };
-    static_assert(offsetof(Record, kind) == 16 && offsetof(Record, flags) == 17 &&
-                  offsetof(Record, depth) == 18 && offsetof(Record, iterations) == 20 &&
-                  kMaxLoopDepth == 7, "the packing below follows the record layout");
-    std::array<Value*, 3> parts = {
-        pack({w.CreateTrunc(address, w.getInt32Ty()), w.CreateTrunc(w.CreateLShr(address, 32), w.getInt32Ty()),
-              w.getInt32(a.id), size}),
-        pack({kindFlagsDepth, iteration(0), iteration(1), iteration(2)}),
-        pack({iteration(3), iteration(4), iteration(5), iteration(6)})};
-    Value* vectors = w.CreateBitCast(base, PointerType::get(vec4, kGlobalAddressSpace));
-    for (unsigned i = 0; i < 3; ++i)
-      w.CreateAlignedStore(parts[i], w.CreateConstInBoundsGEP1_64(vec4, vectors, i), Align(16));
+      for (uint32_t i = 0; i < kDeviceUnitWords; ++i)
+        v = b.CreateInsertElement(v, words[u * kDeviceUnitWords + i], b.getInt32(i));
+      b.CreateAlignedStore(v, b.CreateConstInBoundsGEP1_64(vec4, vectors, u), Align(kDeviceUnitBytes));
+    }
   }
 
   Function& kernel_;
@@ -279,6 +270,12 @@ class KernelInstrumenter {
 };
 
 }  // namespace
+
+std::vector<InstructionShape> instructionShapes(const KernelReport& report) {
+  std::vector<InstructionShape> shapes;
+  for (const AccessInfo& a : report.accesses) shapes.push_back(a.shape());
+  return shapes;
+}
 
 KernelReport analyseKernel(Function& kernel) {
   KernelReport report;

@@ -1,5 +1,7 @@
 #include "cltrace/wrapper/traced_kernel.h"
 
+#include "cltrace/device_record.h"
+
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -84,43 +86,78 @@ std::vector<uint64_t> fileOrder(const NDRange& r) {
 
 uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-// Uninitialised, 2 MiB-aligned host memory for the records, backed by transparent huge pages
-// where the kernel allows: first-touch page faults on gigabytes of 4 KiB pages otherwise
-// dominate the trace run.
-class RecordArray {
+// Uninitialised, 2 MiB-aligned host memory, backed by transparent huge pages where the kernel
+// allows: first-touch page faults on gigabytes of 4 KiB pages otherwise dominate the trace run.
+class HostArray {
  public:
-  explicit RecordArray(uint64_t count) : bytes_(alignUp(count * sizeof(Record), kHugePage)) {
-    data_ = static_cast<Record*>(std::aligned_alloc(kHugePage, bytes_));
-    if (!data_) throw TraceError("cannot allocate " + std::to_string(bytes_) + " bytes for the records");
+  explicit HostArray(uint64_t bytes) : bytes_(alignUp(std::max<uint64_t>(bytes, 1), kHugePage)) {
+    data_ = std::aligned_alloc(kHugePage, bytes_);
+    if (!data_) throw TraceError("cannot allocate " + std::to_string(bytes_) + " bytes of host memory");
     madvise(data_, bytes_, MADV_HUGEPAGE);  // advisory: failure only costs speed
   }
-  ~RecordArray() { std::free(data_); }
-  RecordArray(const RecordArray&) = delete;
-  RecordArray& operator=(const RecordArray&) = delete;
-  Record* data() { return data_; }
+  ~HostArray() { std::free(data_); }
+  HostArray(const HostArray&) = delete;
+  HostArray& operator=(const HostArray&) = delete;
+  void* data() { return data_; }
   size_t bytes() const { return bytes_; }
 
  private:
   static constexpr uint64_t kHugePage = 2u << 20;
   size_t bytes_;
-  Record* data_;
+  void* data_;
+};
+
+// A buffer mapped for the host until the end of the scope (the unmap is enqueued then).
+class Mapping {
+ public:
+  Mapping(cl_command_queue queue, cl_mem mem, cl_map_flags flags, size_t bytes, const char* what)
+      : queue_(queue), mem_(mem) {
+    cl_int err = CL_SUCCESS;
+    data_ = clEnqueueMapBuffer(queue, mem, CL_TRUE, flags, 0, std::max<size_t>(bytes, 1), 0, nullptr, nullptr, &err);
+    check(err, what);
+  }
+  ~Mapping() { unmap(); }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
+  void unmap() {
+    if (!data_) return;
+    clEnqueueUnmapMemObject(queue_, mem_, data_, 0, nullptr, nullptr);
+    clFinish(queue_);
+    data_ = nullptr;
+  }
+
+ private:
+  cl_command_queue queue_;
+  cl_mem mem_;
+  void* data_ = nullptr;
 };
 
 }  // namespace
 
-// Host memory for the records and the device buffer that writes into it.
-struct TracedKernel::RecordStore {
-  RecordArray array;
+struct TracedKernel::SharedBuffer {
+  HostArray array;
   cl_mem mem = nullptr;
-  RecordStore(cl_context context, uint64_t count) : array(count) {
+  SharedBuffer(cl_context context, uint64_t bytes) : array(bytes) {
     cl_int err = CL_SUCCESS;
     mem = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, array.bytes(), array.data(), &err);
-    check(err, "creating the record buffer");
+    check(err, "creating a cltrace buffer");
   }
-  ~RecordStore() {
+  ~SharedBuffer() {
     if (mem) clReleaseMemObject(mem);
   }
 };
+
+TracedKernel::SharedBuffer& TracedKernel::shared(std::unique_ptr<SharedBuffer>& slot, uint64_t bytes) {
+  if (!slot || slot->array.bytes() < bytes) {
+    slot.reset();  // free the old memory before taking the new
+    slot = std::make_unique<SharedBuffer>(context_, bytes);
+  }
+  return *slot;
+}
 
 ArgBinding ArgBinding::ofBuffer(cl_mem b) {
   ArgBinding a;
@@ -220,22 +257,12 @@ void TracedKernel::release() {
   if (countProgram_) clReleaseProgram(countProgram_);
   if (traceProgram_) clReleaseProgram(traceProgram_);
   countKernel_ = traceKernel_ = nullptr;
-  for (Scratch* sc : {&countScratch_, &controlScratch_})
-    if (sc->mem) clReleaseMemObject(sc->mem);
-  countScratch_ = controlScratch_ = Scratch{};
+  counts_.reset();
+  control_.reset();
   records_.reset();
   countProgram_ = traceProgram_ = nullptr;
   if (context_) clReleaseContext(context_);
   context_ = nullptr;
-}
-
-cl_mem TracedKernel::scratchBuffer(Scratch& s, size_t bytes) {
-  if (s.mem && s.bytes >= bytes) return s.mem;
-  if (s.mem) clReleaseMemObject(s.mem);
-  s.mem = nullptr;
-  s.mem = createBuffer(context_, bytes, "creating a cltrace buffer");
-  s.bytes = bytes;
-  return s.mem;
 }
 
 void TracedKernel::setOriginalArgs(cl_kernel k, const std::vector<ArgBinding>& args) {
@@ -316,12 +343,14 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
     off[d] = range.offset[d];
   }
 
-  // Count run.
+  // Count run: device record units per work-item. The count, control and record buffers are
+  // host memory the device uses in place (CL_MEM_USE_HOST_PTR): no copies on CPU devices, where
+  // mapping them is free; elsewhere the maps copy.
   auto start = Clock::now();
   // No clearing needed: every work-item writes both of its slots when it returns.
-  std::vector<uint64_t>& counts = countsHost_;
-  counts.resize(items * kCountSlotsPerWorkItem);
-  cl_mem countBuf = scratchBuffer(countScratch_, counts.size() * 8);
+  const uint64_t slotBytes = items * kCountSlotsPerWorkItem * sizeof(uint64_t);
+  static_assert(kCountSlotsPerWorkItem == kControlSlotsPerWorkItem);
+  cl_mem countBuf = shared(counts_, slotBytes).mem;
   setOriginalArgs(countKernel_, args);
   check(clSetKernelArg(countKernel_, argCount, sizeof(cl_mem), &countBuf), "clSetKernelArg (counts)");
   auto kernelStart = Clock::now();
@@ -330,20 +359,23 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
         "clEnqueueNDRangeKernel (count run)");
   check(clFinish(queue), "clFinish (count run)");
   result.countKernelSeconds = secondsSince(kernelStart);
-  check(clEnqueueReadBuffer(queue, countBuf, CL_TRUE, 0, counts.size() * 8, counts.data(), 0,
-                            nullptr, nullptr),
-        "reading the counts");
+  Mapping countMap(queue, countBuf, CL_MAP_READ, slotBytes, "mapping the counts");
+  const uint64_t* counts = countMap.as<const uint64_t>();
   result.countSeconds = secondsSince(start);
 
-  // Diagnostics and the exclusive prefix sum of per-work-item counts.
-  std::vector<uint64_t>& control = controlHost_;
-  control.resize(items * kControlSlotsPerWorkItem);
-  uint64_t total = 0, truncated = 0;
-  for (uint64_t i = 0; i < items; ++i) {
-    control[2 * i] = total;
-    control[2 * i + 1] = counts[2 * i];
-    total += counts[2 * i];
-    if (counts[2 * i + 1] & kDiagDepthTruncated) ++truncated;
+  // Diagnostics and the exclusive prefix sum of per-work-item units.
+  cl_mem controlBuf = shared(control_, slotBytes).mem;
+  // Units [0, kDeviceSinkUnits) are the sink where records that do not fit land.
+  uint64_t total = kDeviceSinkUnits, truncated = 0;
+  {
+    Mapping controlMap(queue, controlBuf, CL_MAP_WRITE_INVALIDATE_REGION, slotBytes, "mapping the control buffer");
+    uint64_t* control = controlMap.as<uint64_t>();
+    for (uint64_t i = 0; i < items; ++i) {
+      control[2 * i] = total;
+      control[2 * i + 1] = counts[2 * i];
+      total += counts[2 * i];
+      if (counts[2 * i + 1] & kDiagDepthTruncated) ++truncated;
+    }
   }
   if (truncated)
     result.warnings.push_back(std::to_string(truncated) +
@@ -360,22 +392,10 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
 
   // Trace run.
   start = Clock::now();
-  // The records land directly in host memory the device writes through (CL_MEM_USE_HOST_PTR):
-  // no second copy of what can be gigabytes, and reading them back is a no-op on CPU devices.
-  // Kept for the next launch when large enough.
-  uint64_t recordBytes = std::max<uint64_t>(total, 1) * sizeof(Record);
-  if (!records_ || records_->array.bytes() < recordBytes) {
-    records_.reset();  // free the old memory before taking the new
-    records_ = std::make_shared<RecordStore>(context_, std::max<uint64_t>(total, 1));
-  }
-  RecordArray& records = records_->array;
-  cl_mem recordBuf = records_->mem;
-  cl_mem controlBuf = scratchBuffer(controlScratch_, control.size() * 8);
+  const uint64_t recordBytes = total * kDeviceUnitBytes;
+  cl_mem recordBuf = shared(records_, recordBytes).mem;
   std::vector<uint64_t> argAddresses(std::max<size_t>(args.size(), 1), 0);
   ScopedMem argsBuf{createBuffer(context_, argAddresses.size() * 8, "creating the argument buffer")};
-  check(clEnqueueWriteBuffer(queue, controlBuf, CL_TRUE, 0, control.size() * 8, control.data(),
-                             0, nullptr, nullptr),
-        "writing the control buffer");
   setOriginalArgs(traceKernel_, args);
   check(clSetKernelArg(traceKernel_, argCount, sizeof(cl_mem), &recordBuf), "clSetKernelArg (records)");
   check(clSetKernelArg(traceKernel_, argCount + 1, sizeof(cl_mem), &controlBuf), "clSetKernelArg (control)");
@@ -386,37 +406,26 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
         "clEnqueueNDRangeKernel (trace run)");
   check(clFinish(queue), "clFinish (trace run)");
   result.traceKernelSeconds = secondsSince(kernelStart);
-  std::vector<uint64_t>& produced = producedHost_;
-  produced.resize(control.size());
-  check(clEnqueueReadBuffer(queue, controlBuf, CL_TRUE, 0, produced.size() * 8, produced.data(),
-                            0, nullptr, nullptr),
-        "reading the control buffer");
-  {
-    // Mapping makes the device's writes visible in `records`; on CPU devices it is the same
-    // memory, elsewhere the map is a copy.
-    cl_int err = CL_SUCCESS;
-    size_t bytes = records.bytes();
-    void* mapped = clEnqueueMapBuffer(queue, recordBuf, CL_TRUE, CL_MAP_READ, 0, bytes, 0, nullptr,
-                                      nullptr, &err);
-    check(err, "mapping the records");
-    if (mapped != records.data()) std::memcpy(records.data(), mapped, bytes);
-    check(clEnqueueUnmapMemObject(queue, recordBuf, mapped, 0, nullptr, nullptr), "unmapping the records");
-    check(clFinish(queue), "clFinish (records)");
-  }
+  // [2i] still holds the work-item's first unit; the kernel replaced [2i + 1] by the units it produced.
+  Mapping controlMap(queue, controlBuf, CL_MAP_READ, slotBytes, "mapping the control buffer");
+  const uint64_t* control = controlMap.as<const uint64_t>();
+  Mapping recordMap(queue, recordBuf, CL_MAP_READ, recordBytes, "mapping the records");
+  const uint32_t* units = recordMap.as<const uint32_t>();
   check(clEnqueueReadBuffer(queue, argsBuf.mem, CL_TRUE, 0, argAddresses.size() * 8,
                             argAddresses.data(), 0, nullptr, nullptr),
         "reading the argument addresses");
   result.traceSeconds = secondsSince(start);
+  result.deviceRecordBytes = (total - kDeviceSinkUnits) * kDeviceUnitBytes;
 
   uint64_t over = 0, under = 0;
   for (uint64_t i = 0; i < items; ++i) {
-    if (produced[2 * i + 1] > counts[2 * i]) ++over;
-    if (produced[2 * i + 1] < counts[2 * i]) ++under;
+    if (control[2 * i + 1] > counts[2 * i]) ++over;
+    if (control[2 * i + 1] < counts[2 * i]) ++under;
   }
   if (over || under)
     throw TraceError("the trace run took a different path from the count run in " +
                      std::to_string(over + under) + " work-items (" + std::to_string(over) +
-                     " produced more records than counted, " + std::to_string(under) +
+                     " produced more record units than counted, " + std::to_string(under) +
                      " fewer): the kernel's control flow depends on data it changes or on "
                      "timing, so its trace would be wrong; nothing was written out of bounds");
 
@@ -429,7 +438,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   h.alignment = options.alignment;
   h.compressed = options.compress;
   h.workItemCount = items;
-  h.recordCount = total;
+  h.recordCount = kUnknownRecordCount;  // known once the device records are expanded
   struct Region {
     uint64_t device, size, virt;
   };
@@ -449,19 +458,33 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
     h.buffers.push_back({static_cast<uint32_t>(i), kernel_.args[i].name, size, it->second});
   }
   std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.device < b.device; });
+  // Expand each work-item's device records, rebase them and stream them to the file.
   std::map<uint32_t, uint64_t> outsideByInstruction;
-  for (uint64_t i = 0; i < total; ++i) {
-    Record& r = records.data()[i];
-    if (!isMemoryAccess(kindOf(r))) continue;
-    auto it = std::upper_bound(regions.begin(), regions.end(), r.address,
-                               [](uint64_t a, const Region& g) { return a < g.device; });
-    if (it != regions.begin() && r.address - std::prev(it)->device < std::prev(it)->size) {
-      --it;
-      r.address = it->virt + (r.address - it->device);
-    } else {
-      ++outsideByInstruction[r.instruction];
+  const DeviceRecordDecoder decoder(passes::instructionShapes(kernel_.report));
+  TraceWriter writer(tracePath, h);
+  std::vector<Record> expanded;
+  uint64_t recordTotal = 0;
+  std::string error;
+  for (uint64_t id : fileOrder(range)) {
+    expanded.clear();
+    if (!decoder.expand(units + control[2 * id] * kDeviceUnitWords, counts[2 * id], expanded, error))
+      throw TraceError("work-item " + std::to_string(id) + ": " + error);
+    for (Record& r : expanded) {
+      if (!isMemoryAccess(kindOf(r))) continue;
+      auto it = std::upper_bound(regions.begin(), regions.end(), r.address,
+                                 [](uint64_t a, const Region& g) { return a < g.device; });
+      if (it != regions.begin() && r.address - std::prev(it)->device < std::prev(it)->size) {
+        --it;
+        r.address = it->virt + (r.address - it->device);
+      } else {
+        ++outsideByInstruction[r.instruction];
+      }
     }
+    writer.writeWorkItem(expanded);
+    recordTotal += expanded.size();
   }
+  writer.close();
+  h.recordCount = recordTotal;
   for (auto [inst, n] : outsideByInstruction) {
     result.outsideAccesses += n;
     std::string text = inst < kernel_.report.accesses.size() ? kernel_.report.accesses[inst].text : "";
@@ -470,10 +493,6 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
                               "left as device addresses");
   }
 
-  TraceWriter writer(tracePath, h);
-  for (uint64_t id : fileOrder(range))
-    writer.writeWorkItem(records.data() + control[2 * id], counts[2 * id]);
-  writer.close();
   result.launchSeconds = secondsSince(launchStart);
   return result;
 }

@@ -1,5 +1,6 @@
-// Loops nested deeper than the 7 counters a record holds: a warning, and records inside carry
-// the 7 outermost counters, the true depth and the truncated flag (128); nothing is wrong.
+// Loops nested deeper than the 7 counters a record holds: a warning, and device records inside
+// carry the 7 outermost counters (the host adds the true depth and the truncated flag, which are
+// static); nothing is wrong.
 // RUN: %clang-spir %s -o %t.bc
 // RUN: %opt -passes=cltrace-prepare,cltrace-trace %t.bc -S -o - 2>%t.err | FileCheck %s
 // RUN: FileCheck %s --check-prefix=WARN < %t.err
@@ -18,6 +19,15 @@ __kernel void deep(__global int* a, int n) {
 }
 
 // WARN: cltrace: warning: kernel 'deep': loops nested 8 deep; records keep the 7 outermost iteration counters and are flagged truncated
-// The depth-8 load: kind 0 | flags 128 << 8 | depth 8 << 16 = 557056.
-// CHECK: insertelement <4 x i32> <i32 557056, i32 undef, i32 undef, i32 undef>, i32 %{{.*}}, i32 1
+// The depth-8 load (id 0): 3 + 7 words in 3 units: (lo, hi, 0, c0) (c1..c4) (c5, c6, 0, 0).
+// CHECK: add i64 %{{.*}}, 3
+// CHECK: insertelement <4 x i32> %{{.*}}, i32 0, i32 2
+// CHECK-NEXT: insertelement <4 x i32> %{{.*}}, i32 %{{.*}}, i32 3
+// CHECK: getelementptr inbounds <4 x i32>, <4 x i32> addrspace(1)* %{{.*}}, i64 0
+// CHECK: getelementptr inbounds <4 x i32>, <4 x i32> addrspace(1)* %{{.*}}, i64 1
+// CHECK: insertelement <4 x i32> undef, i32 %{{.*}}, i32 0
+// CHECK-NEXT: insertelement <4 x i32> %{{.*}}, i32 %{{.*}}, i32 1
+// CHECK-NEXT: insertelement <4 x i32> %{{.*}}, i32 0, i32 2
+// CHECK-NEXT: insertelement <4 x i32> %{{.*}}, i32 0, i32 3
+// CHECK-NEXT: getelementptr inbounds <4 x i32>, <4 x i32> addrspace(1)* %{{.*}}, i64 2
 // COUNT: or i64 %{{.*}}, 1

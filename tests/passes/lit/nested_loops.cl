@@ -26,8 +26,11 @@ __kernel void nest(__global float* a, int n) {
 // TRACE: [[C:%.*]] = load i32, i32* %cltrace.iter
 // TRACE-NEXT: [[C1:%.*]] = add i32 [[C]], 1
 // TRACE-NEXT: store i32 [[C1]], i32* %cltrace.iter
-// The depth-3 load (id 2) stores kind 0 | depth 3 << 16 and three counters.
+// The depth-3 load (id 2): 3 + 3 words in 2 units, (lo, hi, 2, c0) (c1, c2, 0, 0).
+// TRACE: add i64 %{{.*}}, 2
 // TRACE: insertelement <4 x i32> %{{.*}}, i32 2, i32 2
-// TRACE: insertelement <4 x i32> <i32 196608, i32 undef, i32 undef, i32 undef>, i32 %{{.*}}, i32 1
-// TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 %{{.*}}, i32 2
 // TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 %{{.*}}, i32 3
+// TRACE: insertelement <4 x i32> undef, i32 %{{.*}}, i32 0
+// TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 %{{.*}}, i32 1
+// TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 0, i32 2
+// TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 0, i32 3

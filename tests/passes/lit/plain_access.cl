@@ -15,20 +15,26 @@ __kernel void copy(__global const int* in, __global int* out) {
 
 // TRACE: define {{.*}}spir_kernel void @copy(i32 addrspace(1)* {{.*}}, i32 addrspace(1)* {{.*}}, i8 addrspace(1)* %cltrace_records, i64 addrspace(1)* %cltrace_control, i64 addrspace(1)* %cltrace_args)
 // TRACE: %cltrace.linear_id = add i64
-// The record of access 0 is three 16-byte stores: (address lo, hi, id 0, size 4),
-// (kind 0 | flags 0 | depth 0, no iterations), (no iterations).
-// TRACE: mul i64 %{{.*}}, 48
+// The device record of access 0 is one 16-byte unit (address lo, hi, id 0, padding 0), stored
+// at the work-item's next unit, or in the sink at unit 0 when its counted units are used up.
+// TRACE: [[N0:%.*]] = load i64, i64* %cltrace.n
+// TRACE-NEXT: [[NEXT0:%.*]] = add i64 [[N0]], 1
+// TRACE-NEXT: store i64 [[NEXT0]], i64* %cltrace.n
+// TRACE-NEXT: [[AT0:%.*]] = add i64 %cltrace.first, [[N0]]
+// TRACE-NEXT: [[FITS0:%.*]] = icmp ule i64 [[NEXT0]], %cltrace.limit
+// TRACE-NEXT: [[UNIT0:%.*]] = select i1 [[FITS0]], i64 [[AT0]], i64 0
+// TRACE-NEXT: mul i64 [[UNIT0]], 16
 // TRACE: insertelement <4 x i32> %{{.*}}, i32 0, i32 2
-// TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 4, i32 3
-// TRACE: store <4 x i32> %{{.*}}, <4 x i32> addrspace(1)* %{{.*}}, align 16
-// TRACE: store <4 x i32> zeroinitializer, <4 x i32> addrspace(1)* %{{.*}}, align 16
-// TRACE: store <4 x i32> zeroinitializer, <4 x i32> addrspace(1)* %{{.*}}, align 16
-// TRACE: load i32, i32 addrspace(1)*
-// Access 1, the store: id 1, kind 1.
+// TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 0, i32 3
+// TRACE-NEXT: getelementptr inbounds <4 x i32>, <4 x i32> addrspace(1)* %{{.*}}, i64 0
+// TRACE-NEXT: store <4 x i32> %{{.*}}, <4 x i32> addrspace(1)* %{{.*}}, align 16
+// TRACE-NEXT: load i32, i32 addrspace(1)*
+// Access 1, the store: id 1, one unit.
 // TRACE: insertelement <4 x i32> %{{.*}}, i32 1, i32 2
-// TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 4, i32 3
-// TRACE: store <4 x i32> <i32 1, i32 0, i32 0, i32 0>, <4 x i32> addrspace(1)*
-// TRACE: store i32 %{{.*}}, i32 addrspace(1)*
+// TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 0, i32 3
+// TRACE-NEXT: getelementptr inbounds <4 x i32>, <4 x i32> addrspace(1)* %{{.*}}, i64 0
+// TRACE-NEXT: store <4 x i32> %{{.*}}, <4 x i32> addrspace(1)*
+// TRACE-NEXT: store i32 %{{.*}}, i32 addrspace(1)*
 // At the return the work-item's record total goes back to the control buffer.
 // TRACE: [[N:%.*]] = load i64, i64* %cltrace.n
 // TRACE-NEXT: store i64 [[N]], i64 addrspace(1)*

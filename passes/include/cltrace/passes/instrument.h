@@ -8,13 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "cltrace/device_record.h"
 #include "cltrace/record.h"
 
 namespace cltrace::passes {
 
 enum class Mode { Count, Trace };
 
-// Names of the parameters the passes append, in order.
+// Names of the parameters the passes append, in order. The count pass counts device record
+// units (device_record.h) per work-item; the trace pass writes device records.
 inline constexpr const char* kCountsParam = "cltrace_counts";    // count: ulong*
 inline constexpr const char* kRecordsParam = "cltrace_records";  // trace: uchar*
 inline constexpr const char* kControlParam = "cltrace_control";  // trace: ulong*
@@ -27,8 +29,14 @@ struct AccessInfo {
   uint64_t size = 0;  // 0 when dynamic or for barriers/fences
   uint8_t flags = 0;
   uint32_t depth = 0;  // enclosing loops
+  DynamicWord dynamic = DynamicWord::None;  // what the device record carries beyond the static shape
   std::string text;    // the instruction
+
+  InstructionShape shape() const {
+    return {kind, static_cast<uint32_t>(size), flags, depth, dynamic};
+  }
 };
+
 struct KernelReport {
   std::string name;
   uint32_t originalArgs = 0;
@@ -37,6 +45,8 @@ struct KernelReport {
   std::vector<AccessInfo> accesses;
   std::vector<std::string> warnings;  // e.g. loops nested deeper than kMaxLoopDepth
 };
+// The shapes of a kernel's instructions, indexed by id (for DeviceRecordDecoder).
+std::vector<InstructionShape> instructionShapes(const KernelReport& report);
 
 // Inlines every non-kernel function into its callers, then runs mem2reg.
 // Returns false with `error` naming the function when something cannot be inlined.

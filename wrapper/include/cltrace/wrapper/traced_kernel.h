@@ -45,6 +45,7 @@ struct LaunchResult {
   double countSeconds = 0, traceSeconds = 0;  // wall time of the two runs with their transfers
   double countKernelSeconds = 0, traceKernelSeconds = 0;  // the kernels alone (enqueue to finish)
   double launchSeconds = 0;  // the whole traced launch: snapshots, both runs, rebasing, file
+  uint64_t deviceRecordBytes = 0;  // what the trace run wrote (compact device records)
 };
 
 // Thrown when a launch cannot be traced faithfully (overflow, bad arguments); what() says why.
@@ -70,18 +71,11 @@ class TracedKernel {
 
  private:
   void release();
-  // Device buffers for the counts and the control slots, kept for the next launch.
-  struct Scratch {
-    cl_mem mem = nullptr;
-    size_t bytes = 0;
-  };
-  cl_mem scratchBuffer(Scratch& s, size_t bytes);
-  Scratch countScratch_, controlScratch_;
-  // Host copies of the count and control slots, kept too: fresh memory costs a page fault
-  // per 4 KiB on first touch.
-  std::vector<uint64_t> countsHost_, controlHost_, producedHost_;
-  struct RecordStore;
-  std::shared_ptr<RecordStore> records_;
+  // Host memory the device reads and writes in place (CL_MEM_USE_HOST_PTR: no copies on CPU
+  // devices), kept for the next launch: fresh memory costs a page fault per 4 KiB page.
+  struct SharedBuffer;
+  std::unique_ptr<SharedBuffer> counts_, control_, records_;
+  SharedBuffer& shared(std::unique_ptr<SharedBuffer>& slot, uint64_t bytes);
   void setOriginalArgs(cl_kernel k, const std::vector<ArgBinding>& args);
 
   cl_context context_;
