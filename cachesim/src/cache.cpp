@@ -5,48 +5,36 @@
 namespace cltrace::cachesim {
 
 CacheTags::CacheTags(uint32_t sets, uint32_t ways, Replacement policy, uint64_t seed)
-    : sets_(sets),
-      ways_(ways),
-      policy_(policy),
-      rng_(seed),
-      tags_(size_t(sets) * ways, kNoLine),
-      lastUse_(tags_.size(), 0),
-      uses_(tags_.size(), 0),
-      flags_(tags_.size(), 0),
-      fillCycle_(tags_.size(), 0) {}
+    : sets_(sets), assoc_(ways), policy_(policy), rng_(seed), ways_(size_t(sets) * ways) {}
 
-int CacheTags::victimByPolicy(size_t base) {
+int CacheTags::victimByPolicy(const Way* set) {
   if (policy_ == Replacement::Random) {
     uint32_t candidates = 0;
-    for (uint32_t w = 0; w < ways_; ++w)
-      if (!(flags_[base + w] & kPending)) ++candidates;
+    for (uint32_t w = 0; w < assoc_; ++w)
+      if (!(set[w].flags & kPending)) ++candidates;
     if (candidates == 0) return -1;
     uint64_t pick = rng_.below(candidates);
-    for (uint32_t w = 0; w < ways_; ++w) {
-      if (flags_[base + w] & kPending) continue;
+    for (uint32_t w = 0; w < assoc_; ++w) {
+      if (set[w].flags & kPending) continue;
       if (pick-- == 0) return static_cast<int>(w);
     }
     return -1;
   }
   int best = -1;
-  for (uint32_t w = 0; w < ways_; ++w) {
-    size_t i = base + w;
-    if (flags_[i] & kPending) continue;
+  for (uint32_t w = 0; w < assoc_; ++w) {
+    const Way& i = set[w];
+    if (i.flags & kPending) continue;
     if (best < 0) {
       best = static_cast<int>(w);
       continue;
     }
-    size_t b = base + size_t(best);
+    const Way& b = set[best];
     bool better = false;
     switch (policy_) {
-      case Replacement::LRU: better = lastUse_[i] < lastUse_[b]; break;
-      case Replacement::MRU: better = lastUse_[i] > lastUse_[b]; break;
-      case Replacement::LFU:
-        better = uses_[i] < uses_[b] || (uses_[i] == uses_[b] && lastUse_[i] < lastUse_[b]);
-        break;
-      case Replacement::MFU:
-        better = uses_[i] > uses_[b] || (uses_[i] == uses_[b] && lastUse_[i] < lastUse_[b]);
-        break;
+      case Replacement::LRU: better = i.lastUse < b.lastUse; break;
+      case Replacement::MRU: better = i.lastUse > b.lastUse; break;
+      case Replacement::LFU: better = i.uses < b.uses || (i.uses == b.uses && i.lastUse < b.lastUse); break;
+      case Replacement::MFU: better = i.uses > b.uses || (i.uses == b.uses && i.lastUse < b.lastUse); break;
       case Replacement::Random: break;
     }
     if (better) best = static_cast<int>(w);
@@ -56,9 +44,9 @@ int CacheTags::victimByPolicy(size_t base) {
 
 uint64_t CacheTags::earliestFill(uint32_t set) const {
   uint64_t best = ~uint64_t(0);
-  const size_t base = size_t(set) * ways_;
-  for (uint32_t w = 0; w < ways_; ++w)
-    if (flags_[base + w] & kPending) best = std::min(best, fillCycle_[base + w]);
+  const Way* s = &ways_[size_t(set) * assoc_];
+  for (uint32_t w = 0; w < assoc_; ++w)
+    if (s[w].flags & kPending) best = std::min(best, s[w].fillCycle);
   return best;
 }
 

@@ -38,7 +38,8 @@ struct SmState {
 
   InstructionStats& instruction(uint32_t id) {
     if (id != lastInstruction) {
-      auto [it, inserted] = insIndex.emplace(id, static_cast<uint32_t>(ins.size()));
+      // try_emplace looks the id up before allocating a node (emplace would allocate each time).
+      auto [it, inserted] = insIndex.try_emplace(id, static_cast<uint32_t>(ins.size()));
       if (inserted) {
         ins.emplace_back();
         ins.back().instruction = id;

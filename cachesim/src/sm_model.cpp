@@ -33,31 +33,25 @@ SmModel::SmModel(const Config& config, uint64_t seed)
       lines_(config.lines()),
       index_(config.setIndex, config.sets()),
       tags_(config.sets(), config.associativity, config.replacement, mixSeed(seed, 0x7265706cu)),
-      latencyRng_(mixSeed(seed, 0x6c6174u)) {}
+      latencyRng_(mixSeed(seed, 0x6c6174u)) {
+  if (timing_) nextLatency_ = drawLatency();
+}
 
 uint32_t SmModel::mshrsInUse(uint64_t warpKey) const { return warpMshrs_.get(warpKey); }
 
-void SmModel::advanceTo(uint64_t cycle) {
-  if (cycle > now_) now_ = cycle;
-  if (stats_.cycles < now_) stats_.cycles = now_;
-  while (head_ < inflight_.size() && inflight_[head_].fill <= now_) {
-    const InFlight& f = inflight_[head_++];
+void SmModel::retireFilled() {
+  while (!inflight_.empty() && inflight_.front().fill <= now_) {
+    const FillQueue::Entry& f = inflight_.front();
     tags_.fill(f.set, f.way);
     warpMshrs_.decrement(f.warpKey);
-  }
-  if (head_ == inflight_.size()) {
-    inflight_.clear();
-    head_ = 0;
-  } else if (head_ >= 256 && head_ * 2 >= inflight_.size()) {
-    inflight_.erase(inflight_.begin(), inflight_.begin() + static_cast<std::ptrdiff_t>(head_));
-    head_ = 0;
+    inflight_.popFront();
   }
 }
 
-void SmModel::addInFlight(const InFlight& f) {
-  size_t pos = inflight_.size();
-  while (pos > head_ && inflight_[pos - 1].fill > f.fill) --pos;
-  inflight_.insert(inflight_.begin() + static_cast<std::ptrdiff_t>(pos), f);
+uint64_t SmModel::earliestFillOfWarp(uint64_t warpKey) const {
+  for (size_t i = 0; i < inflight_.size(); ++i)  // in fill order: the first match is the earliest
+    if (inflight_[i].warpKey == warpKey) return inflight_[i].fill;
+  return ~uint64_t(0);
 }
 
 uint64_t SmModel::track(uint64_t line) {
@@ -70,8 +64,26 @@ uint64_t SmModel::track(uint64_t line) {
   return d;
 }
 
+namespace {
+
+// std::llround for x >= 0 (halves away from zero), without the library call. Below 2^52 the
+// conversion truncates to floor(x) and x - floor(x) is exact; from 2^52 on x is an integer.
+inline uint64_t roundNonNegative(double x) {
+  if (!(x < 4503599627370496.0)) return static_cast<uint64_t>(std::llround(x));
+  uint64_t whole = static_cast<uint64_t>(x);
+  return whole + (x - static_cast<double>(whole) >= 0.5 ? 1 : 0);
+}
+
+}  // namespace
+
+uint64_t SmModel::drawLatency() { return minLatency_ + roundNonNegative(latencyRng_.halfNormal(sigma_)); }
+
 uint64_t SmModel::sampleLatency() {
-  return minLatency_ + static_cast<uint64_t>(std::llround(latencyRng_.halfNormal(sigma_)));
+  // Hand out the latency drawn in advance and draw the next one: the sequence is unchanged,
+  // but the long log/sqrt chain of a draw is off the path of the miss that uses it.
+  uint64_t latency = nextLatency_;
+  nextLatency_ = drawLatency();
+  return latency;
 }
 
 RequestResult SmModel::stall(uint64_t retry, uint64_t cycle, InstructionStats* ins) {
@@ -84,6 +96,7 @@ RequestResult SmModel::stall(uint64_t retry, uint64_t cycle, InstructionStats* i
 }
 
 RequestResult SmModel::read(uint64_t line, uint64_t cycle, uint64_t warpKey, InstructionStats* ins) {
+  if (classify_) tracker_.prefetch(line);
   advanceTo(cycle);
   cycle = now_;
   RequestResult r;
@@ -114,15 +127,9 @@ RequestResult SmModel::read(uint64_t line, uint64_t cycle, uint64_t warpKey, Ins
 
   // Miss: make sure it can be accepted before anything changes.
   if (timing_) {
-    if (mshrs_ != 0 && inflight_.size() - head_ >= mshrs_) return stall(inflight_[head_].fill, cycle, ins);
-    if (mshrsPerWarp_ != 0) {
-      if (warpMshrs_.get(warpKey) >= mshrsPerWarp_) {
-        uint64_t earliest = ~uint64_t(0);
-        for (size_t i = head_; i < inflight_.size(); ++i)
-          if (inflight_[i].warpKey == warpKey) earliest = std::min(earliest, inflight_[i].fill);
-        return stall(earliest, cycle, ins);
-      }
-    }
+    if (mshrs_ != 0 && inflight_.size() >= mshrs_) return stall(inflight_.front().fill, cycle, ins);
+    if (mshrsPerWarp_ != 0 && warpMshrs_.get(warpKey) >= mshrsPerWarp_)
+      return stall(earliestFillOfWarp(warpKey), cycle, ins);
   }
   way = tags_.victim(r.set);
   if (way < 0) return stall(tags_.earliestFill(r.set), cycle, ins);
@@ -166,7 +173,7 @@ RequestResult SmModel::read(uint64_t line, uint64_t cycle, uint64_t warpKey, Ins
     if (fill <= cycle) {
       tags_.fill(r.set, way);  // zero latency: the data is there at once
     } else {
-      addInFlight(InFlight{fill, warpKey, r.set, way});
+      inflight_.insert(FillQueue::Entry{fill, warpKey, r.set, way});
       warpMshrs_.increment(warpKey);
     }
     r.readyCycle = fill;
@@ -177,6 +184,7 @@ RequestResult SmModel::read(uint64_t line, uint64_t cycle, uint64_t warpKey, Ins
 }
 
 RequestResult SmModel::write(uint64_t line, uint64_t cycle, InstructionStats* ins) {
+  if (classify_ && writeAllocate_) tracker_.prefetch(line);
   advanceTo(cycle);
   cycle = now_;
   RequestResult r;

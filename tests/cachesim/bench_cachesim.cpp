@@ -133,8 +133,9 @@ class SyntheticSource : public sched::StepSource {
     out.instruction = r.broadcast ? 0 : 1;
     out.kind = AccessKind::Load;
     out.lanes.resize(32);
-    uint64_t base = r.line * 128;
-    for (uint32_t i = 0; i < 32; ++i) out.lanes[i] = sched::LaneAccess{i, r.broadcast ? base : base + 4 * i, 4};
+    sched::LaneAccess* lane = out.lanes.data();
+    const uint64_t base = r.line * 128, stride = r.broadcast ? 0 : 4;
+    for (uint32_t i = 0; i < 32; ++i) lane[i] = sched::LaneAccess{i, base + stride * i, 4};
     return true;
   }
   void delayWarp(uint64_t warpKey, uint64_t readyCycle) override {

@@ -12,6 +12,7 @@
 // A fill counts as one use; every later hit adds one.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -27,43 +28,33 @@ class CacheTags {
   CacheTags(uint32_t sets, uint32_t ways, Replacement policy, uint64_t seed);
 
   uint32_t sets() const { return sets_; }
-  uint32_t ways() const { return ways_; }
+  uint32_t ways() const { return assoc_; }
 
   // Way holding `line` in `set` (valid or pending), or -1.
   int find(uint32_t set, uint64_t line) const {
-    const uint64_t* t = &tags_[size_t(set) * ways_];
-    if (ways_ <= 64) {  // branch-free scan: a line is in at most one way
-      uint64_t match = 0;
-      for (uint32_t w = 0; w < ways_; ++w) match |= uint64_t(t[w] == line) << w;
-      return match == 0 ? -1 : __builtin_ctzll(match);
-    }
-    for (uint32_t w = 0; w < ways_; ++w)
-      if (t[w] == line) return static_cast<int>(w);
-    return -1;
+    return wayWhere(&ways_[size_t(set) * assoc_], [line](const Way& x) { return x.tag == line; });
   }
 
   // Records a use of a way (hit) for the replacement policy.
   void touch(uint32_t set, int way) {
-    size_t i = index(set, way);
-    lastUse_[i] = ++clock_;
-    ++uses_[i];
+    Way& x = at(set, way);
+    x.lastUse = ++clock_;
+    ++x.uses;
   }
 
   // Way to allocate for a new line in `set`, or -1 when every way is pending.
   int victim(uint32_t set) {
-    const size_t base = size_t(set) * ways_;
-    for (uint32_t w = 0; w < ways_; ++w)
-      if (tags_[base + w] == kNoLine) return static_cast<int>(w);
-    if (policy_ != Replacement::LRU) return victimByPolicy(base);
-    int best = -1;
+    const Way* s = &ways_[size_t(set) * assoc_];
+    int free = wayWhere(s, [](const Way& x) { return x.tag == kNoLine; });
+    if (free >= 0) return free;
+    if (policy_ != Replacement::LRU) return victimByPolicy(s);
+    // Least recently used way that is not pending. Valid ways have distinct lastUse values
+    // below ~0, and a pending way's key is ~0, so it is never taken. Written without branches
+    // on the data: which way is oldest, or pending, is unpredictable.
     uint64_t oldest = ~uint64_t(0);
-    for (uint32_t w = 0; w < ways_; ++w) {
-      if (!(flags_[base + w] & kPending) && lastUse_[base + w] < oldest) {
-        oldest = lastUse_[base + w];
-        best = static_cast<int>(w);
-      }
-    }
-    return best;
+    for (uint32_t w = 0; w < assoc_; ++w) oldest = std::min(oldest, s[w].lastUse | pendingMask(s[w]));
+    if (oldest == ~uint64_t(0)) return -1;
+    return wayWhere(s, [oldest](const Way& x) { return x.lastUse == oldest; });
   }
 
   struct Evicted {
@@ -73,46 +64,66 @@ class CacheTags {
   };
   // Puts `line` into `way` (counts as a use) and returns what was there.
   Evicted install(uint32_t set, int way, uint64_t line, bool pending, bool dirty) {
-    size_t i = index(set, way);
+    Way& x = at(set, way);
     Evicted e;
-    e.valid = tags_[i] != kNoLine;
-    e.dirty = e.valid && (flags_[i] & kDirty);
-    e.line = tags_[i];
-    tags_[i] = line;
-    lastUse_[i] = ++clock_;
-    uses_[i] = 1;
-    flags_[i] = static_cast<uint8_t>((pending ? kPending : 0) | (dirty ? kDirty : 0));
-    fillCycle_[i] = 0;
+    e.valid = x.tag != kNoLine;
+    e.dirty = e.valid && (x.flags & kDirty);
+    e.line = x.tag;
+    x.tag = line;
+    x.lastUse = ++clock_;
+    x.uses = 1;
+    x.flags = static_cast<uint8_t>((pending ? kPending : 0) | (dirty ? kDirty : 0));
+    x.fillCycle = 0;
     return e;
   }
 
-  bool pending(uint32_t set, int way) const { return flags_[index(set, way)] & kPending; }
-  bool dirty(uint32_t set, int way) const { return flags_[index(set, way)] & kDirty; }
-  void setDirty(uint32_t set, int way) { flags_[index(set, way)] |= kDirty; }
+  bool pending(uint32_t set, int way) const { return at(set, way).flags & kPending; }
+  bool dirty(uint32_t set, int way) const { return at(set, way).flags & kDirty; }
+  void setDirty(uint32_t set, int way) { at(set, way).flags |= kDirty; }
   // Data arrived: the way becomes an ordinary valid line.
-  void fill(uint32_t set, int way) { flags_[index(set, way)] &= static_cast<uint8_t>(~kPending); }
-  uint64_t fillCycle(uint32_t set, int way) const { return fillCycle_[index(set, way)]; }
-  void setFillCycle(uint32_t set, int way, uint64_t cycle) { fillCycle_[index(set, way)] = cycle; }
+  void fill(uint32_t set, int way) { at(set, way).flags &= static_cast<uint8_t>(~kPending); }
+  uint64_t fillCycle(uint32_t set, int way) const { return at(set, way).fillCycle; }
+  void setFillCycle(uint32_t set, int way, uint64_t cycle) { at(set, way).fillCycle = cycle; }
   // Earliest fill cycle among the pending ways of `set` (for retries when the set is full).
   uint64_t earliestFill(uint32_t set) const;
-  uint64_t line(uint32_t set, int way) const { return tags_[index(set, way)]; }
+  uint64_t line(uint32_t set, int way) const { return at(set, way).tag; }
 
  private:
   static constexpr uint8_t kPending = 1;
   static constexpr uint8_t kDirty = 2;
-  size_t index(uint32_t set, int way) const { return size_t(set) * ways_ + size_t(way); }
-  int victimByPolicy(size_t base);  // every policy but LRU, all ways valid
+  // Everything about one way side by side (32 bytes): a request touches one set, so its ways'
+  // tags, replacement data and flags share a few host cache lines.
+  struct Way {
+    uint64_t tag = kNoLine;  // kNoLine = invalid
+    uint64_t lastUse = 0;
+    uint64_t fillCycle = 0;
+    uint32_t uses = 0;
+    uint8_t flags = 0;
+  };
+  static uint64_t pendingMask(const Way& x) { return uint64_t(0) - uint64_t(x.flags & kPending); }
+  // Lowest-numbered way of `set` satisfying `pred`, or -1. Up to 64 ways the scan has no
+  // data-dependent branch (which way matches is unpredictable).
+  template <typename Pred>
+  int wayWhere(const Way* set, Pred pred) const {
+    if (assoc_ <= 64) {
+      uint64_t match = 0;
+      for (uint32_t w = 0; w < assoc_; ++w) match |= uint64_t(pred(set[w])) << w;
+      return match == 0 ? -1 : __builtin_ctzll(match);
+    }
+    for (uint32_t w = 0; w < assoc_; ++w)
+      if (pred(set[w])) return static_cast<int>(w);
+    return -1;
+  }
+  Way& at(uint32_t set, int way) { return ways_[size_t(set) * assoc_ + size_t(way)]; }
+  const Way& at(uint32_t set, int way) const { return ways_[size_t(set) * assoc_ + size_t(way)]; }
+  int victimByPolicy(const Way* set);  // every policy but LRU, all ways valid
 
   uint32_t sets_;
-  uint32_t ways_;
+  uint32_t assoc_;
   Replacement policy_;
   Rng rng_;
   uint64_t clock_ = 0;
-  std::vector<uint64_t> tags_;  // kNoLine = invalid
-  std::vector<uint64_t> lastUse_;
-  std::vector<uint32_t> uses_;
-  std::vector<uint8_t> flags_;
-  std::vector<uint64_t> fillCycle_;
+  std::vector<Way> ways_;  // set-major: the ways of set s are [s * assoc_, (s + 1) * assoc_)
 };
 
 }  // namespace cltrace::cachesim

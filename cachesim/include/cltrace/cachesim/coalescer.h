@@ -16,15 +16,16 @@ namespace cltrace::cachesim {
 inline void coalesce(const sched::WarpStep& step, uint32_t lineShift, std::vector<uint64_t>& lines) {
   lines.clear();
   if (step.lanes.empty()) return;
-  // Fast path: every byte of the step within one line (coalesced or broadcast accesses).
-  uint64_t lo = ~0ull, hi = 0;
+  // Fast path: every byte of the step within one line (coalesced or broadcast accesses), i.e.
+  // the first and last byte of every lane agree with the first lane's address above lineShift.
+  const uint64_t first = step.lanes.front().address;
+  uint64_t differ = 0;
   for (const sched::LaneAccess& lane : step.lanes) {
-    uint64_t end = lane.address + (lane.size == 0 ? 0 : lane.size - 1);
-    lo = lane.address < lo ? lane.address : lo;
-    hi = end > hi ? end : hi;
+    uint64_t last = lane.address + lane.size - (lane.size != 0 ? 1 : 0);
+    differ |= (lane.address ^ first) | (last ^ first);
   }
-  if ((lo >> lineShift) == (hi >> lineShift)) {
-    lines.push_back(lo >> lineShift);
+  if ((differ >> lineShift) == 0) {
+    lines.push_back(first >> lineShift);
     return;
   }
   uint64_t last = ~0ull;

@@ -63,6 +63,14 @@ class ReuseDistanceTracker {
     return distance;
   }
 
+  // Hint: `line` will be accessed soon. Starts loading its hash slot and stamp block so that
+  // the wait overlaps other work (it usually sits in its home slot).
+  void prefetch(uint64_t line) const {
+    size_t slot = homeSlot((line >> kGroupBits) + 1);
+    __builtin_prefetch(&keys_[slot]);
+    __builtin_prefetch(&blocks_[slot]);
+  }
+
   // Distinct lines seen so far.
   uint64_t distinctLines() const { return live_; }
   // Bytes held by the tracker's tables.
@@ -91,10 +99,14 @@ class ReuseDistanceTracker {
     return blocks_[slot].stamp[line & ((1u << kGroupBits) - 1)];
   }
 
-  // Slot holding `key` (group + 1), or the empty slot where it goes (linear probing).
+  // Where the probe for `key` (group + 1) starts.
+  size_t homeSlot(uint64_t key) const {
+    return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> hashShift_) & (keys_.size() - 1);
+  }
+  // Slot holding `key`, or the empty slot where it goes (linear probing).
   size_t findSlot(uint64_t key) const {
     const size_t mask = keys_.size() - 1;
-    size_t i = static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> hashShift_) & mask;
+    size_t i = homeSlot(key);
     while (keys_[i] != 0 && keys_[i] != key) i = (i + 1) & mask;
     return i;
   }
@@ -115,15 +127,14 @@ class ReuseDistanceTracker {
   uint64_t marksAfter(uint32_t stamp) const {
     const uint32_t wp = stamp >> 6;
     const uint32_t wn = now_ >> 6;  // current (incomplete) word; its bits >= now_ are clear
-    const uint64_t above = (stamp & 63) == 63 ? 0 : (~uint64_t(0) << ((stamp & 63) + 1));
-    const uint64_t first = popcount64(words_[wp] & above);
+    const uint64_t upToStamp = ~uint64_t(0) >> (63 - (stamp & 63));  // bits 0..stamp&63
     if (wn - wp <= 4) {
-      uint64_t n = first;
+      uint64_t n = popcount64(words_[wp] & ~upToStamp);
       for (uint32_t w = wp + 1; w <= wn; ++w) n += popcount64(words_[w]);
       return n;
     }
     // Every mark is older than now_: marks after `stamp` = all marks - marks at or before it.
-    return live_ - (treePrefix(wp) + popcount64(words_[wp]) - first);
+    return live_ - (treePrefix(wp) + popcount64(words_[wp] & upToStamp));
   }
 
   void growTable();

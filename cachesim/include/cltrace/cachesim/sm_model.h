@@ -128,6 +128,50 @@ class FlatCounter {
   size_t size_ = 0;
 };
 
+// Misses in flight, ordered by fill cycle (stable: equal fills stay in issue order): a ring
+// buffer that grows by doubling. Fills are issue cycle + latency, so a new entry almost always
+// goes at or near the back; the few later entries are shifted up by one.
+class FillQueue {
+ public:
+  struct Entry {
+    uint64_t fill;
+    uint64_t warpKey;
+    uint32_t set;
+    int32_t way;
+  };
+  FillQueue() : ring_(16) {}
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const Entry& operator[](size_t i) const { return ring_[(head_ + i) & (ring_.size() - 1)]; }
+  const Entry& front() const { return ring_[head_]; }
+  void popFront() {
+    head_ = (head_ + 1) & (ring_.size() - 1);
+    --size_;
+  }
+  void insert(const Entry& e) {
+    if (size_ == ring_.size()) grow();
+    const size_t mask = ring_.size() - 1;
+    size_t pos = size_;  // index (from the front) where `e` goes
+    while (pos > 0 && ring_[(head_ + pos - 1) & mask].fill > e.fill) {
+      ring_[(head_ + pos) & mask] = ring_[(head_ + pos - 1) & mask];
+      --pos;
+    }
+    ring_[(head_ + pos) & mask] = e;
+    ++size_;
+  }
+
+ private:
+  void grow() {
+    std::vector<Entry> bigger(ring_.size() * 2);
+    for (size_t i = 0; i < size_; ++i) bigger[i] = (*this)[i];
+    ring_ = std::move(bigger);
+    head_ = 0;
+  }
+  std::vector<Entry> ring_;  // power-of-two size
+  size_t head_ = 0;
+  size_t size_ = 0;
+};
+
 class SmModel {
  public:
   // `config` must be valid (Config::validate). `seed` drives latency jitter and random replacement.
@@ -135,7 +179,11 @@ class SmModel {
 
   // Retires every in-flight line whose data arrived at or before `cycle`. read() and write()
   // call it themselves; cycles must not go backwards (an older cycle is treated as the newest).
-  void advanceTo(uint64_t cycle);
+  void advanceTo(uint64_t cycle) {
+    if (cycle > now_) now_ = cycle;
+    if (stats_.cycles < now_) stats_.cycles = now_;
+    if (!inflight_.empty() && inflight_.front().fill <= now_) retireFilled();
+  }
 
   // A coalesced read request of `line` (byte address >> log2(lineSize)) by warp `warpKey`.
   RequestResult read(uint64_t line, uint64_t cycle, uint64_t warpKey, InstructionStats* ins = nullptr);
@@ -145,7 +193,7 @@ class SmModel {
   bool contains(uint64_t line) const;  // valid or pending
   bool inFlight(uint64_t line) const;  // pending
   uint32_t setOf(uint64_t line) const { return index_(line); }
-  uint32_t mshrsInUse() const { return static_cast<uint32_t>(inflight_.size() - head_); }
+  uint32_t mshrsInUse() const { return static_cast<uint32_t>(inflight_.size()); }
   uint32_t mshrsInUse(uint64_t warpKey) const;
 
   Stats& stats() { return stats_; }
@@ -154,14 +202,9 @@ class SmModel {
   uint64_t distinctLines() const { return tracker_.distinctLines(); }  // 0 with classify=off
 
  private:
-  struct InFlight {
-    uint64_t fill;
-    uint64_t warpKey;
-    uint32_t set;
-    int32_t way;
-  };
   uint64_t track(uint64_t line);
-  uint64_t sampleLatency();
+  uint64_t sampleLatency();  // latency of a new miss
+  uint64_t drawLatency();
   RequestResult stall(uint64_t retry, uint64_t cycle, InstructionStats* ins);
 
   bool timing_;
@@ -178,11 +221,10 @@ class SmModel {
   CacheTags tags_;
   ReuseDistanceTracker tracker_;
   Rng latencyRng_;
-  void addInFlight(const InFlight& f);
-  // Lines in flight, [head_, end) sorted by fill cycle (stable: equal fills in issue order).
-  // Fills are issue cycle + latency, so a new one almost always goes at or near the end.
-  std::vector<InFlight> inflight_;
-  size_t head_ = 0;
+  uint64_t nextLatency_ = 0;  // the next miss's latency, drawn one miss ahead
+  void retireFilled();
+  uint64_t earliestFillOfWarp(uint64_t warpKey) const;
+  FillQueue inflight_;  // lines in flight
   FlatCounter warpMshrs_;
   Stats stats_;
 };

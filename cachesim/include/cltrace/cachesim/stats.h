@@ -33,13 +33,9 @@ struct ReuseHistogram {
   uint64_t cold = 0;              // infinite distance (first access)
   std::vector<uint64_t> buckets;  // grows as needed
 
+  // Number of significant bits of `distance` (0 for 0).
   static uint32_t bucketOf(uint64_t distance) {
-    uint32_t b = 0;
-    while (distance != 0) {
-      distance >>= 1;
-      ++b;
-    }
-    return b;
+    return distance == 0 ? 0 : 64 - static_cast<uint32_t>(__builtin_clzll(distance));
   }
   static uint64_t bucketMin(uint32_t b) { return b == 0 ? 0 : (uint64_t(1) << (b - 1)); }
   static uint64_t bucketMax(uint32_t b) { return b == 0 ? 0 : (uint64_t(1) << b) - 1; }
