@@ -174,6 +174,10 @@ std::vector<std::string> listKernels(const std::string& bitcode) {
 InstrumentedKernel instrumentBitcode(const std::string& bitcode, const std::string& kernel) {
   LLVMContext ctx;
   std::unique_ptr<Module> m = parseBitcode(bitcode, ctx);
+  // Clang names the module after the temporary file it compiled: a fixed name makes the same
+  // source give the same bitcode, which the device's program cache (PoCL's) keys on.
+  m->setModuleIdentifier("kernel.cl");
+  m->setSourceFileName("kernel.cl");
   InstrumentedKernel out;
   out.kernel = kernel;
   std::string error;

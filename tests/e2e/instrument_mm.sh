@@ -1,4 +1,5 @@
-# `cltrace instrument` writes loadable bitcode, readable IR and SPIR-V that validates.
+# `cltrace instrument` writes loadable bitcode, readable IR and SPIR-V that validates, the same
+# bitcode every time.
 source "$(dirname "$0")/lib.sh"
 "$CLTRACE" instrument "$KERNELS/mm.cl" --kernel mm --emit-ll --spirv -o "$work/out" > "$work/summary"
 grep -q "kernel mm: 1 loops (max depth 1), 3 sites" "$work/summary" || fail "summary: $(cat "$work/summary")"
@@ -8,4 +9,9 @@ done
 grep -q "i64 addrspace(1)\* %cltrace_counts" "$work/out/count.ll" || fail "count.ll lacks the counts parameter"
 spirv-val "$work/out/trace.spv" || fail "trace.spv does not validate"
 python3 -c "import json,sys; m=json.load(open(sys.argv[1])); assert m['kernel']=='mm' and len(m['accesses'])==3 and m['accesses'][2]['kind']=='store', m" "$work/out/manifest.json"
+# The same source gives the same bitcode (device program caches key on it), wherever clang's
+# temporary file was.
+"$CLTRACE" instrument "$KERNELS/mm.cl" --kernel mm -o "$work/again" > /dev/null
+cmp -s "$work/out/trace.bc" "$work/again/trace.bc" || fail "trace.bc differs between two runs"
+cmp -s "$work/out/count.bc" "$work/again/count.bc" || fail "count.bc differs between two runs"
 echo "instrument: all checks passed"
