@@ -1,6 +1,7 @@
 #include "cltrace/passes/instrument.h"
 
 #include <llvm/Analysis/LoopInfo.h>
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
@@ -93,6 +94,7 @@ class KernelInstrumenter {
     std::vector<AddedParameter> params;
     if (mode_ == Mode::Count) {
       params.push_back({kCountsParam, "ulong*", Type::getInt64Ty(ctx)});
+      params.push_back({kBoundsParam, "ulong*", Type::getInt64Ty(ctx)});
     } else {
       params.push_back({kRecordsParam, "uchar*", Type::getInt8Ty(ctx)});
       params.push_back({kControlParam, "ulong*", Type::getInt64Ty(ctx)});
@@ -110,7 +112,7 @@ class KernelInstrumenter {
     for (auto& uses : argumentUses)
       for (auto [v, argNo] : uses) *v = f->getArg(argNo);
     if (mode_ == Mode::Count)
-      instrumentCount(*f);
+      instrumentCount(*f, report.originalArgs);
     else
       instrumentTrace(*f, report.originalArgs);
     return f;
@@ -131,11 +133,12 @@ class KernelInstrumenter {
                                  static_cast<uint32_t>(a.loops.size()), dynamicWordOf(a), describe(*a.inst)});
   }
 
-  void instrumentCount(Function& f) {
+  void instrumentCount(Function& f, uint32_t originalArgs) {
     IRBuilder<> b(f.getContext());
     EntryState s = emitEntry(f, b);
     AllocaInst* diag = entryAlloca(f, b.getInt64Ty(), "cltrace.diag");
     b.CreateStore(b.getInt64(0), diag);
+    std::vector<BufferRange> buffers = emitBufferRanges(f, b, originalArgs);
     for (const Access& a : accesses_) {
       b.SetInsertPoint(a.inst);
       b.CreateStore(b.CreateAdd(b.CreateLoad(b.getInt64Ty(), s.recordCount),
@@ -145,6 +148,7 @@ class KernelInstrumenter {
         b.CreateStore(b.CreateOr(b.CreateLoad(b.getInt64Ty(), diag),
                                  b.getInt64(kDiagDepthTruncated)),
                       diag);
+      if (a.pointer) guardAccess(b, a, buffers, diag);
     }
     Value* counts = argByName(f, kCountsParam);
     for (ReturnInst* ret : returnsOf(f)) {
@@ -153,6 +157,71 @@ class KernelInstrumenter {
       b.CreateStore(b.CreateLoad(b.getInt64Ty(), s.recordCount), slotPointer(b, counts, slot));
       b.CreateStore(b.CreateLoad(b.getInt64Ty(), diag),
                     slotPointer(b, counts, b.CreateAdd(slot, b.getInt64(1))));
+    }
+  }
+
+  // [begin, end) of the buffer bound to a global or constant pointer argument.
+  struct BufferRange {
+    Argument* arg;
+    Value* begin;
+    Value* end;
+  };
+
+  // The ranges of the buffer arguments: each starts at its pointer and is as long as the host
+  // says in the bounds buffer (bytes per original argument).
+  std::vector<BufferRange> emitBufferRanges(Function& f, IRBuilder<>& b, uint32_t originalArgs) {
+    Value* bounds = argByName(f, kBoundsParam);
+    std::vector<BufferRange> ranges;
+    for (uint32_t i = 0; i < originalArgs; ++i) {
+      Argument* arg = f.getArg(i);
+      auto* pt = dyn_cast<PointerType>(arg->getType());
+      if (!pt || (pt->getAddressSpace() != kGlobalAddressSpace && pt->getAddressSpace() != kConstantAddressSpace))
+        continue;
+      Value* begin = b.CreatePtrToInt(arg, b.getInt64Ty());
+      Value* size = b.CreateLoad(b.getInt64Ty(), slotPointer(b, bounds, b.getInt64(i)));
+      ranges.push_back({arg, begin, b.CreateAdd(begin, size)});
+    }
+    return ranges;
+  }
+
+  // Performs the access only when it lies inside its buffer (the argument its pointer derives
+  // from; any buffer argument when that is not known statically); otherwise the count run skips
+  // it (a load yields zero) and flags the work-item with the access's id, so the host can
+  // report it instead of letting the kernel corrupt memory.
+  void guardAccess(IRBuilder<>& b, const Access& a, const std::vector<BufferRange>& buffers, AllocaInst* diag) {
+    Value* begin = addressOf(b, a);
+    Value* size = a.dynamicSize ? b.CreateZExtOrTrunc(a.dynamicSize, b.getInt64Ty()) : b.getInt64(a.staticSize);
+    Value* end = b.CreateAdd(begin, size);
+    std::vector<BufferRange> candidates;
+    for (const BufferRange& r : buffers)
+      if (r.arg == getUnderlyingObject(a.pointer)) candidates.push_back(r);
+    if (candidates.empty()) candidates = buffers;
+    Value* inside = nullptr;
+    for (const BufferRange& r : candidates) {
+      Value* in = b.CreateAnd(b.CreateICmpUGE(begin, r.begin), b.CreateICmpULE(end, r.end));
+      inside = inside ? b.CreateOr(inside, in) : in;
+    }
+    if (!inside) inside = b.getFalse();
+    Instruction* thenTerm = nullptr;
+    Instruction* elseTerm = nullptr;
+    SplitBlockAndInsertIfThenElse(inside, a.inst, &thenTerm, &elseTerm);
+    BasicBlock* thenBlock = thenTerm->getParent();
+    BasicBlock* elseBlock = elseTerm->getParent();
+    a.inst->moveBefore(thenTerm);
+
+    IRBuilder<> e(elseTerm);
+    Value* old = e.CreateLoad(e.getInt64Ty(), diag);
+    // The first out-of-bounds access of the work-item names itself in the high half.
+    Value* first = e.CreateSelect(e.CreateICmpEQ(e.CreateAnd(old, e.getInt64(kDiagFirstOutsideMask)), e.getInt64(0)),
+                                  e.getInt64((uint64_t(a.id) + 1) << kDiagFirstOutsideShift), e.getInt64(0));
+    e.CreateStore(e.CreateOr(e.CreateOr(old, e.getInt64(kDiagOutsideBuffers)), first), diag);
+
+    if (!a.inst->getType()->isVoidTy()) {
+      IRBuilder<> m(&*thenTerm->getSuccessor(0)->getFirstInsertionPt());
+      PHINode* phi = m.CreatePHI(a.inst->getType(), 2);
+      a.inst->replaceAllUsesWith(phi);
+      phi->addIncoming(a.inst, thenBlock);
+      phi->addIncoming(Constant::getNullValue(a.inst->getType()), elseBlock);
     }
   }
 

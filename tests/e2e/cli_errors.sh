@@ -11,9 +11,13 @@ expect_error "local size 5 does not divide global size 64 in dimension 0" \
   "$CLTRACE" run "$mm" --global 64,64 --local 5,16 -o "$work/t"
 expect_error "global size is zero in dimension 0" "$CLTRACE" run "$mm" --global 0,64 --local 1,16 -o "$work/t"
 # A buffer smaller than the kernel reads: N = 64 but only 16 elements.
-expect_error "fell outside every buffer" \
+expect_error "16 work-items access memory outside their buffers; the first, work-item 0 (linear global id), at instruction 1" \
   "$CLTRACE" run "$mm" --global 4,4 --local 4,4 --arg buffer:float:16 --arg buffer:float:16 \
   --arg buffer:float:4096 --arg scalar:int:64 -o "$work/t"
+# A kernel that would write far outside its buffer: reported, no crash.
+printf '__kernel void smash(__global int* a) { a[get_global_id(0) * 1000000] = 1; }\n' > "$work/smash.cl"
+expect_error "63 work-items access memory outside their buffers; the first, work-item 1 (linear global id), at instruction 0" \
+  "$CLTRACE" run "$work/smash.cl" --kernel smash --global 64 --local 64 --arg buffer:int:16 -o "$work/t"
 printf '__kernel void broken(__global int* a) { a[0] = undefined_thing; }\n' > "$work/broken.cl"
 expect_error "use of undeclared identifier 'undefined_thing'" "$CLTRACE" instrument "$work/broken.cl" --kernel broken -o "$work/i"
 expect_error "cannot open kernel source" "$CLTRACE" run "$work/missing.cl" --kernel k --global 1 --local 1 -o "$work/t"

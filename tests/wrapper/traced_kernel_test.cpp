@@ -155,6 +155,36 @@ TEST(TracedKernel, DifferentPathInTraceRunIsReportedNotWritten) {
   EXPECT_FALSE(std::filesystem::exists(path));
 }
 
+TEST(TracedKernel, AccessesOutsideTheirBufferAreReportedNotPerformed) {
+  OpenCLEnv env;
+  // `out` holds 8 ints: work-items 2..7 store past its end (index 8, 12, ..., 28).
+  const char* src = R"CL(
+  __kernel void spill(__global const int* in, __global int* out) {
+    size_t i = get_global_id(0);
+    out[i * 4] = in[i];
+  })CL";
+  cl_mem in = env.buffer(std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8});
+  cl_mem out = env.buffer(std::vector<int>(8, -1));
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "spill", {}));
+  NDRange r;
+  r.global = {8, 1, 1};
+  r.local = {8, 1, 1};
+  std::string path = tempPath("spill");
+  try {
+    k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(in), wrapper::ArgBinding::ofBuffer(out)}, r, path);
+    FAIL() << "expected a TraceError";
+  } catch (const wrapper::TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("6 work-items access memory outside their buffers; the first, "
+                                         "work-item 2 (linear global id), at instruction 1 (store i32 "),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  // The count run performed the in-bounds stores on the snapshot state, which was then restored.
+  EXPECT_EQ(env.read<int>(out, 8), std::vector<int>(8, -1));
+  EXPECT_EQ(env.read<int>(in, 8), (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8}));
+}
+
 TEST(TracedKernel, RejectsBadLaunches) {
   OpenCLEnv env;
   const char* src = "__kernel void one(__global int* a) { a[get_global_id(0)] = 1; }";

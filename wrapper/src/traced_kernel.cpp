@@ -351,8 +351,16 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   const uint64_t slotBytes = items * kCountSlotsPerWorkItem * sizeof(uint64_t);
   static_assert(kCountSlotsPerWorkItem == kControlSlotsPerWorkItem);
   cl_mem countBuf = shared(counts_, slotBytes).mem;
+  // Byte size of the buffer behind each argument: the count run checks every access against them.
+  std::vector<uint64_t> bounds(std::max<size_t>(args.size(), 1), 0);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].kind == ArgBinding::Kind::Buffer) bounds[i] = bufferSizes[args[i].buffer];
+  ScopedMem boundsBuf{createBuffer(context_, bounds.size() * 8, "creating the bounds buffer")};
+  check(clEnqueueWriteBuffer(queue, boundsBuf.mem, CL_TRUE, 0, bounds.size() * 8, bounds.data(), 0, nullptr, nullptr),
+        "writing the bounds buffer");
   setOriginalArgs(countKernel_, args);
   check(clSetKernelArg(countKernel_, argCount, sizeof(cl_mem), &countBuf), "clSetKernelArg (counts)");
+  check(clSetKernelArg(countKernel_, argCount + 1, sizeof(cl_mem), &boundsBuf.mem), "clSetKernelArg (bounds)");
   auto kernelStart = Clock::now();
   check(clEnqueueNDRangeKernel(queue, countKernel_, range.dims, off.data(), global.data(),
                                local.data(), 0, nullptr, nullptr),
@@ -362,6 +370,28 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   Mapping countMap(queue, countBuf, CL_MAP_READ, slotBytes, "mapping the counts");
   const uint64_t* counts = countMap.as<const uint64_t>();
   result.countSeconds = secondsSince(start);
+
+  // Accesses outside every buffer were skipped by the count run; tracing would perform them.
+  uint64_t outsideItems = 0, firstOutside = 0, firstOutsideDiag = 0;
+  for (uint64_t i = 0; i < items; ++i) {
+    uint64_t d = counts[2 * i + 1];
+    if (!(d & kDiagOutsideBuffers)) continue;
+    if (outsideItems++ == 0) {
+      firstOutside = i;
+      firstOutsideDiag = d;
+    }
+  }
+  if (outsideItems) {
+    for (const Snapshot& s : snapshots)
+      check(clEnqueueWriteBuffer(queue, s.mem, CL_TRUE, 0, s.data.size(), s.data.data(), 0, nullptr, nullptr),
+            "restoring a buffer");
+    uint64_t inst = (firstOutsideDiag >> kDiagFirstOutsideShift) - 1;
+    std::string text = inst < kernel_.report.accesses.size() ? " (" + kernel_.report.accesses[inst].text + ")" : "";
+    throw TraceError(std::to_string(outsideItems) + " work-items access memory outside their buffers; "
+                     "the first, work-item " + std::to_string(firstOutside) + " (linear global id), at instruction " +
+                     std::to_string(inst) + text + ". Is a buffer smaller than the kernel reads or writes? "
+                     "Nothing was traced and the buffers are as before the launch");
+  }
 
   // Diagnostics and the exclusive prefix sum of per-work-item units.
   cl_mem controlBuf = shared(control_, slotBytes).mem;

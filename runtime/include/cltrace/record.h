@@ -57,9 +57,16 @@ inline bool isMemoryAccess(AccessKind k) { return k <= AccessKind::ConstantLoad;
 const char* accessKindName(AccessKind k);
 
 // Count buffer (added by cltrace-count): two 64-bit slots per work-item, indexed by the
-// linear global id: [2*id] = record count, [2*id + 1] = diagnostic bits below.
+// linear global id: [2*id] = device record units (device_record.h), [2*id + 1] = diagnostic
+// bits below. Bounds buffer (also added by cltrace-count): one 64-bit slot per original kernel
+// argument, the byte size of the buffer bound to it (0 for other arguments); the count run
+// performs no access outside every buffer argument and flags it instead.
 inline constexpr uint32_t kCountSlotsPerWorkItem = 2;
 inline constexpr uint64_t kDiagDepthTruncated = 1u << 0;  // a record lost loop counters
+inline constexpr uint64_t kDiagOutsideBuffers = 1u << 1;  // an access fell outside every buffer
+// Bits 32..63: id + 1 of the work-item's first access outside every buffer (0: none).
+inline constexpr uint32_t kDiagFirstOutsideShift = 32;
+inline constexpr uint64_t kDiagFirstOutsideMask = ~uint64_t(0) << kDiagFirstOutsideShift;
 
 // Control buffer (added by cltrace-trace): two 64-bit slots per work-item. The host writes
 // [2*id] = first record index, [2*id + 1] = counted length. The kernel overwrites [2*id + 1]

@@ -18,6 +18,7 @@ enum class Mode { Count, Trace };
 // Names of the parameters the passes append, in order. The count pass counts device record
 // units (device_record.h) per work-item; the trace pass writes device records.
 inline constexpr const char* kCountsParam = "cltrace_counts";    // count: ulong*
+inline constexpr const char* kBoundsParam = "cltrace_bounds";    // count: ulong* (buffer bytes per argument)
 inline constexpr const char* kRecordsParam = "cltrace_records";  // trace: uchar*
 inline constexpr const char* kControlParam = "cltrace_control";  // trace: ulong*
 inline constexpr const char* kArgsParam = "cltrace_args";        // trace: ulong*
