@@ -15,10 +15,19 @@ inline uint32_t roundUp64(uint64_t v) {
   return static_cast<uint32_t>(r);
 }
 
+bool cpuHasPopcnt() {
+#if CLTRACE_POPCNT_DISPATCH
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("popcnt");
+#else
+  return false;
+#endif
+}
+
 }  // namespace
 
 ReuseDistanceTracker::ReuseDistanceTracker(uint32_t initialTimestamps)
-    : initial_(std::max<uint32_t>(64, roundUp64(initialTimestamps))) {
+    : initial_(std::max<uint32_t>(64, roundUp64(initialTimestamps))), hasPopcnt_(cpuHasPopcnt()) {
   clear();
 }
 
@@ -30,15 +39,15 @@ void ReuseDistanceTracker::clear() {
   live_ = 0;
   capacity_ = initial_;
   now_ = 0;
-  words_.assign(capacity_ / 64 + 1, 0);  // + 1: marksAfter may read the word at now_
-  tree_.assign(capacity_ / 64 + 1, 0);
+  words_.assign(capacity_ / 64 + 4, 0);  // + 4: marksAfter reads up to 4 words past now_ / 64
+  resetCounts();
   compactions_ = 0;
 }
 
 size_t ReuseDistanceTracker::memoryBytes() const {
   return keys_.capacity() * sizeof(uint64_t) + blocks_.capacity() * sizeof(Block) +
          words_.capacity() * sizeof(uint64_t) +
-         tree_.capacity() * sizeof(uint32_t);
+         wordCounts_.capacity() * sizeof(WordCounts) + counts_.capacity() * sizeof(CountGroup);
 }
 
 void ReuseDistanceTracker::growTable() {
@@ -53,6 +62,24 @@ void ReuseDistanceTracker::growTable() {
     keys_[slot] = oldKeys[i];
     blocks_[slot] = oldBlocks[i];
   }
+}
+
+void ReuseDistanceTracker::resetCounts() {
+  // Level sizes for capacity_ / 64 words.
+  const uint32_t nwords = capacity_ / 64;
+  wordCounts_.assign((nwords + 63) / 64, WordCounts{});
+  wordCounts_.shrink_to_fit();
+  uint32_t groups = 0;
+  levels_ = 0;
+  for (uint32_t entries = (nwords + 63) / 64;; entries = (entries + 15) / 16) {
+    levelBase_[levels_++] = groups;
+    groups += (entries + 15) / 16;
+    if (entries <= 16) break;
+  }
+  counts_.assign(groups, CountGroup{});
+  counts_.shrink_to_fit();
+  // Completed words (below now_ / 64) are counted; the current word joins when it completes.
+  for (uint32_t w = 0; w < now_ / 64; ++w) countAdd(w, static_cast<int32_t>(popcount64(words_[w])));
 }
 
 void ReuseDistanceTracker::compact() {
@@ -74,22 +101,16 @@ void ReuseDistanceTracker::compact() {
     }
   }
   // New window: 8x the live marks, so the next compaction is >= 7 * live_ accesses away (the
-  // bitmap costs 1 byte and the tree half a byte per live line, against ~4.5 for the dense table).
+  // bitmap costs 1 byte and the count tree ~0.13 byte per live line, against ~4.5 for the dense
+  // table).
   const uint64_t wanted = live_ * 8 + 64 <= 0x80000000ull ? live_ * 8 + 64 : live_ * 2 + 64;
   capacity_ = std::max(initial_, roundUp64(wanted));
   now_ = static_cast<uint32_t>(live_);
-  words_.assign(capacity_ / 64 + 1, 0);
+  words_.assign(capacity_ / 64 + 4, 0);
   words_.shrink_to_fit();
   for (uint32_t t = 0; t < now_ / 64; ++t) words_[t] = ~uint64_t(0);
   if (now_ & 63) words_[now_ / 64] = (uint64_t(1) << (now_ & 63)) - 1;
-  // Fenwick tree over the completed words, built in linear time.
-  tree_.assign(capacity_ / 64 + 1, 0);
-  tree_.shrink_to_fit();
-  for (uint32_t w = 0; w < now_ / 64; ++w) tree_[w + 1] = 64;
-  for (size_t i = 1; i < tree_.size(); ++i) {
-    size_t j = i + (i & (~i + 1));
-    if (j < tree_.size()) tree_[j] += tree_[i];
-  }
+  resetCounts();
   ++compactions_;
 }
 

@@ -33,9 +33,7 @@ SmModel::SmModel(const Config& config, uint64_t seed)
       lines_(config.lines()),
       index_(config.setIndex, config.sets()),
       tags_(config.sets(), config.associativity, config.replacement, mixSeed(seed, 0x7265706cu)),
-      latencyRng_(mixSeed(seed, 0x6c6174u)) {
-  if (timing_) nextLatency_ = drawLatency();
-}
+      latencyRng_(mixSeed(seed, 0x6c6174u)) {}
 
 uint32_t SmModel::mshrsInUse(uint64_t warpKey) const { return warpMshrs_.get(warpKey); }
 
@@ -76,14 +74,11 @@ inline uint64_t roundNonNegative(double x) {
 
 }  // namespace
 
-uint64_t SmModel::drawLatency() { return minLatency_ + roundNonNegative(latencyRng_.halfNormal(sigma_)); }
-
-uint64_t SmModel::sampleLatency() {
-  // Hand out the latency drawn in advance and draw the next one: the sequence is unchanged,
-  // but the long log/sqrt chain of a draw is off the path of the miss that uses it.
-  uint64_t latency = nextLatency_;
-  nextLatency_ = drawLatency();
-  return latency;
+void SmModel::drawLatencies() {
+  double x[kLatencyBatch];
+  latencyRng_.halfNormals(sigma_, x, kLatencyBatch);
+  for (uint32_t i = 0; i < kLatencyBatch; ++i) latencies_[i] = minLatency_ + roundNonNegative(x[i]);
+  latencyPos_ = 0;
 }
 
 RequestResult SmModel::stall(uint64_t retry, uint64_t cycle, InstructionStats* ins) {

@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <algorithm>
+#include <cstring>
 #include <list>
 #include <map>
+#include <unordered_map>
+#include <vector>
 
 #include "cltrace/cachesim/coalescer.h"
 #include "cltrace/cachesim/config.h"
@@ -276,6 +280,76 @@ TEST(WritePolicy, WriteBackCountsDirtyEvictions) {
   EXPECT_EQ(s.readMisses, 6u);
 }
 
+// ---------------------------------------------------------------- random numbers
+
+uint64_t bitsOf(double x) {
+  uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+TEST(Rng, BatchedHalfNormalsRepeatTheSingleDraws) {
+  // Batches of every parity and around the internal chunk of 16 pairs, with single draws in
+  // between (so a batch sometimes starts with the spare normal of a single draw): the same bits
+  // in the same order, and the generators end in the same state.
+  for (double sigma : {0.0, 1.0, 23.5}) {
+    Rng batched(9), single(9);
+    std::vector<double> x;
+    for (size_t n : {0u, 1u, 2u, 3u, 5u, 16u, 31u, 32u, 33u, 64u, 7u, 100u}) {
+      x.assign(n, -1.0);
+      batched.halfNormals(sigma, x.data(), n);
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(bitsOf(x[i]), bitsOf(single.halfNormal(sigma))) << sigma << " " << n << " " << i;
+      if (n % 3 == 1) {
+        ASSERT_EQ(bitsOf(batched.halfNormal(sigma)), bitsOf(single.halfNormal(sigma)));
+      }
+    }
+    EXPECT_EQ(bitsOf(batched.halfNormal(sigma)), bitsOf(single.halfNormal(sigma)));
+    EXPECT_EQ(bitsOf(batched.halfNormal(sigma)), bitsOf(single.halfNormal(sigma)));
+    EXPECT_EQ(batched.next(), single.next());
+  }
+}
+
+// ---------------------------------------------------------------- per-warp MSHR counts
+
+TEST(FlatCounter, CountsMatchAMapThroughGrowthAndRebuilds) {
+  // Keys come and go (as warps with misses in flight do): counts drop to 0 and slots are
+  // reused or dropped when the table fills; every count stays exact.
+  FlatCounter c;
+  std::map<uint64_t, uint32_t> ref;
+  Rng rng(3);
+  for (int i = 0; i < 200000; ++i) {
+    const uint64_t key = (i / 5000) * 37 + rng.below(i % 50000 < 25000 ? 8 : 200);  // the key range drifts
+    if (rng.below(2) == 0) {
+      c.increment(key);
+      ++ref[key];
+    } else {
+      c.decrement(key);
+      if (ref[key] > 0) --ref[key];
+    }
+    ASSERT_EQ(c.get(key), ref[key]) << "op " << i;
+    const uint64_t probe = rng.below(4000);
+    ASSERT_EQ(c.get(probe), ref.count(probe) ? ref[probe] : 0u) << "op " << i;
+  }
+  c.decrement(123456789);  // absent: no effect
+  EXPECT_EQ(c.get(123456789), 0u);
+  c.increment(~uint64_t(0));
+  c.increment(0);
+  EXPECT_EQ(c.get(~uint64_t(0)), 1u);
+  EXPECT_EQ(c.get(0), ref[0] + 1);
+}
+
+TEST(FlatCounter, SizeFollowsKeysWithNonzeroCountsNotKeysEverSeen) {
+  // A launch's warp keys keep growing; at most 10 of them hold MSHRs at a time.
+  FlatCounter c;
+  for (uint64_t key = 0; key < 1000000; ++key) {
+    c.increment(key);
+    if (key >= 10) c.decrement(key - 10);
+  }
+  for (uint64_t key = 1000000 - 10; key < 1000000; ++key) EXPECT_EQ(c.get(key), 1u);
+  EXPECT_EQ(c.get(1000000 - 11), 0u);
+  EXPECT_LE(c.slots(), 64u);
+}
+
 // ---------------------------------------------------------------- reuse distance
 
 TEST(ReuseDistance, PaperTable1AddressAndLineGranularity) {
@@ -342,6 +416,81 @@ TEST(ReuseDistance, MatchesANaiveStackOnSparseAndHugeLines) {
     uint64_t n = rng.below(4) == 0 ? rng.below(700) : rng.below(24);
     return rng.below(2) == 0 ? n * 1000003 : ~uint64_t(0) - 1 - n;
   });
+}
+
+TEST(ReuseDistance, CyclicSweepsOverLargeFootprintsHaveExactDistances) {
+  // Sweeping n lines in order: after the first sweep every access has distance n - 1. Large n
+  // fill several levels of the count tree (300000 lines: a 2.4 M-timestamp window, 3 levels of
+  // counts above the per-word bytes), and the repeated sweeps cross compactions.
+  for (uint64_t n : {1000u, 70000u, 300000u}) {
+    ReuseDistanceTracker t(static_cast<uint32_t>(std::min<uint64_t>(n, 1u << 16)));
+    for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(t.access(i), ReuseDistanceTracker::kInfinite);
+    for (int sweep = 0; sweep < 10; ++sweep)
+      for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(t.access(i), n - 1) << "n " << n << " sweep " << sweep << " line " << i;
+    EXPECT_EQ(t.access(n - 1), 0u);
+    EXPECT_EQ(t.access(n - 3), 2u);  // n - 2 and n - 1 since
+    EXPECT_EQ(t.access(0), n - 1);   // every other line since
+    EXPECT_GE(t.compactions(), 1u);
+  }
+}
+
+// Distances by a plain Fenwick tree over every timestamp of the trace (no windows, no
+// compaction, no blocks): an independent reference for long traces over large footprints.
+class ReferenceDistances {
+ public:
+  explicit ReferenceDistances(size_t accesses) : tree_(accesses + 1, 0) {}
+  uint64_t access(uint64_t line) {
+    const uint64_t t = ++now_;  // 1-based timestamps
+    uint64_t d = ReuseDistanceTracker::kInfinite;
+    auto it = last_.find(line);
+    if (it != last_.end()) {
+      d = prefix(now_ - 1) - prefix(it->second);
+      add(it->second, -1);
+      it->second = t;
+    } else {
+      last_.emplace(line, t);
+    }
+    add(t, 1);
+    return d;
+  }
+
+ private:
+  uint64_t prefix(uint64_t i) const {
+    uint64_t s = 0;
+    for (; i > 0; i -= i & (~i + 1)) s += uint64_t(tree_[i]);
+    return s;
+  }
+  void add(uint64_t i, int64_t delta) {
+    for (; i < tree_.size(); i += i & (~i + 1)) tree_[i] += delta;
+  }
+  std::vector<int64_t> tree_;
+  std::unordered_map<uint64_t, uint64_t> last_;
+  uint64_t now_ = 0;
+};
+
+TEST(ReuseDistance, MatchesAReferenceOnLongTracesOverLargeFootprints) {
+  // Streaming walks, re-reads of recent lines and random lines over 200000 lines (the mix of the
+  // benchmark's worst case): distances from 0 to the whole footprint, many compactions.
+  const uint64_t footprint = 200000;
+  const size_t accesses = 2000000;
+  for (uint32_t initial : {64u, 1u << 16}) {
+    ReuseDistanceTracker t(initial);
+    ReferenceDistances ref(accesses);
+    Rng rng(initial);
+    uint64_t walk = 0;
+    for (size_t i = 0; i < accesses; ++i) {
+      uint64_t r = rng.below(8), line;
+      if (r < 4)
+        line = walk = (walk + 1) % footprint;
+      else if (r < 7)
+        line = (walk + footprint - rng.below(300)) % footprint;
+      else
+        line = rng.below(footprint);
+      line = line * 3 + (line & 1);  // a few holes in the blocks of 16
+      ASSERT_EQ(t.access(line), ref.access(line)) << "initial " << initial << " access " << i;
+    }
+    EXPECT_GE(t.compactions(), 2u);
+  }
 }
 
 TEST(ReuseDistance, MemoryDependsOnDistinctLinesNotTraceLength) {

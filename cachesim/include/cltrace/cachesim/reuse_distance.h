@@ -4,10 +4,14 @@
 // to the same line (infinite for the first access). Method (Bennett-Kruskal style): every line
 // keeps the timestamp of its latest access; a bitmap over timestamps marks the latest access of
 // each line, and the distance is the number of marks after the line's previous timestamp.
-// Counting uses popcounts for nearby timestamps and a Fenwick tree over 64-bit bitmap words
-// for distant ones. When the timestamps run out, the live marks are renumbered 0..n-1
-// (compaction), so memory is proportional to the number of distinct lines, not to the length
-// of the trace.
+// Counting uses popcounts for nearby timestamps and, for distant ones, a count tree over the
+// popcounts of the 64-bit bitmap words: one byte per word in groups of 64, then levels of 16
+// 32-bit counts, each group one host cache line. A query sums the counts left of the path in
+// one group per level (a masked SIMD sum on x86-64) and an update adds to one count per level:
+// 3 levels for a 64 Ki-line footprint and no data-dependent loop (a Fenwick tree takes ~log2(n)
+// steps per query and per update, with loop exits the branch predictor cannot guess). When the
+// timestamps run out, the live marks are renumbered 0..n-1 (compaction), so memory is
+// proportional to the number of distinct lines, not to the length of the trace.
 //
 // The latest timestamps live in blocks of 16 consecutive lines, one 64-byte block per cache
 // line of the host, found through a hash table keyed by line / 16. Kernels touch buffers
@@ -19,6 +23,17 @@
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+// Run-time choice of POPCNT where the compiler does not assume it (x86 with GCC or Clang).
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(__POPCNT__)
+#define CLTRACE_POPCNT_DISPATCH 1
+#else
+#define CLTRACE_POPCNT_DISPATCH 0
+#endif
 
 namespace cltrace::cachesim {
 
@@ -48,7 +63,7 @@ class ReuseDistanceTracker {
       uint32_t p = latest - 1;
       distance = marksAfter(p);
       words_[p >> 6] &= ~(uint64_t(1) << (p & 63));
-      if ((p >> 6) < (now_ >> 6)) treeAdd(p >> 6, -1);
+      if ((p >> 6) < (now_ >> 6)) countAdd(p >> 6, -1);
     } else {
       distance = kInfinite;
       ++live_;
@@ -58,7 +73,7 @@ class ReuseDistanceTracker {
     ++now_;
     if ((now_ & 63) == 0) {  // the word just completed joins the tree
       uint32_t w = (now_ >> 6) - 1;
-      treeAdd(w, popcount64(words_[w]));
+      countAdd(w, static_cast<int32_t>(popcount64(words_[w])));
     }
     return distance;
   }
@@ -111,34 +126,111 @@ class ReuseDistanceTracker {
     return i;
   }
 
-  void treeAdd(uint32_t word, int64_t delta) {
-    const size_t n = tree_.size();
-    for (size_t i = size_t(word) + 1; i < n; i += i & (~i + 1))
-      tree_[i] = static_cast<uint32_t>(int64_t(tree_[i]) + delta);
+  // Marks of 64 consecutive words (one byte each) and 16 counts of the levels above; one host
+  // cache line each.
+  struct alignas(64) WordCounts {
+    uint8_t c[64];
+  };
+  struct alignas(64) CountGroup {
+    uint32_t c[16];
+  };
+
+  // Sum of g.c[0 .. k), k <= 63.
+  static uint32_t sumBefore(const WordCounts& g, uint32_t k) {
+#if defined(__SSE2__)
+    const __m128i kk = _mm_set1_epi8(static_cast<char>(k));
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i* v = reinterpret_cast<const __m128i*>(g.c);
+    __m128i s = zero;
+    for (int q = 0; q < 4; ++q) {
+      const char b = static_cast<char>(16 * q);
+      const __m128i lane = _mm_setr_epi8(b, b + 1, b + 2, b + 3, b + 4, b + 5, b + 6, b + 7, b + 8, b + 9,
+                                         b + 10, b + 11, b + 12, b + 13, b + 14, b + 15);
+      // psadbw against zero: two 64-bit sums of 8 bytes each.
+      s = _mm_add_epi64(s, _mm_sad_epu8(_mm_and_si128(_mm_load_si128(v + q), _mm_cmpgt_epi8(kk, lane)), zero));
+    }
+    return static_cast<uint32_t>(_mm_cvtsi128_si32(s) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(s, s)));
+#else
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < k; ++i) sum += g.c[i];
+    return sum;
+#endif
   }
 
-  uint64_t treePrefix(uint32_t words) const {  // marks in words [0, words)
-    uint64_t sum = 0;
-    for (size_t i = words; i > 0; i -= i & (~i + 1)) sum += tree_[i];
+  // Sum of g.c[0 .. k), k <= 15.
+  static uint32_t sumBefore(const CountGroup& g, uint32_t k) {
+#if defined(__SSE2__)
+    const __m128i kk = _mm_set1_epi32(static_cast<int>(k));
+    const __m128i* v = reinterpret_cast<const __m128i*>(g.c);
+    __m128i s = _mm_and_si128(_mm_load_si128(v), _mm_cmpgt_epi32(kk, _mm_setr_epi32(0, 1, 2, 3)));
+    s = _mm_add_epi32(s, _mm_and_si128(_mm_load_si128(v + 1), _mm_cmpgt_epi32(kk, _mm_setr_epi32(4, 5, 6, 7))));
+    s = _mm_add_epi32(s, _mm_and_si128(_mm_load_si128(v + 2), _mm_cmpgt_epi32(kk, _mm_setr_epi32(8, 9, 10, 11))));
+    s = _mm_add_epi32(s, _mm_and_si128(_mm_load_si128(v + 3), _mm_cmpgt_epi32(kk, _mm_setr_epi32(12, 13, 14, 15))));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return static_cast<uint32_t>(_mm_cvtsi128_si32(s));
+#else
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < k; ++i) sum += g.c[i];
+    return sum;
+#endif
+  }
+
+  // Adds `delta` to the count of completed word `word` and to its ancestors' counts.
+  void countAdd(uint32_t word, int32_t delta) {
+    wordCounts_[word >> 6].c[word & 63] += static_cast<uint8_t>(delta);
+    uint32_t i = word >> 6;
+    for (uint32_t l = 0; l < levels_; ++l, i >>= 4)
+      counts_[levelBase_[l] + (i >> 4)].c[i & 15] += static_cast<uint32_t>(delta);
+  }
+
+  // Marks in completed words [0, words): at each level, the counts left of the path.
+  uint64_t countBefore(uint32_t words) const {
+    uint64_t sum = sumBefore(wordCounts_[words >> 6], words & 63);
+    uint32_t i = words >> 6;
+    for (uint32_t l = 0; l < levels_; ++l, i >>= 4) sum += sumBefore(counts_[levelBase_[l] + (i >> 4)], i & 15);
     return sum;
   }
 
-  // Marks in (stamp, now): the distinct lines touched since `stamp`.
+  // Marks in (stamp, now): the distinct lines touched since `stamp`. The popcounts run on the
+  // POPCNT instruction when the CPU has it (the x86-64 baseline does not), chosen at run time;
+  // both variants count the same bits.
   uint64_t marksAfter(uint32_t stamp) const {
+#if CLTRACE_POPCNT_DISPATCH
+    if (hasPopcnt_) return marksAfterPopcnt(stamp);
+#endif
+    return marksAfterWith<false>(stamp);
+  }
+#if CLTRACE_POPCNT_DISPATCH
+  __attribute__((target("popcnt"), noinline)) uint64_t marksAfterPopcnt(uint32_t stamp) const {
+    return marksAfterWith<true>(stamp);
+  }
+#endif
+
+  template <bool kPopcnt>
+  static uint32_t pop(uint64_t x) {
+    if constexpr (kPopcnt) return static_cast<uint32_t>(__builtin_popcountll(x));
+    return popcount64(x);
+  }
+
+  template <bool kPopcnt>
+  __attribute__((always_inline)) uint64_t marksAfterWith(uint32_t stamp) const {
     const uint32_t wp = stamp >> 6;
     const uint32_t wn = now_ >> 6;  // current (incomplete) word; its bits >= now_ are clear
     const uint64_t upToStamp = ~uint64_t(0) >> (63 - (stamp & 63));  // bits 0..stamp&63
     if (wn - wp <= 4) {
-      uint64_t n = popcount64(words_[wp] & ~upToStamp);
-      for (uint32_t w = wp + 1; w <= wn; ++w) n += popcount64(words_[w]);
-      return n;
+      // Always 5 words, so no loop exit to mispredict: the words after wn are still empty.
+      const uint64_t* w = &words_[wp];
+      return pop<kPopcnt>(w[0] & ~upToStamp) + pop<kPopcnt>(w[1]) + pop<kPopcnt>(w[2]) + pop<kPopcnt>(w[3]) +
+             pop<kPopcnt>(w[4]);
     }
     // Every mark is older than now_: marks after `stamp` = all marks - marks at or before it.
-    return live_ - (treePrefix(wp) + popcount64(words_[wp] & upToStamp));
+    return live_ - (countBefore(wp) + pop<kPopcnt>(words_[wp] & upToStamp));
   }
 
   void growTable();
   void compact();
+  void resetCounts();  // count tree for the current window, from words_ (completed words only)
 
   std::vector<uint64_t> keys_;  // group + 1 per slot, 0 = empty; power-of-two size
   std::vector<Block> blocks_;   // parallel to keys_
@@ -150,9 +242,15 @@ class ReuseDistanceTracker {
   uint32_t initial_;
   uint32_t capacity_ = 0;        // timestamps available (multiple of 64)
   uint32_t now_ = 0;             // next timestamp
-  std::vector<uint64_t> words_;  // bit t set: t is the latest access of some line; one spare word
-  std::vector<uint32_t> tree_;   // Fenwick tree (1-based) over popcounts of completed words
+  std::vector<uint64_t> words_;  // bit t set: t is the latest access of some line; 4 spare words
+  // Count tree: the marks of each completed word, then level 0 sums 64 words, level l + 1 sums
+  // 16 level-l counts; the top level is one group. Levels are stored one after another.
+  std::vector<WordCounts> wordCounts_;
+  std::vector<CountGroup> counts_;
+  uint32_t levelBase_[8] = {};  // first group of each level (2^25 words need 5 levels)
+  uint32_t levels_ = 0;
   uint64_t compactions_ = 0;
+  bool hasPopcnt_;  // the CPU has POPCNT (see marksAfter)
 };
 
 }  // namespace cltrace::cachesim

@@ -61,71 +61,65 @@ struct RequestResult {
 };
 
 // Counts per key with no allocation per update (MSHRs held per warp): open addressing with
-// linear probing and backward-shift deletion; a key whose count drops to 0 is removed.
+// linear probing. A key whose count drops to 0 keeps its slot (no deletion work on the hot
+// path); such slots are dropped when the table fills up, so its size follows the keys with a
+// nonzero count, not every key ever seen.
 class FlatCounter {
  public:
   FlatCounter() : slots_(16) {}
   uint32_t get(uint64_t key) const {
-    for (size_t i = home(key);; i = (i + 1) & (slots_.size() - 1)) {
-      if (slots_[i].count == 0) return 0;
-      if (slots_[i].key == key) return slots_[i].count;
-    }
+    const Slot& s = slots_[find(key)];
+    return s.used ? s.count : 0;
   }
   void increment(uint64_t key) {
-    if ((size_ + 1) * 2 > slots_.size()) grow();
-    for (size_t i = home(key);; i = (i + 1) & (slots_.size() - 1)) {
-      if (slots_[i].count == 0) {
-        slots_[i] = Slot{key, 1};
-        ++size_;
-        return;
+    size_t i = find(key);
+    if (!slots_[i].used) {
+      if ((size_ + 1) * 2 > slots_.size()) {
+        rebuild();
+        i = find(key);
       }
-      if (slots_[i].key == key) {
-        ++slots_[i].count;
-        return;
-      }
+      slots_[i] = Slot{key, 0, 1};
+      ++size_;
     }
+    ++slots_[i].count;
   }
   void decrement(uint64_t key) {
-    const size_t mask = slots_.size() - 1;
-    size_t i = home(key);
-    while (slots_[i].count != 0 && slots_[i].key != key) i = (i + 1) & mask;
-    if (slots_[i].count == 0 || --slots_[i].count != 0) return;
-    // Remove slot i, shifting later members of the probe run back.
-    --size_;
-    for (size_t j = (i + 1) & mask; slots_[j].count != 0; j = (j + 1) & mask) {
-      size_t h = home(slots_[j].key);
-      if (((j - h) & mask) >= ((j - i) & mask)) {
-        slots_[i] = slots_[j];
-        i = j;
-      }
-    }
-    slots_[i] = Slot{};
+    Slot& s = slots_[find(key)];
+    if (s.used && s.count != 0) --s.count;
   }
+  size_t slots() const { return slots_.size(); }  // table size (for tests)
 
  private:
   struct Slot {
     uint64_t key = 0;
-    uint32_t count = 0;  // 0 = empty
+    uint32_t count = 0;
+    uint32_t used = 0;  // 0 = empty
   };
   size_t home(uint64_t key) const {
     return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & (slots_.size() - 1);
   }
-  void grow() {
+  // Slot holding `key`, or the empty slot where it goes.
+  size_t find(uint64_t key) const {
+    const size_t mask = slots_.size() - 1;
+    size_t i = home(key);
+    while (slots_[i].used && slots_[i].key != key) i = (i + 1) & mask;
+    return i;
+  }
+  // Drops the keys whose count is 0; doubles the table when over a quarter stays full.
+  void rebuild() {
     std::vector<Slot> old = std::move(slots_);
-    slots_.assign(old.size() * 2, Slot{});
+    size_t live = 0;
+    for (const Slot& s : old) live += s.used && s.count != 0;
+    slots_.assign(live * 4 > old.size() ? old.size() * 2 : old.size(), Slot{});
     size_ = 0;
     for (const Slot& s : old)
-      if (s.count != 0) {
-        for (size_t i = home(s.key);; i = (i + 1) & (slots_.size() - 1))
-          if (slots_[i].count == 0) {
-            slots_[i] = s;
-            ++size_;
-            break;
-          }
+      if (s.used && s.count != 0) {
+        slots_[find(s.key)] = s;
+        ++size_;
       }
   }
   std::vector<Slot> slots_;
-  size_t size_ = 0;
+  size_t size_ = 0;  // used slots
 };
 
 // Misses in flight, ordered by fill cycle (stable: equal fills stay in issue order): a ring
@@ -203,8 +197,12 @@ class SmModel {
 
  private:
   uint64_t track(uint64_t line);
-  uint64_t sampleLatency();  // latency of a new miss
-  uint64_t drawLatency();
+  // Latency of a new miss.
+  uint64_t sampleLatency() {
+    if (latencyPos_ == kLatencyBatch) drawLatencies();
+    return latencies_[latencyPos_++];
+  }
+  void drawLatencies();
   RequestResult stall(uint64_t retry, uint64_t cycle, InstructionStats* ins);
 
   bool timing_;
@@ -221,7 +219,11 @@ class SmModel {
   CacheTags tags_;
   ReuseDistanceTracker tracker_;
   Rng latencyRng_;
-  uint64_t nextLatency_ = 0;  // the next miss's latency, drawn one miss ahead
+  // Latencies of the next misses, drawn in batches (the same sequence as one at a time, but the
+  // draws' log/sqrt chains overlap and are off the path of the misses that use them).
+  static constexpr uint32_t kLatencyBatch = 32;
+  uint64_t latencies_[kLatencyBatch] = {};
+  uint32_t latencyPos_ = kLatencyBatch;
   void retireFilled();
   uint64_t earliestFillOfWarp(uint64_t warpKey) const;
   FillQueue inflight_;  // lines in flight
