@@ -138,6 +138,9 @@ class KernelInstrumenter {
     EntryState s = emitEntry(f, b);
     AllocaInst* diag = entryAlloca(f, b.getInt64Ty(), "cltrace.diag");
     b.CreateStore(b.getInt64(0), diag);
+    // Lowest id of the accesses that fell outside their buffer, all ones while none did.
+    AllocaInst* outside = entryAlloca(f, b.getInt32Ty(), "cltrace.outside");
+    b.CreateStore(b.getInt32(~0u), outside);
     std::vector<BufferRange> buffers = emitBufferRanges(f, b, originalArgs);
     for (const Access& a : accesses_) {
       b.SetInsertPoint(a.inst);
@@ -148,23 +151,29 @@ class KernelInstrumenter {
         b.CreateStore(b.CreateOr(b.CreateLoad(b.getInt64Ty(), diag),
                                  b.getInt64(kDiagDepthTruncated)),
                       diag);
-      if (a.pointer) guardAccess(b, a, buffers, diag);
+      if (a.pointer) guardAccess(b, a, buffers, outside);
     }
     Value* counts = argByName(f, kCountsParam);
     for (ReturnInst* ret : returnsOf(f)) {
       b.SetInsertPoint(ret);
       Value* slot = b.CreateMul(s.linearId, b.getInt64(kCountSlotsPerWorkItem));
       b.CreateStore(b.CreateLoad(b.getInt64Ty(), s.recordCount), slotPointer(b, counts, slot));
-      b.CreateStore(b.CreateLoad(b.getInt64Ty(), diag),
+      Value* lowest = b.CreateLoad(b.getInt32Ty(), outside);
+      Value* outsideBits = b.CreateSelect(
+          b.CreateICmpEQ(lowest, b.getInt32(~0u)), b.getInt64(0),
+          b.CreateOr(b.getInt64(kDiagOutsideBuffers),
+                     b.CreateShl(b.CreateAdd(b.CreateZExt(lowest, b.getInt64Ty()), b.getInt64(1)),
+                                 kDiagFirstOutsideShift)));
+      b.CreateStore(b.CreateOr(b.CreateLoad(b.getInt64Ty(), diag), outsideBits),
                     slotPointer(b, counts, b.CreateAdd(slot, b.getInt64(1))));
     }
   }
 
-  // [begin, end) of the buffer bound to a global or constant pointer argument.
+  // The buffer bound to a global or constant pointer argument: [begin, begin + size).
   struct BufferRange {
     Argument* arg;
     Value* begin;
-    Value* end;
+    Value* size;
   };
 
   // The ranges of the buffer arguments: each starts at its pointer and is as long as the host
@@ -177,51 +186,49 @@ class KernelInstrumenter {
       auto* pt = dyn_cast<PointerType>(arg->getType());
       if (!pt || (pt->getAddressSpace() != kGlobalAddressSpace && pt->getAddressSpace() != kConstantAddressSpace))
         continue;
-      Value* begin = b.CreatePtrToInt(arg, b.getInt64Ty());
-      Value* size = b.CreateLoad(b.getInt64Ty(), slotPointer(b, bounds, b.getInt64(i)));
-      ranges.push_back({arg, begin, b.CreateAdd(begin, size)});
+      ranges.push_back({arg, b.CreatePtrToInt(arg, b.getInt64Ty()),
+                        b.CreateLoad(b.getInt64Ty(), slotPointer(b, bounds, b.getInt64(i)))});
     }
     return ranges;
   }
 
   // Performs the access only when it lies inside its buffer (the argument its pointer derives
   // from; any buffer argument when that is not known statically); otherwise the count run skips
-  // it (a load yields zero) and flags the work-item with the access's id, so the host can
-  // report it instead of letting the kernel corrupt memory.
-  void guardAccess(IRBuilder<>& b, const Access& a, const std::vector<BufferRange>& buffers, AllocaInst* diag) {
-    Value* begin = addressOf(b, a);
+  // it (a load yields zero) and notes the access's id in `outside`, so the host can report it
+  // instead of letting the kernel corrupt memory. The common path is a subtraction, a compare
+  // and a branch; the bound is loop-invariant.
+  void guardAccess(IRBuilder<>& b, const Access& a, const std::vector<BufferRange>& buffers, AllocaInst* outside) {
+    Value* address = addressOf(b, a);
     Value* size = a.dynamicSize ? b.CreateZExtOrTrunc(a.dynamicSize, b.getInt64Ty()) : b.getInt64(a.staticSize);
-    Value* end = b.CreateAdd(begin, size);
     std::vector<BufferRange> candidates;
     for (const BufferRange& r : buffers)
       if (r.arg == getUnderlyingObject(a.pointer)) candidates.push_back(r);
     if (candidates.empty()) candidates = buffers;
     Value* inside = nullptr;
     for (const BufferRange& r : candidates) {
-      Value* in = b.CreateAnd(b.CreateICmpUGE(begin, r.begin), b.CreateICmpULE(end, r.end));
+      // Inside when offset < buffer size - access size + 1 (no start fits a too-small buffer).
+      Value* fits = b.CreateICmpUGE(r.size, size);
+      Value* bound = b.CreateSelect(fits, b.CreateAdd(b.CreateSub(r.size, size), b.getInt64(1)), b.getInt64(0));
+      Value* in = b.CreateICmpULT(b.CreateSub(address, r.begin), bound);
       inside = inside ? b.CreateOr(inside, in) : in;
     }
     if (!inside) inside = b.getFalse();
+
     Instruction* thenTerm = nullptr;
     Instruction* elseTerm = nullptr;
     SplitBlockAndInsertIfThenElse(inside, a.inst, &thenTerm, &elseTerm);
     BasicBlock* thenBlock = thenTerm->getParent();
-    BasicBlock* elseBlock = elseTerm->getParent();
     a.inst->moveBefore(thenTerm);
-
+    // Outside: this access's id becomes the work-item's lowest outside id when it is lower.
     IRBuilder<> e(elseTerm);
-    Value* old = e.CreateLoad(e.getInt64Ty(), diag);
-    // The first out-of-bounds access of the work-item names itself in the high half.
-    Value* first = e.CreateSelect(e.CreateICmpEQ(e.CreateAnd(old, e.getInt64(kDiagFirstOutsideMask)), e.getInt64(0)),
-                                  e.getInt64((uint64_t(a.id) + 1) << kDiagFirstOutsideShift), e.getInt64(0));
-    e.CreateStore(e.CreateOr(e.CreateOr(old, e.getInt64(kDiagOutsideBuffers)), first), diag);
-
+    Value* lowest = e.CreateLoad(e.getInt32Ty(), outside);
+    e.CreateStore(e.CreateSelect(e.CreateICmpULT(e.getInt32(a.id), lowest), e.getInt32(a.id), lowest), outside);
     if (!a.inst->getType()->isVoidTy()) {
       IRBuilder<> m(&*thenTerm->getSuccessor(0)->getFirstInsertionPt());
       PHINode* phi = m.CreatePHI(a.inst->getType(), 2);
       a.inst->replaceAllUsesWith(phi);
       phi->addIncoming(a.inst, thenBlock);
-      phi->addIncoming(Constant::getNullValue(a.inst->getType()), elseBlock);
+      phi->addIncoming(Constant::getNullValue(a.inst->getType()), elseTerm->getParent());
     }
   }
 

@@ -11,7 +11,7 @@ expect_error "local size 5 does not divide global size 64 in dimension 0" \
   "$CLTRACE" run "$mm" --global 64,64 --local 5,16 -o "$work/t"
 expect_error "global size is zero in dimension 0" "$CLTRACE" run "$mm" --global 0,64 --local 1,16 -o "$work/t"
 # A buffer smaller than the kernel reads: N = 64 but only 16 elements.
-expect_error "16 work-items access memory outside their buffers; the first, work-item 0 (linear global id), at instruction 1" \
+expect_error "16 work-items access memory outside their buffers; the first, work-item 0 (linear global id), at instruction 0" \
   "$CLTRACE" run "$mm" --global 4,4 --local 4,4 --arg buffer:float:16 --arg buffer:float:16 \
   --arg buffer:float:4096 --arg scalar:int:64 -o "$work/t"
 # A kernel that would write far outside its buffer: reported, no crash.

@@ -63,8 +63,9 @@ const char* accessKindName(AccessKind k);
 // performs no access outside every buffer argument and flags it instead.
 inline constexpr uint32_t kCountSlotsPerWorkItem = 2;
 inline constexpr uint64_t kDiagDepthTruncated = 1u << 0;  // a record lost loop counters
-inline constexpr uint64_t kDiagOutsideBuffers = 1u << 1;  // an access fell outside every buffer
-// Bits 32..63: id + 1 of the work-item's first access outside every buffer (0: none).
+inline constexpr uint64_t kDiagOutsideBuffers = 1u << 1;  // an access fell outside its buffer
+// Bits 32..63: 1 + the lowest instruction id of the work-item's accesses outside their buffer
+// (0: none).
 inline constexpr uint32_t kDiagFirstOutsideShift = 32;
 inline constexpr uint64_t kDiagFirstOutsideMask = ~uint64_t(0) << kDiagFirstOutsideShift;
 
