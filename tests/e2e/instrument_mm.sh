@@ -8,6 +8,7 @@ for f in count.bc trace.bc count.ll trace.ll count.spv trace.spv manifest.json; 
 done
 grep -q "i64 addrspace(1)\* %cltrace_counts" "$work/out/count.ll" || fail "count.ll lacks the counts parameter"
 spirv-val "$work/out/trace.spv" || fail "trace.spv does not validate"
+spirv-val "$work/out/count.spv" || fail "count.spv (with its bounds checks) does not validate"
 python3 -c "import json,sys; m=json.load(open(sys.argv[1])); assert m['kernel']=='mm' and len(m['accesses'])==3 and m['accesses'][2]['kind']=='store', m" "$work/out/manifest.json"
 # The same source gives the same bitcode (device program caches key on it), wherever clang's
 # temporary file was.
