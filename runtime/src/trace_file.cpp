@@ -523,6 +523,10 @@ TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header)
   w.header.version = kTraceFormatVersion;
   std::string problem = headerProblem(w.header);
   if (!problem.empty()) fail(path, "invalid header: " + problem);
+  // An old trace is unlinked rather than truncated: on ext4, truncating a file and writing it
+  // again makes close() wait for the data to reach the disk (about 1 s for 1.6 GB).
+  struct stat old {};
+  if (lstat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) std::remove(path.c_str());
   w.file.reset(std::fopen(path.c_str(), "wb"));
   if (!w.file) fail(path, "cannot create: " + systemError());
   w.ownsFile = true;
