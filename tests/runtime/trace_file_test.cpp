@@ -172,6 +172,23 @@ TEST_P(BothEncodings, WritingTheSameContentTwiceGivesIdenticalBytes) {
   EXPECT_EQ(readBytes(file("a.trace")), readBytes(file("b.trace")));
 }
 
+TEST_P(BothEncodings, OverwritingReplacesTheFileAndKeepsSymlinks) {
+  // A longer file first (uncompressed): nothing of it may survive under the shorter one.
+  TraceHeader big = sampleHeader(GetParam());
+  WorkItems items(big.workItemCount, std::vector<Record>(100, makeRecord(AccessKind::Load, 0, 64, 4)));
+  big.recordCount = big.workItemCount * 100;
+  writeTrace(file("over.trace"), big, items);
+  writeSample(file("over.trace"), GetParam());
+  writeSample(file("fresh.trace"), GetParam());
+  EXPECT_EQ(readBytes(file("over.trace")), readBytes(file("fresh.trace")));
+  // Through a symlink the target is rewritten and the link stays a link.
+  std::filesystem::create_symlink(file("over.trace"), file("link.trace"));
+  writeTrace(file("link.trace"), big, items);
+  EXPECT_TRUE(std::filesystem::is_symlink(file("link.trace")));
+  EXPECT_EQ(readBytes(file("over.trace")), readBytes(file("link.trace")));
+  EXPECT_EQ(TraceReader(file("over.trace")).header().recordCount, big.recordCount);
+}
+
 TEST_P(BothEncodings, UnknownRecordCountIsPatchedOnClose) {
   TraceHeader h = sampleHeader(GetParam());
   h.recordCount = kUnknownRecordCount;
