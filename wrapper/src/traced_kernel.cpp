@@ -1,7 +1,5 @@
 #include "cltrace/wrapper/traced_kernel.h"
 
-#include "cltrace/device_record.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -11,6 +9,8 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+
+#include "cltrace/device_record.h"
 
 namespace cltrace::wrapper {
 
@@ -370,7 +370,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   const uint64_t* counts = countMap.as<const uint64_t>();
   result.countSeconds = secondsSince(start);
 
-  // Accesses outside every buffer were skipped by the count run; tracing would perform them.
+  // Accesses outside their buffers were skipped by the count run; tracing would perform them.
   uint64_t outsideItems = 0, firstOutside = 0, firstOutsideDiag = 0;
   for (uint64_t i = 0; i < items; ++i) {
     uint64_t d = counts[2 * i + 1];
@@ -380,10 +380,13 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
       firstOutsideDiag = d;
     }
   }
-  if (outsideItems) {
+  auto restoreSnapshots = [&] {
     for (const Snapshot& s : snapshots)
       check(clEnqueueWriteBuffer(queue, s.mem, CL_TRUE, 0, s.data.size(), s.data.data(), 0, nullptr, nullptr),
             "restoring a buffer");
+  };
+  if (outsideItems) {
+    restoreSnapshots();
     uint64_t inst = (firstOutsideDiag >> kDiagFirstOutsideShift) - 1;
     std::string text = inst < kernel_.report.accesses.size() ? " (" + kernel_.report.accesses[inst].text + ")" : "";
     throw TraceError(std::to_string(outsideItems) + " work-items access memory outside their buffers; "
@@ -412,10 +415,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
                               std::to_string(kMaxLoopDepth) +
                               "; their records keep only the outermost counters");
 
-  for (const Snapshot& s : snapshots)
-    check(clEnqueueWriteBuffer(queue, s.mem, CL_TRUE, 0, s.data.size(), s.data.data(), 0, nullptr,
-                               nullptr),
-          "restoring a buffer");
+  restoreSnapshots();
   snapshots.clear();
   if (options.beforeTraceRun) options.beforeTraceRun(queue);
 
