@@ -41,9 +41,10 @@ void SmModel::retireFilled() {
   while (!inflight_.empty() && inflight_.front().fill <= now_) {
     const FillQueue::Entry& f = inflight_.front();
     tags_.fill(f.set, f.way);
-    warpMshrs_.decrement(f.warpKey);
+    warpMshrs_.decrementAt(f.warpSlot);
     inflight_.popFront();
   }
+  nextFill_ = inflight_.empty() ? ~uint64_t(0) : inflight_.front().fill;
 }
 
 uint64_t SmModel::earliestFillOfWarp(uint64_t warpKey) const {
@@ -120,10 +121,13 @@ RequestResult SmModel::read(uint64_t line, uint64_t cycle, uint64_t warpKey, Ins
     return r;
   }
 
-  // Miss: make sure it can be accepted before anything changes.
+  // Miss: make sure it can be accepted before anything changes. The warp's counter slot found
+  // here is the one the miss takes below (nothing in between changes warpMshrs_).
+  size_t warpSlot = 0;
   if (timing_) {
     if (mshrs_ != 0 && inflight_.size() >= mshrs_) return stall(inflight_.front().fill, cycle, ins);
-    if (mshrsPerWarp_ != 0 && warpMshrs_.get(warpKey) >= mshrsPerWarp_)
+    warpSlot = warpMshrs_.lookup(warpKey);
+    if (mshrsPerWarp_ != 0 && warpMshrs_.countAt(warpSlot) >= mshrsPerWarp_)
       return stall(earliestFillOfWarp(warpKey), cycle, ins);
   }
   way = tags_.victim(r.set);
@@ -168,8 +172,13 @@ RequestResult SmModel::read(uint64_t line, uint64_t cycle, uint64_t warpKey, Ins
     if (fill <= cycle) {
       tags_.fill(r.set, way);  // zero latency: the data is there at once
     } else {
-      inflight_.insert(FillQueue::Entry{fill, warpKey, r.set, way});
-      warpMshrs_.increment(warpKey);
+      const uint64_t rebuilds = warpMshrs_.rebuilds();
+      warpSlot = warpMshrs_.incrementAt(warpSlot, warpKey);
+      if (warpMshrs_.rebuilds() != rebuilds)  // the table moved: re-find the slots in flight
+        for (size_t i = 0; i < inflight_.size(); ++i)
+          inflight_.at(i).warpSlot = static_cast<uint32_t>(warpMshrs_.lookup(inflight_.at(i).warpKey));
+      inflight_.insert(FillQueue::Entry{fill, warpKey, r.set, way, static_cast<uint32_t>(warpSlot)});
+      nextFill_ = inflight_.front().fill;
     }
     r.readyCycle = fill;
   } else {

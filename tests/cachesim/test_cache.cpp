@@ -532,5 +532,42 @@ TEST(FlatCounter, MatchesAMapUnderRandomUpdates) {
   for (auto& [k, v] : ref) EXPECT_EQ(c.get(k), v);
 }
 
+TEST(FlatCounter, SlotAccessCountsLikeKeyAccess) {
+  FlatCounter c;
+  size_t s = c.lookup(5);
+  EXPECT_EQ(c.countAt(s), 0u);  // empty slot
+  s = c.incrementAt(s, 5);
+  EXPECT_EQ(c.countAt(s), 1u);
+  EXPECT_EQ(c.incrementAt(s, 5), s);
+  EXPECT_EQ(c.get(5), 2u);
+  c.decrementAt(s);
+  EXPECT_EQ(c.get(5), 1u);
+  EXPECT_EQ(c.lookup(5), s);
+}
+
+// 24 warps each hold one MSHR: creating their counters rebuilds the per-warp table twice (16 ->
+// 32 -> 64 slots) while misses are in flight; retiring must still release each warp's own MSHR.
+TEST(SmModelTiming, PerWarpCountsSurviveCounterTableRebuilds) {
+  SmModel m(cfg("gtx480-16k", {"set_index=linear", "min_latency=10", "latency_sigma=0", "mshrs_per_warp=1"}), 1);
+  for (uint64_t w = 0; w < 24; ++w) {
+    RequestResult r = m.read(w, 0, 1000 + w);  // line w: set w, so no set fills up
+    EXPECT_TRUE(isReadMiss(r.outcome));
+    EXPECT_EQ(r.readyCycle, 10u);
+  }
+  EXPECT_EQ(m.mshrsInUse(), 24u);
+  for (uint64_t w = 0; w < 24; ++w) EXPECT_EQ(m.mshrsInUse(1000 + w), 1u);
+  RequestResult stalled = m.read(100, 5, 1003);  // warp 3 already holds its one MSHR
+  EXPECT_EQ(stalled.outcome, Outcome::MshrStall);
+  EXPECT_EQ(stalled.readyCycle, 10u);
+  RequestResult hit = m.read(0, 10, 1000);  // everything filled at cycle 10
+  EXPECT_EQ(hit.outcome, Outcome::Hit);
+  EXPECT_EQ(m.mshrsInUse(), 0u);
+  for (uint64_t w = 0; w < 24; ++w) EXPECT_EQ(m.mshrsInUse(1000 + w), 0u);
+  RequestResult again = m.read(100, 10, 1003);
+  EXPECT_TRUE(isReadMiss(again.outcome));
+  EXPECT_EQ(again.readyCycle, 20u);
+  EXPECT_EQ(m.mshrsInUse(1003), 1u);
+}
+
 }  // namespace
 }  // namespace cltrace::cachesim

@@ -89,6 +89,24 @@ class FlatCounter {
   }
   size_t slots() const { return slots_.size(); }  // table size (for tests)
 
+  // Slot access for callers that update one key repeatedly (SmModel keeps the slot of each
+  // miss in flight, so retiring it needs no lookup). lookup() gives the slot holding `key` or
+  // the empty slot where it would go; countAt() is 0 for an empty slot. incrementAt(slot, key)
+  // adds one there, creating the key in an empty slot. Slot numbers stay valid until a key is
+  // created: that may rebuild the table (moving every key), which bumps rebuilds().
+  size_t lookup(uint64_t key) const { return find(key); }
+  uint32_t countAt(size_t slot) const { return slots_[slot].count; }  // empty slots hold 0
+  size_t incrementAt(size_t slot, uint64_t key) {
+    if (slots_[slot].used) {
+      ++slots_[slot].count;
+      return slot;
+    }
+    increment(key);
+    return find(key);
+  }
+  void decrementAt(size_t slot) { --slots_[slot].count; }  // slot holds a nonzero count
+  uint64_t rebuilds() const { return rebuilds_; }
+
  private:
   struct Slot {
     uint64_t key = 0;
@@ -107,6 +125,7 @@ class FlatCounter {
   }
   // Drops the keys whose count is 0; doubles the table when over a quarter stays full.
   void rebuild() {
+    ++rebuilds_;
     std::vector<Slot> old = std::move(slots_);
     size_t live = 0;
     for (const Slot& s : old) live += s.used && s.count != 0;
@@ -120,6 +139,7 @@ class FlatCounter {
   }
   std::vector<Slot> slots_;
   size_t size_ = 0;  // used slots
+  uint64_t rebuilds_ = 0;
 };
 
 // Misses in flight, ordered by fill cycle (stable: equal fills stay in issue order): a ring
@@ -132,12 +152,14 @@ class FillQueue {
     uint64_t warpKey;
     uint32_t set;
     int32_t way;
+    uint32_t warpSlot;  // the warp's slot in SmModel's FlatCounter
   };
   FillQueue() : ring_(16) {}
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   const Entry& operator[](size_t i) const { return ring_[(head_ + i) & (ring_.size() - 1)]; }
   const Entry& front() const { return ring_[head_]; }
+  Entry& at(size_t i) { return ring_[(head_ + i) & (ring_.size() - 1)]; }
   void popFront() {
     head_ = (head_ + 1) & (ring_.size() - 1);
     --size_;
@@ -176,7 +198,7 @@ class SmModel {
   void advanceTo(uint64_t cycle) {
     if (cycle > now_) now_ = cycle;
     if (stats_.cycles < now_) stats_.cycles = now_;
-    if (!inflight_.empty() && inflight_.front().fill <= now_) retireFilled();
+    if (nextFill_ <= now_) retireFilled();
   }
 
   // A coalesced read request of `line` (byte address >> log2(lineSize)) by warp `warpKey`.
@@ -227,6 +249,7 @@ class SmModel {
   void retireFilled();
   uint64_t earliestFillOfWarp(uint64_t warpKey) const;
   FillQueue inflight_;  // lines in flight
+  uint64_t nextFill_ = ~uint64_t(0);  // inflight_.front().fill, ~0 when empty (one compare per request)
   FlatCounter warpMshrs_;
   Stats stats_;
 };
