@@ -95,7 +95,8 @@ def main():
                 "no-allocate, 64 MSHRs, latency model on), warp scheduling, one SM per run chosen at "
                 "random among those that receive work, median of %d runs. Reads and misses are L1 line "
                 "requests of that SM after coalescing (the unit of `l1_global_load_hit/miss`), from the "
-                "run whose miss rate is closest to the median.\n\n" % a.runs)
+                "run whose miss rate is closest to the median. `docs/accuracy.md` discusses where "
+                "these agree with the thesis and why they do not.\n\n" % a.runs)
         f.write("\n".join(lines) + "\n")
     print("wrote", a.out)
 
