@@ -198,6 +198,12 @@ const std::vector<KeyDef>& keyDefs() {
       {"max_threads_per_sm",
        [](Config& c, const std::string& k, const std::string& v) { c.maxThreadsPerSm = parseU32(k, v); },
        [](const Config& c) { return json(c.maxThreadsPerSm); }},
+      {"registers_per_thread",
+       [](Config& c, const std::string& k, const std::string& v) { c.registersPerThread = parseU32(k, v); },
+       [](const Config& c) { return json(c.registersPerThread); }},
+      {"registers_per_sm",
+       [](Config& c, const std::string& k, const std::string& v) { c.registersPerSm = parseU32(k, v); },
+       [](const Config& c) { return json(c.registersPerSm); }},
       {"warp_size", [](Config& c, const std::string& k, const std::string& v) { c.warpSize = parseU32(k, v); },
        [](const Config& c) { return json(c.warpSize); }},
       {"scheduling",
@@ -310,6 +316,7 @@ void Config::validate() const {
   if (maxWorkgroupsPerSm == 0) badCombination("max_workgroups_per_sm", "must be at least 1");
   if (maxThreadsPerSm < warpSize)
     badCombination("max_threads_per_sm", "must be at least warp_size (" + std::to_string(warpSize) + ")");
+  if (registersPerThread != 0 && registersPerSm == 0) badCombination("registers_per_sm", "must be at least 1");
   if (runs == 0) badCombination("runs", "must be at least 1");
   if (scheduling.empty()) badCombination("scheduling", "must not be empty");
   if (!std::isfinite(latencySigma) || latencySigma < 0) badCombination("latency_sigma", "must be a number >= 0");
@@ -414,6 +421,21 @@ Config loadConfig(const std::string& presetOrFile, const std::vector<std::string
   for (const std::string& o : overrides) c.applyOverride(o);
   c.validate();
   return c;
+}
+
+uint32_t registerLimitedWorkgroups(const Config& c, uint64_t workgroupSize) {
+  if (c.registersPerThread == 0) return std::numeric_limits<uint32_t>::max();
+  constexpr uint64_t kAllocationUnit = 64;  // registers, per warp (compute capability 2.x)
+  const uint64_t warps = (workgroupSize + c.warpSize - 1) / c.warpSize;
+  const uint64_t perWarp = (uint64_t(c.registersPerThread) * c.warpSize + kAllocationUnit - 1) / kAllocationUnit *
+                           kAllocationUnit;
+  const uint64_t fit = c.registersPerSm / (warps * perWarp);
+  if (fit == 0)
+    throw std::invalid_argument("configuration keys 'registers_per_thread' and 'registers_per_sm': a workgroup of " +
+                                std::to_string(workgroupSize) + " threads needs " +
+                                std::to_string(warps * perWarp) + " registers, the SM has " +
+                                std::to_string(c.registersPerSm));
+  return static_cast<uint32_t>(std::min<uint64_t>(fit, std::numeric_limits<uint32_t>::max()));
 }
 
 }  // namespace cltrace::cachesim

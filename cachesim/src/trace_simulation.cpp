@@ -1,5 +1,6 @@
 #include "cltrace/cachesim/trace_simulation.h"
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 
@@ -10,11 +11,17 @@ namespace cltrace::cachesim {
 namespace {
 
 // A scheduler that owns its trace reader.
+// The scheduler's residency with the register limit of the trace's workgroup size applied.
+sched::SchedulerConfig withRegisterLimit(sched::SchedulerConfig s, const Config& c, const sched::TraceReaderSource& trace) {
+  s.maxWorkgroupsPerSm = std::min(s.maxWorkgroupsPerSm, registerLimitedWorkgroups(c, trace.range().workgroupSize()));
+  return s;
+}
+
 class TraceStepSource final : public sched::StepSource {
  public:
-  TraceStepSource(const std::string& path, const sched::SchedulerConfig& config,
+  TraceStepSource(const std::string& path, const Config& cacheConfig, const sched::SchedulerConfig& config,
                   std::function<void(const sched::Scheduler&)> done)
-      : source_(path), scheduler_(source_, config), done_(std::move(done)) {}
+      : source_(path), scheduler_(source_, withRegisterLimit(config, cacheConfig, source_)), done_(std::move(done)) {}
   ~TraceStepSource() override {
     if (done_) done_(scheduler_);
   }
@@ -61,7 +68,7 @@ StepSourceFactory traceStepSourceFactory(const std::string& tracePath, const Con
       *firstRun = false;
       if (onFirstRunDone) onFirstRunDone(s);
     };
-    return std::make_unique<TraceStepSource>(tracePath, schedulerConfigFor(config, seed), done);
+    return std::make_unique<TraceStepSource>(tracePath, config, schedulerConfigFor(config, seed), done);
   };
 }
 

@@ -122,6 +122,9 @@ TEST(Config, ErrorsNameTheKey) {
   EXPECT_NE(overrideError({"warp_size=0"}).find("'warp_size'"), std::string::npos);
   EXPECT_NE(overrideError({"max_threads_per_sm=16"}).find("'max_threads_per_sm'"), std::string::npos);
   EXPECT_NE(overrideError({"max_workgroups_per_sm=0"}).find("'max_workgroups_per_sm'"), std::string::npos);
+  EXPECT_NE(overrideError({"registers_per_thread=many"}).find("'registers_per_thread'"), std::string::npos);
+  EXPECT_NE(overrideError({"registers_per_thread=20", "registers_per_sm=0"}).find("'registers_per_sm'"),
+            std::string::npos);
   EXPECT_NE(overrideError({"runs=0"}).find("'runs'"), std::string::npos);
   EXPECT_NE(overrideError({"seed=99999999999999999999999"}).find("'seed'"), std::string::npos);
   EXPECT_NE(overrideError({"scheduling="}).find("'scheduling'"), std::string::npos);
@@ -130,6 +133,29 @@ TEST(Config, ErrorsNameTheKey) {
   EXPECT_NE(overrideError({"noequals"}).find("noequals"), std::string::npos);
   EXPECT_NE(overrideError({}, "gtx999-1k").find("preset"), std::string::npos);
   EXPECT_EQ(overrideError({"size=16K", "set_index=linear", "associativity=3", "size=12K"}), "");  // 32 sets of 3
+}
+
+TEST(Config, RegisterLimitedResidency) {
+  Config c = loadConfig("gtx480-16k", {});
+  EXPECT_EQ(c.registersPerThread, 0u);
+  EXPECT_EQ(c.registersPerSm, 32768u);
+  EXPECT_EQ(registerLimitedWorkgroups(c, 256), UINT32_MAX);  // registers not given: no limit
+  // 256 threads = 8 warps; per warp ceil(r * 32 / 64) * 64 registers; 32768 per SM.
+  c.registersPerThread = 20;  // 640 per warp, 5120 per workgroup: 6.4
+  EXPECT_EQ(registerLimitedWorkgroups(c, 256), 6u);
+  c.registersPerThread = 21;  // 672 -> 704 per warp, 5632: 5.8
+  EXPECT_EQ(registerLimitedWorkgroups(c, 256), 5u);
+  c.registersPerThread = 25;  // 800 -> 832, 6656: 4.9 (the thesis's 4 per SM for 16x16 groups)
+  EXPECT_EQ(registerLimitedWorkgroups(c, 256), 4u);
+  c.registersPerThread = 63;  // 2016 -> 2048, 16384: 2
+  EXPECT_EQ(registerLimitedWorkgroups(c, 256), 2u);
+  c.registersPerThread = 10;  // 100 threads = 4 warps (the last partial) of 320: 1280 -> 25.6
+  EXPECT_EQ(registerLimitedWorkgroups(c, 100), 25u);
+  c.registersPerThread = 25;
+  c.registersPerSm = 6000;  // not even one workgroup of 6656
+  EXPECT_EQ(errorOf([&] { registerLimitedWorkgroups(c, 256); }),
+            "configuration keys 'registers_per_thread' and 'registers_per_sm': a workgroup of 256 threads needs "
+            "6656 registers, the SM has 6000");
 }
 
 std::string writeTemp(const std::string& name, const std::string& text) {

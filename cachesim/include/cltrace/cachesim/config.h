@@ -54,6 +54,11 @@ struct Config {
   uint32_t smCount = 15;
   uint32_t maxWorkgroupsPerSm = 8;
   uint32_t maxThreadsPerSm = 1536;
+  // Register-limited residency (0 = registers do not limit it): the kernel's registers per
+  // thread, e.g. from ptxas -v, and the SM's register file. Fermi allocates registers per warp
+  // in units of 64.
+  uint32_t registersPerThread = 0;
+  uint32_t registersPerSm = 32768;
   uint32_t warpSize = 32;
   std::string scheduling = "warp";  // scheduling policy name, passed to the scheduler
 
@@ -96,5 +101,10 @@ struct Config {
 // Loads `presetOrFile` (a preset name, or a path to a .json file; empty = default preset),
 // applies the KEY=VALUE overrides in order and validates the result.
 Config loadConfig(const std::string& presetOrFile, const std::vector<std::string>& overrides = {});
+
+// Workgroups of `workgroupSize` threads that fit in one SM's registers (registers_per_thread,
+// registers_per_sm; allocation per warp in units of 64): UINT32_MAX when registers_per_thread
+// is 0. Throws std::invalid_argument naming the keys when not even one workgroup fits.
+uint32_t registerLimitedWorkgroups(const Config& config, uint64_t workgroupSize);
 
 }  // namespace cltrace::cachesim
