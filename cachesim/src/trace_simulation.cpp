@@ -11,17 +11,11 @@ namespace cltrace::cachesim {
 namespace {
 
 // A scheduler that owns its trace reader.
-// The scheduler's residency with the register limit of the trace's workgroup size applied.
-sched::SchedulerConfig withRegisterLimit(sched::SchedulerConfig s, const Config& c, const sched::TraceReaderSource& trace) {
-  s.maxWorkgroupsPerSm = std::min(s.maxWorkgroupsPerSm, registerLimitedWorkgroups(c, trace.range().workgroupSize()));
-  return s;
-}
-
 class TraceStepSource final : public sched::StepSource {
  public:
   TraceStepSource(const std::string& path, const Config& cacheConfig, const sched::SchedulerConfig& config,
                   std::function<void(const sched::Scheduler&)> done)
-      : source_(path), scheduler_(source_, withRegisterLimit(config, cacheConfig, source_)), done_(std::move(done)) {}
+      : source_(path), scheduler_(source_, withRegisterLimit(config, cacheConfig, source_.range().workgroupSize())), done_(std::move(done)) {}
   ~TraceStepSource() override {
     if (done_) done_(scheduler_);
   }
@@ -56,6 +50,11 @@ sched::SchedulerConfig schedulerConfigFor(const Config& c, uint64_t seed) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("configuration key 'scheduling': ") + e.what());
   }
+  return s;
+}
+
+sched::SchedulerConfig withRegisterLimit(sched::SchedulerConfig s, const Config& c, uint64_t workgroupSize) {
+  s.maxWorkgroupsPerSm = std::min(s.maxWorkgroupsPerSm, registerLimitedWorkgroups(c, workgroupSize));
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "cltrace/cachesim/simulator.h"
+#include "cltrace/cachesim/trace_simulation.h"
 #include "cltrace/scheduler/scheduler.h"
 
 namespace cltrace::plot {
@@ -234,7 +235,9 @@ bool isPlotMiss(cachesim::Outcome o) {
 CollectStats collectPoints(sched::WorkgroupSource& source, const ElementMap& map,
                            const CollectOptions& options, const PointSink& sink) {
   CollectStats stats;
-  sched::Scheduler scheduler(source, options.scheduler);  // validates config and NDRange
+  const sched::SchedulerConfig schedulerConfig =
+      cachesim::withRegisterLimit(options.scheduler, options.cache, source.range().workgroupSize());
+  sched::Scheduler scheduler(source, schedulerConfig);  // validates config and NDRange
 
   if (options.color != ColorBy::Hit) {
     const Colorer colorer(options.color, source.range(), options.scheduler.warpSize);
@@ -260,7 +263,7 @@ CollectStats collectPoints(sched::WorkgroupSource& source, const ElementMap& map
   // The simulator must see the GPU the scheduler models, and every SM (every lane an outcome).
   cache.smCount = options.scheduler.smCount;
   cache.warpSize = options.scheduler.warpSize;
-  cache.maxWorkgroupsPerSm = options.scheduler.maxWorkgroupsPerSm;
+  cache.maxWorkgroupsPerSm = schedulerConfig.maxWorkgroupsPerSm;
   cache.maxThreadsPerSm = options.scheduler.maxThreadsPerSm;
   cache.sm.kind = cachesim::SmSelection::Kind::All;
   cachesim::Simulator simulator(cache);  // validates
