@@ -197,6 +197,8 @@ struct Scheduler::Impl {
   int select(Sm& sm, UnitRef& pick);
   int selectTwoLevel(Sm& sm, UnitRef& pick);
   bool advanceClock(Sm& sm);
+  void popTop();
+  void rekeyTop(uint64_t clock);
   void issue(uint32_t smIndex, UnitRef pick, WarpStep& out);
   void issueWarp(Workgroup& wg, uint32_t w, WarpStep& out);
   void prefetchUnit(const Workgroup& wg, uint32_t u) const {
@@ -856,11 +858,12 @@ void Scheduler::Impl::diagnose(Diagnostic::Kind kind, uint64_t workgroup, uint32
 
 bool Scheduler::Impl::next(WarpStep& out) {
   if (!started) start();
-  const auto later = std::greater<>();
   while (!heap.empty()) {
+    // The SM stays at the top while it is chosen and only its key changes, so it is
+    // re-keyed in place (one sift-down) rather than popped and pushed again. Keys are
+    // distinct (one entry per SM), so the order of the SMs does not depend on the heap's
+    // layout.
     const uint32_t s = heap.front().second;
-    std::pop_heap(heap.begin(), heap.end(), later);
-    heap.pop_back();
     Sm& sm = sms[s];
     UnitRef pick;
     const int found = select(sm, pick);
@@ -868,18 +871,39 @@ bool Scheduler::Impl::next(WarpStep& out) {
       issue(s, pick, out);
       prefetchNext(sm);
       ++sm.clock;
-      if (sm.residentWorkgroups > 0) {
-        heap.emplace_back(sm.clock, s);
-        std::push_heap(heap.begin(), heap.end(), later);
-      }
+      if (sm.residentWorkgroups > 0)
+        rekeyTop(sm.clock);
+      else
+        popTop();
       return true;
     }
-    if (found == 0) {
-      heap.emplace_back(sm.clock, s);
-      std::push_heap(heap.begin(), heap.end(), later);
-    }
+    if (found == 0)
+      rekeyTop(sm.clock);
+    else
+      popTop();
   }
   return false;
+}
+
+void Scheduler::Impl::popTop() {
+  std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+  heap.pop_back();
+}
+
+// Gives the top of the min-heap the larger key `clock` and restores the heap property.
+void Scheduler::Impl::rekeyTop(uint64_t clock) {
+  const std::pair<uint64_t, uint32_t> entry(clock, heap.front().second);
+  const size_t n = heap.size();
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && heap[c + 1] < heap[c]) ++c;
+    if (!(heap[c] < entry)) break;
+    heap[i] = heap[c];
+    i = c;
+  }
+  heap[i] = entry;
 }
 
 void Scheduler::Impl::delayWarp(uint64_t key, uint64_t readyCycle) {
