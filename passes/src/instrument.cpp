@@ -200,9 +200,10 @@ class KernelInstrumenter {
   void guardAccess(IRBuilder<>& b, const Access& a, const std::vector<BufferRange>& buffers, AllocaInst* outside) {
     Value* address = addressOf(b, a);
     Value* size = a.dynamicSize ? b.CreateZExtOrTrunc(a.dynamicSize, b.getInt64Ty()) : b.getInt64(a.staticSize);
+    const Value* origin = getUnderlyingObject(a.pointer);
     std::vector<BufferRange> candidates;
     for (const BufferRange& r : buffers)
-      if (r.arg == getUnderlyingObject(a.pointer)) candidates.push_back(r);
+      if (r.arg == origin) candidates.push_back(r);
     if (candidates.empty()) candidates = buffers;
     Value* inside = nullptr;
     for (const BufferRange& r : candidates) {

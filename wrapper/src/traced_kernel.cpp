@@ -264,6 +264,10 @@ void TracedKernel::release() {
   context_ = nullptr;
 }
 
+std::string TracedKernel::instructionText(uint64_t id) const {
+  return id < kernel_.report.accesses.size() ? kernel_.report.accesses[id].text : "";
+}
+
 void TracedKernel::setOriginalArgs(cl_kernel k, const std::vector<ArgBinding>& args) {
   setKernelArgs(k, args, kernel_.args);
 }
@@ -388,7 +392,8 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   if (outsideItems) {
     restoreSnapshots();
     uint64_t inst = (firstOutsideDiag >> kDiagFirstOutsideShift) - 1;
-    std::string text = inst < kernel_.report.accesses.size() ? " (" + kernel_.report.accesses[inst].text + ")" : "";
+    std::string text = instructionText(inst);
+    if (!text.empty()) text = " (" + text + ")";
     throw TraceError(std::to_string(outsideItems) + " work-items access memory outside their buffers; "
                      "the first, work-item " + std::to_string(firstOutside) + " (linear global id), at instruction " +
                      std::to_string(inst) + text + ". Is a buffer smaller than the kernel reads or writes? "
@@ -516,7 +521,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   h.recordCount = recordTotal;
   for (auto [inst, n] : outsideByInstruction) {
     result.outsideAccesses += n;
-    std::string text = inst < kernel_.report.accesses.size() ? kernel_.report.accesses[inst].text : "";
+    std::string text = instructionText(inst);
     result.warnings.push_back(std::to_string(n) + " accesses of instruction " + std::to_string(inst) +
                               " (" + text + ") fall outside every known buffer; their addresses are "
                               "left as device addresses");

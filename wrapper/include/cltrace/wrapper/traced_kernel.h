@@ -77,6 +77,8 @@ class TracedKernel {
   std::unique_ptr<SharedBuffer> counts_, control_, records_;
   SharedBuffer& shared(std::unique_ptr<SharedBuffer>& slot, uint64_t bytes);
   void setOriginalArgs(cl_kernel k, const std::vector<ArgBinding>& args);
+  // The readable instruction with id `id` ("" for an id the kernel does not have).
+  std::string instructionText(uint64_t id) const;
 
   cl_context context_;
   cl_device_id device_;
