@@ -13,7 +13,9 @@
 // Sections:
 //   1. line requests straight into one SM's L1 model (SmModel::read), classification on;
 //   2. the whole Simulator driven by a synthetic scheduler (warp steps of 32 lanes; strict
-//      round-robin over 48 warps, honouring delayWarp).
+//      round-robin over 48 warps, honouring delayWarp). The source's own time, measured alone on
+//      the same steps, is printed too, with the rate of the simulator (coalescing included)
+//      without it.
 // Rates are given per second of wall time and per second of CPU time of the measuring thread
 // (the latter is robust when other processes share the machine). Each measurement runs in a
 // forked child so its peak RSS (ru_maxrss) is its own, at two trace lengths with the same
@@ -214,14 +216,24 @@ void benchSteps(const std::string& pattern, const std::vector<std::string>& over
     Stats s = sim.run(source, 1);
     double cpu = cpuSeconds() - c0;
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+    // The synthetic source's own cost (making 32 lanes per step), measured alone on the same
+    // steps, so that the simulator's share can be given apart from it.
+    SyntheticSource alone(steps, pattern);
+    sched::WarpStep step;
+    uint64_t sink = 0;
+    double a0 = cpuSeconds();
+    while (alone.next(step)) sink += step.lanes[7].address;
+    double sourceCpu = cpuSeconds() - a0;
     std::string cfg;
     for (const std::string& o : overrides) cfg += (cfg.empty() ? "" : ",") + o;
     std::printf("%-7s %-22s %6.1f M steps (%5.1f M req, %6.1f M lanes)  wall %6.2f s %5.1f M req/s  cpu %6.2f s "
-                "%5.1f M req/s  maxrss %6.1f MiB  miss %.3f lat %.3f mshr %.4f\n",
+                "%5.1f M req/s  source alone %5.2f s, simulator %5.1f M req/s  maxrss %6.1f MiB  miss %.3f "
+                "lat %.3f mshr %.4f%s\n",
                 pattern.c_str(), cfg.empty() ? "defaults" : cfg.c_str(), steps / 1e6, s.requests / 1e6,
                 s.requestsBeforeCoalescing / 1e6, wall, s.requests / wall / 1e6, cpu, s.requests / cpu / 1e6,
-                maxRssMiB(), s.missRate(), double(s.misses.latency) / double(s.reads ? s.reads : 1),
-                double(s.misses.mshr) / double(s.reads ? s.reads : 1));
+                sourceCpu, s.requests / (cpu - sourceCpu) / 1e6, maxRssMiB(), s.missRate(),
+                double(s.misses.latency) / double(s.reads ? s.reads : 1),
+                double(s.misses.mshr) / double(s.reads ? s.reads : 1), sink == 42 ? "!" : "");
   });
 }
 
