@@ -5,6 +5,8 @@
 #include <CL/cl.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 static const char* kSource = R"CL(
@@ -28,11 +30,25 @@ __kernel void scale(__global float* x, float f) {
   } while (0)
 
 int main() {
-  cl_platform_id platform;
-  cl_device_id device;
+  // The first device of the first platform that has one (a platform may have none, e.g. a GPU
+  // driver on a machine without its GPU); $SAMPLE_PLATFORM, when set, names part of the
+  // platform's name, as many programs let their users choose.
+  cl_platform_id platforms[8];
+  cl_uint platformCount = 0;
+  cl_device_id device = nullptr;
   cl_int err;
-  CHECK(clGetPlatformIDs(1, &platform, nullptr));
-  CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr));
+  const char* wanted = std::getenv("SAMPLE_PLATFORM");
+  CHECK(clGetPlatformIDs(8, platforms, &platformCount));
+  for (cl_uint p = 0; p < platformCount && p < 8 && !device; ++p) {
+    char name[256] = {};
+    CHECK(clGetPlatformInfo(platforms[p], CL_PLATFORM_NAME, sizeof name - 1, name, nullptr));
+    if (wanted && !std::strstr(name, wanted)) continue;
+    if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS) device = nullptr;
+  }
+  if (!device) {
+    std::fprintf(stderr, "no OpenCL device\n");
+    return 1;
+  }
   cl_context ctx = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
   CHECK(err);
   cl_command_queue q = clCreateCommandQueueWithProperties(ctx, device, nullptr, &err);

@@ -21,6 +21,9 @@ void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
   sub.add_option("--alignment", f.alignment, "alignment of buffers in the virtual address layout")
       ->capture_default_str();
   sub.add_flag("--compress", f.compress, "zstd-compress the trace body");
+  sub.add_option("--device", f.device,
+                 "OpenCL device to trace on: P:D (see `cltrace devices`) or part of its name "
+                 "(default: $CLTRACE_DEVICE, else the first device that takes SPIR or SPIR-V)");
 }
 
 wrapper::RunSpec runSpecOf(const LaunchFlags& f) {
@@ -64,7 +67,7 @@ wrapper::LaunchOptions launchOptionsOf(const LaunchFlags& f) {
 wrapper::RunOutput traceLaunch(const LaunchFlags& f, const wrapper::RunSpec& spec, const std::string& tracePath) {
   wrapper::RunOutput out;
   try {
-    out = wrapper::runStandalone(spec, tracePath, launchOptionsOf(f));
+    out = wrapper::runStandalone(spec, tracePath, launchOptionsOf(f), wrapper::selectDevice(f.device));
   } catch (const passes::InstrumentError& e) {
     throw UserError(f.source + ": " + e.what());
   } catch (const std::invalid_argument& e) {

@@ -21,6 +21,7 @@ struct LaunchFlags {
   std::string buildOptions;
   uint64_t alignment = 256;
   bool compress = false;
+  std::string device;  // wrapper::selectDevice spec; empty: $CLTRACE_DEVICE or the default
 };
 
 void addLaunchFlags(CLI::App& sub, LaunchFlags& f);

@@ -4,7 +4,7 @@ namespace cltrace::api {
 
 using wrapper::check;
 
-Context::Context() : Context(wrapper::defaultDevice()) {}
+Context::Context() : Context(wrapper::selectDevice("")) {}
 
 Context::Context(cl_device_id device) : device_(device) {
   cl_int err = CL_SUCCESS;

@@ -7,6 +7,12 @@
 // exactly the application's parameters. A launch that cannot be traced runs untraced, with a
 // message on stderr: the application's behaviour and output never change.
 //
+// A launch on a device that takes neither SPIR nor SPIR-V (most GPU drivers) is traced on a
+// stand-in device that does (PoCL here; $CLTRACE_DEVICE chooses): the kernel's buffers are
+// copied there and traced there, and the application's own launch then runs unchanged on its
+// device. The trace does not depend on the device (addresses are rebased into a virtual
+// layout), so only the header's device name tells the two apart.
+//
 // Configuration (set by `cltrace wrap`):
 //   CLTRACE_OUT       directory for traces (default cltrace-traces)
 //   CLTRACE_KERNELS   comma-separated kernel names to trace (default: all)
@@ -25,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -78,8 +85,19 @@ struct Settings {
   }
 };
 
+// The device that traces launches whose own device cannot take instrumented programs.
+struct StandIn {
+  cl_device_id device = nullptr;
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+  std::string name;
+};
+
 struct State {
   std::mutex mutex;
+  // Created on first need and kept to the end of the process (released by the driver then:
+  // releasing OpenCL objects from a static destructor can outlive the ICD).
+  StandIn* standIn = nullptr;
   Settings settings;
   std::map<cl_program, ProgramInfo> programs;
   std::map<cl_kernel, KernelInfo> kernels;
@@ -173,8 +191,63 @@ std::vector<ArgBinding> bindingsOf(const KernelInfo& k, const passes::Instrument
   return args;
 }
 
-// Runs the launch traced; returns false (after saying why) when it cannot be traced.
-bool traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
+StandIn& standIn(State& s) {
+  if (s.standIn) return *s.standIn;
+  cl_device_id device = selectDevice("");
+  if (programFormatOf(device) == ProgramFormat::None)
+    throw TraceError("no device that takes SPIR or SPIR-V to trace on (install pocl-opencl-icd)");
+  auto* in = new StandIn;
+  in->device = device;
+  in->name = describeDevice(device);
+  cl_int err = CL_SUCCESS;
+  in->context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  check(err, "clCreateContext (stand-in device)");
+  in->queue = clCreateCommandQueueWithProperties(in->context, device, nullptr, &err);
+  check(err, "clCreateCommandQueueWithProperties (stand-in device)");
+  s.standIn = in;
+  return *in;
+}
+
+// Buffers copied from the application's device to the stand-in device, released afterwards.
+// An application buffer bound to several arguments gets one copy, so the kernel still sees
+// them alias.
+class StandInBuffers {
+ public:
+  StandInBuffers(cl_command_queue appQueue, const StandIn& in, std::vector<ArgBinding>& args) {
+    for (ArgBinding& a : args) {
+      if (a.kind != ArgBinding::Kind::Buffer || !a.buffer) continue;
+      auto [it, fresh] = copies_.try_emplace(a.buffer, nullptr);
+      if (fresh) it->second = copy(appQueue, in, a.buffer);
+      a.buffer = it->second;
+    }
+  }
+  ~StandInBuffers() {
+    for (auto& [app, copy] : copies_)
+      if (copy) clReleaseMemObject(copy);
+  }
+  StandInBuffers(const StandInBuffers&) = delete;
+  StandInBuffers& operator=(const StandInBuffers&) = delete;
+
+ private:
+  static cl_mem copy(cl_command_queue appQueue, const StandIn& in, cl_mem buffer) {
+    size_t size = 0;
+    check(clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof size, &size, nullptr), "clGetMemObjectInfo");
+    std::vector<uint8_t> bytes(size);
+    check(clEnqueueReadBuffer(appQueue, buffer, CL_TRUE, 0, size, bytes.data(), 0, nullptr, nullptr),
+          "reading a buffer for the stand-in device (clEnqueueReadBuffer)");
+    cl_int err = CL_SUCCESS;
+    cl_mem copy = clCreateBuffer(in.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, size, bytes.data(), &err);
+    check(err, "clCreateBuffer (stand-in device)");
+    return copy;
+  }
+  std::map<cl_mem, cl_mem> copies_;
+};
+
+enum class Traced { No, InPlace, OnStandIn };
+
+// Runs the launch traced; returns Traced::No (after saying why) when it cannot be traced.
+// Traced::OnStandIn: the application's launch has yet to run on its own device.
+Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
                  const size_t* global, const size_t* local, uint64_t launch, const KernelInfo& info,
                  const ProgramInfo& program) {
   State& s = state();
@@ -183,6 +256,12 @@ bool traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
     cl_device_id device = nullptr;
     check(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr), "clGetCommandQueueInfo");
     check(clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr), "clGetCommandQueueInfo");
+    const cl_device_id appDevice = device;  // a NULL local size is chosen for the app's device
+    const StandIn* in = programFormatOf(device) == ProgramFormat::None ? &standIn(s) : nullptr;
+    if (in) {
+      context = in->context;
+      device = in->device;
+    }
     std::string key = std::to_string(std::hash<std::string>()(program.source)) + "|" + program.options + "|" +
                       info.name + "|" + std::to_string(reinterpret_cast<uintptr_t>(device));
     auto it = s.traced.find(key);
@@ -202,20 +281,24 @@ bool traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
     if (local) {
       for (cl_uint d = 0; d < dims; ++d) range.local[d] = local[d];
     } else {
-      range.local = chooseLocalSize(range, maxWorkGroupSize(device));
+      range.local = chooseLocalSize(range, maxWorkGroupSize(appDevice));
     }
     std::filesystem::create_directories(s.settings.out);
     std::string path = s.settings.out + "/" + info.name + "-" + std::to_string(launch) + ".cltrace";
-    LaunchResult r = tk.launch(queue, bindingsOf(info, tk.instrumented()), range, path);
+    std::vector<ArgBinding> args = bindingsOf(info, tk.instrumented());
+    std::optional<StandInBuffers> copies;
+    if (in) copies.emplace(queue, *in, args);
+    LaunchResult r = tk.launch(in ? in->queue : queue, args, range, path);
     for (const auto& w : r.warnings) message("warning: " + w);
     std::ofstream(s.settings.out + "/launches.tsv", std::ios::app) << launch << '\t' << info.name << '\t' << path << '\n';
     message("traced " + info.name + " launch " + std::to_string(launch) + " -> " + path +
-            (local ? "" : " (local size chosen by cltrace)"));
-    return true;
+            (local ? "" : " (local size chosen by cltrace)") +
+            (in ? " on the stand-in device '" + in->name + "'" : ""));
+    return in ? Traced::OnStandIn : Traced::InPlace;
   } catch (const std::exception& e) {
     message("could not trace " + info.name + " launch " + std::to_string(launch) + ": " + e.what() +
             "; it runs untraced");
-    return false;
+    return Traced::No;
   }
 }
 
@@ -244,7 +327,7 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
   Inside inside;
   if (nEvents > 0 && clWaitForEvents(nEvents, events) != CL_SUCCESS) return forward();
   clFinish(queue);
-  if (!traceLaunch(queue, dims, offset, global, local, launch, k->second, p->second)) {
+  if (traceLaunch(queue, dims, offset, global, local, launch, k->second, p->second) != Traced::InPlace) {
     insideLayer = false;
     return forward();
   }

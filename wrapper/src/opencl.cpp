@@ -1,5 +1,11 @@
 #include "cltrace/wrapper/opencl.h"
 
+#include <CL/cl_ext.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+
 namespace cltrace::wrapper {
 
 OpenCLError::OpenCLError(const std::string& what, cl_int code)
@@ -58,20 +64,100 @@ std::string describeDevice(cl_device_id device) {
   return platformString(platform, CL_PLATFORM_NAME) + " / " + deviceString(device, CL_DEVICE_NAME);
 }
 
-cl_device_id defaultDevice() {
+ProgramFormat programFormatOf(cl_device_id device) {
+  if (deviceString(device, CL_DEVICE_EXTENSIONS).find("cl_khr_spir") != std::string::npos)
+    return ProgramFormat::Spir;
+  if (ilVersionOf(device).find("SPIR-V") != std::string::npos) return ProgramFormat::SpirV;
+  return ProgramFormat::None;
+}
+
+std::string ilVersionOf(cl_device_id device) {
+  // Devices before OpenCL 2.1 do not know the query: no IL then.
+  size_t size = 0;
+  if (clGetDeviceInfo(device, CL_DEVICE_IL_VERSION, 0, nullptr, &size) != CL_SUCCESS || size <= 1) return "";
+  return deviceString(device, CL_DEVICE_IL_VERSION);
+}
+
+std::string describeProgramFormat(ProgramFormat format) {
+  switch (format) {
+    case ProgramFormat::Spir: return "SPIR 1.2 (cl_khr_spir)";
+    case ProgramFormat::SpirV: return "SPIR-V (clCreateProgramWithIL)";
+    case ProgramFormat::None: break;
+  }
+  return "neither SPIR nor SPIR-V: cannot trace";
+}
+
+std::vector<DeviceEntry> listDevices() {
+  std::vector<DeviceEntry> devices;
   cl_uint count = 0;
   cl_int err = clGetPlatformIDs(0, nullptr, &count);
-  if (err != CL_SUCCESS || count == 0)
-    throw std::runtime_error(
-        "no OpenCL platform found (install pocl-opencl-icd, or run scripts/setup.sh)");
+  if (err == CL_PLATFORM_NOT_FOUND_KHR || count == 0) return devices;
+  check(err, "clGetPlatformIDs");
   std::vector<cl_platform_id> platforms(count);
   check(clGetPlatformIDs(count, platforms.data(), nullptr), "clGetPlatformIDs");
-  for (cl_platform_id p : platforms) {
-    cl_device_id device = nullptr;
+  for (cl_uint p = 0; p < count; ++p) {
     cl_uint n = 0;
-    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &device, &n) == CL_SUCCESS && n > 0) return device;
+    // A platform without devices (say, a GPU driver on a machine without that GPU) answers
+    // CL_DEVICE_NOT_FOUND: it simply contributes none.
+    if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 0, nullptr, &n) != CL_SUCCESS || n == 0) continue;
+    std::vector<cl_device_id> ids(n);
+    check(clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, n, ids.data(), nullptr), "clGetDeviceIDs");
+    for (cl_uint d = 0; d < n; ++d) devices.push_back(DeviceEntry{p, d, ids[d], describeDevice(ids[d])});
   }
-  throw std::runtime_error("no OpenCL device found on any platform");
+  return devices;
+}
+
+cl_device_id defaultDevice() {
+  std::vector<DeviceEntry> devices = listDevices();
+  if (devices.empty())
+    throw std::runtime_error(
+        "no OpenCL device found on any platform (install pocl-opencl-icd, or run scripts/setup.sh)");
+  for (const DeviceEntry& d : devices)
+    if (programFormatOf(d.id) != ProgramFormat::None) return d.id;
+  return devices.front().id;
+}
+
+namespace {
+
+std::string lowered(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string deviceList(const std::vector<DeviceEntry>& devices) {
+  std::string list;
+  for (const DeviceEntry& d : devices)
+    list += "\n  " + std::to_string(d.platform) + ":" + std::to_string(d.index) + "  " + d.name;
+  return list.empty() ? " (none)" : list;
+}
+
+}  // namespace
+
+cl_device_id selectDevice(const std::string& spec) {
+  std::string wanted = spec;
+  std::string origin = "--device";
+  if (wanted.empty()) {
+    const char* env = std::getenv("CLTRACE_DEVICE");
+    if (!env || !*env) return defaultDevice();
+    wanted = env;
+    origin = "CLTRACE_DEVICE";
+  }
+  std::vector<DeviceEntry> devices = listDevices();
+  unsigned platform = 0, index = 0;
+  char tail = 0;
+  if (std::sscanf(wanted.c_str(), "%u:%u%c", &platform, &index, &tail) == 2) {
+    for (const DeviceEntry& d : devices)
+      if (d.platform == platform && d.index == index) return d.id;
+    throw std::invalid_argument(origin + " '" + wanted + "': there is no device " + wanted +
+                                "; the devices are:" + deviceList(devices));
+  }
+  std::vector<const DeviceEntry*> matches;
+  for (const DeviceEntry& d : devices)
+    if (lowered(d.name).find(lowered(wanted)) != std::string::npos) matches.push_back(&d);
+  if (matches.size() == 1) return matches.front()->id;
+  throw std::invalid_argument(origin + " '" + wanted + "' " +
+                              (matches.empty() ? "names no device" : "names more than one device") +
+                              "; the devices are:" + deviceList(devices));
 }
 
 }  // namespace cltrace::wrapper

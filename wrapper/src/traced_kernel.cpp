@@ -195,31 +195,30 @@ void validateRange(const NDRange& r) {
 
 cl_program buildInstrumentedProgram(cl_context context, cl_device_id device,
                                     const std::string& bitcode) {
-  std::string extensions = deviceString(device, CL_DEVICE_EXTENSIONS);
-  std::string il;
-  {
-    size_t size = 0;
-    if (clGetDeviceInfo(device, CL_DEVICE_IL_VERSION, 0, nullptr, &size) == CL_SUCCESS && size > 1)
-      il = deviceString(device, CL_DEVICE_IL_VERSION);
-  }
   cl_int err = CL_SUCCESS;
   cl_program program = nullptr;
   const char* options = "";
-  if (extensions.find("cl_khr_spir") != std::string::npos) {
-    const auto* bytes = reinterpret_cast<const unsigned char*>(bitcode.data());
-    size_t size = bitcode.size();
-    cl_int status = CL_SUCCESS;
-    program = clCreateProgramWithBinary(context, 1, &device, &size, &bytes, &status, &err);
-    check(err, "clCreateProgramWithBinary (SPIR)");
-    options = "-x spir -spir-std=1.2";
-  } else if (il.find("SPIR-V") != std::string::npos) {
-    std::string spirv = toSpirv(bitcode);
-    program = clCreateProgramWithIL(context, spirv.data(), spirv.size(), &err);
-    check(err, "clCreateProgramWithIL (SPIR-V)");
-  } else {
-    throw TraceError("device '" + describeDevice(device) +
-                     "' accepts neither SPIR (cl_khr_spir) nor SPIR-V (IL version '" + il +
-                     "'); cltrace cannot load instrumented kernels on it");
+  switch (programFormatOf(device)) {
+    case ProgramFormat::Spir: {
+      const auto* bytes = reinterpret_cast<const unsigned char*>(bitcode.data());
+      size_t size = bitcode.size();
+      cl_int status = CL_SUCCESS;
+      program = clCreateProgramWithBinary(context, 1, &device, &size, &bytes, &status, &err);
+      check(err, "clCreateProgramWithBinary (SPIR)");
+      options = "-x spir -spir-std=1.2";
+      break;
+    }
+    case ProgramFormat::SpirV: {
+      std::string spirv = toSpirv(bitcode);
+      program = clCreateProgramWithIL(context, spirv.data(), spirv.size(), &err);
+      check(err, "clCreateProgramWithIL (SPIR-V)");
+      break;
+    }
+    case ProgramFormat::None:
+      throw TraceError("device '" + describeDevice(device) +
+                       "' accepts neither SPIR (no cl_khr_spir among its extensions) nor SPIR-V (IL version '" +
+                       ilVersionOf(device) + "'); cltrace cannot load instrumented kernels on it. `cltrace devices` "
+                       "lists the devices and what each accepts");
   }
   err = clBuildProgram(program, 1, &device, options, nullptr, nullptr);
   if (err != CL_SUCCESS) {

@@ -28,7 +28,7 @@ using wrapper::LaunchResult;
 
 class Context {
  public:
-  Context();  // the first device of any platform
+  Context();  // $CLTRACE_DEVICE, else the first device that takes instrumented programs
   explicit Context(cl_device_id device);
   ~Context();
   Context(const Context&) = delete;

@@ -28,7 +28,35 @@ std::string platformString(cl_platform_id platform, cl_platform_info what);
 // "platform / device" for reports.
 std::string describeDevice(cl_device_id device);
 
-// The first device of any platform (PoCL on a CPU here); throws when there is none.
+// How a device can take cltrace's instrumented programs (LLVM bitcode on the host).
+enum class ProgramFormat {
+  Spir,   // SPIR 1.2 bitcode through clCreateProgramWithBinary (cl_khr_spir, e.g. PoCL)
+  SpirV,  // SPIR-V through clCreateProgramWithIL (the device reports an IL version)
+  None,   // neither: cltrace cannot trace on this device
+};
+ProgramFormat programFormatOf(cl_device_id device);
+// What the device says about program formats, for messages: its IL version ("" when none).
+std::string ilVersionOf(cl_device_id device);
+std::string describeProgramFormat(ProgramFormat format);
+
+// Every device of every platform, numbered as `clinfo -l` numbers them.
+struct DeviceEntry {
+  cl_uint platform = 0;  // index of the platform
+  cl_uint index = 0;     // index of the device within its platform
+  cl_device_id id = nullptr;
+  std::string name;  // "platform / device"
+};
+std::vector<DeviceEntry> listDevices();
+
+// The first device that takes instrumented programs (PoCL on a CPU here); when no device
+// does, the first device at all, so that the launch names what it lacks. Throws when there
+// is no device.
 cl_device_id defaultDevice();
+
+// The device `spec` names: "P:D" (platform and device index, as listDevices numbers them) or
+// a case-insensitive part of "platform / device". An empty spec takes $CLTRACE_DEVICE, and
+// without it defaultDevice(). Throws std::invalid_argument, listing the devices, when nothing
+// or more than one device matches.
+cl_device_id selectDevice(const std::string& spec);
 
 }  // namespace cltrace::wrapper

@@ -1,0 +1,47 @@
+# Device choice and devices that take neither SPIR nor SPIR-V. Mesa's rusticl on llvmpipe
+# (scripts/setup.sh installs mesa-opencl-icd; RUSTICL_ENABLE=llvmpipe turns it on) is such a
+# device: it compiles OpenCL C but reports no cl_khr_spir and no IL version.
+source "$(dirname "$0")/lib.sh"
+[ -e /etc/OpenCL/vendors/rusticl.icd ] || fail "rusticl is not installed (scripts/setup.sh installs mesa-opencl-icd)"
+export RUSTICL_ENABLE=llvmpipe
+
+# `cltrace devices` numbers every device, says what each takes, and stars the default.
+"$CLTRACE" devices > "$work/devices"
+grep -qE '^\* [0-9]+:0  Portable Computing Language / ' "$work/devices" || fail "PoCL is not the default: $(cat "$work/devices")"
+grep -A1 'rusticl / llvmpipe' "$work/devices" | grep -q "takes neither SPIR nor SPIR-V: cannot trace" ||
+  fail "rusticl not described: $(cat "$work/devices")"
+rusticl=$(grep -oE '[0-9]+:[0-9]+  rusticl' "$work/devices" | cut -d' ' -f1)
+
+# Tracing on it fails naming the device and what it lacks, by index, by name and by environment.
+lacks="device 'rusticl / llvmpipe"
+expect_error "$lacks" "$CLTRACE" run "$KERNELS/mm.cl" --device "$rusticl" -o "$work/t.cltrace"
+expect_error "accepts neither SPIR (no cl_khr_spir among its extensions) nor SPIR-V (IL version '')" \
+  "$CLTRACE" run "$KERNELS/mm.cl" --device LLVMPIPE -o "$work/t.cltrace"
+expect_error "$lacks" env CLTRACE_DEVICE=rusticl "$CLTRACE" predict "$KERNELS/mm.cl"
+[ ! -e "$work/t.cltrace" ] || fail "a trace file was left behind"
+# A spec that names no device, or several, lists the devices.
+expect_error "--device '7:3': there is no device 7:3; the devices are:" \
+  "$CLTRACE" run "$KERNELS/mm.cl" --device 7:3 -o "$work/t.cltrace"
+expect_error "--device 'no such device' names no device; the devices are:" \
+  "$CLTRACE" run "$KERNELS/mm.cl" --device "no such device" -o "$work/t.cltrace"
+expect_error "CLTRACE_DEVICE 'l' names more than one device" env CLTRACE_DEVICE=l "$CLTRACE" run "$KERNELS/mm.cl"
+# PoCL by name traces as the default does.
+"$CLTRACE" run "$KERNELS/mm.cl" --device "portable" -o "$work/named.cltrace" > /dev/null
+"$CLTRACE" run "$KERNELS/mm.cl" -o "$work/default.cltrace" > /dev/null
+cmp "$work/named.cltrace" "$work/default.cltrace" || fail "--device portable traced differently"
+echo "devices: all checks passed"
+
+# The sample host on rusticl under `cltrace wrap`: each launch is traced on the stand-in device
+# (PoCL), the program's own launches run on rusticl, its output is unchanged, and the traces are
+# byte for byte those of the same program run on PoCL.
+plain=$(SAMPLE_PLATFORM=rusticl "$SAMPLE_HOST")
+echo "$plain" | grep -q "sum 7332864.0, correct" || fail "sample host on rusticl: $plain"
+wrapped=$(SAMPLE_PLATFORM=rusticl "$CLTRACE" wrap --out "$work/rusticl" -- "$SAMPLE_HOST" 2>"$work/err")
+[ "$plain" = "$wrapped" ] || fail "output differs: '$plain' vs '$wrapped'"
+[ "$(grep -c "on the stand-in device 'Portable Computing Language" "$work/err")" -eq 4 ] ||
+  fail "expected 4 launches traced on the stand-in: $(cat "$work/err")"
+SAMPLE_PLATFORM=Portable "$CLTRACE" wrap --out "$work/pocl" -- "$SAMPLE_HOST" > /dev/null 2>&1
+for f in vadd-0 scale-1 scale-2 vadd-3; do
+  cmp "$work/rusticl/$f.cltrace" "$work/pocl/$f.cltrace" || fail "$f differs between stand-in and direct tracing"
+done
+echo "wrap on a device without SPIR: all checks passed"
