@@ -13,6 +13,8 @@ packages=(
   # A second OpenCL platform, rusticl on llvmpipe, which takes neither SPIR nor SPIR-V: the
   # tests of device choice and of tracing on a stand-in device run the sample host on it.
   mesa-opencl-icd
+  # Oclgrind, an OpenCL 1.2 interpreter that takes SPIR: traces on it must equal PoCL's.
+  oclgrind
 )
 
 missing=()

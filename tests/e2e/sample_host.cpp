@@ -1,7 +1,8 @@
 // A small, ordinary OpenCL host program (no cltrace code): builds two kernels from source,
 // runs four launches (one with a NULL local size, one updating a buffer in place), checks the
 // results and prints them. Used to test `cltrace wrap` on an unmodified program.
-#define CL_TARGET_OPENCL_VERSION 300
+// OpenCL 1.2 API only, so that it runs on 1.2 platforms such as Oclgrind too.
+#define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
 #include <cstdio>
@@ -51,7 +52,7 @@ int main() {
   }
   cl_context ctx = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
   CHECK(err);
-  cl_command_queue q = clCreateCommandQueueWithProperties(ctx, device, nullptr, &err);
+  cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err);
   CHECK(err);
   cl_program prog = clCreateProgramWithSource(ctx, 1, &kSource, nullptr, &err);
   CHECK(err);

@@ -88,11 +88,7 @@ wrapper::TracedKernel& Kernel::traced() {
   return *traced_;
 }
 
-CommandQueue::CommandQueue(Context& ctx) {
-  cl_int err = CL_SUCCESS;
-  queue_ = clCreateCommandQueueWithProperties(ctx.get(), ctx.device(), nullptr, &err);
-  check(err, "clCreateCommandQueueWithProperties");
-}
+CommandQueue::CommandQueue(Context& ctx) : queue_(wrapper::createCommandQueue(ctx.get(), ctx.device())) {}
 
 CommandQueue::~CommandQueue() { clReleaseCommandQueue(queue_); }
 

@@ -95,9 +95,7 @@ struct StandIn {
 
 struct State {
   std::mutex mutex;
-  // Created on first need and kept to the end of the process (released by the driver then:
-  // releasing OpenCL objects from a static destructor can outlive the ICD).
-  StandIn* standIn = nullptr;
+  std::unique_ptr<StandIn> standIn;  // created on first need
   Settings settings;
   std::map<cl_program, ProgramInfo> programs;
   std::map<cl_kernel, KernelInfo> kernels;
@@ -105,9 +103,12 @@ struct State {
   uint64_t nextLaunch = 0;
 };
 
+// Never destroyed: at exit the driver's own static state may already be gone, and releasing
+// OpenCL objects then crashes some drivers (Oclgrind's program release corrupts the heap).
+// Traces are complete when each launch returns; the driver frees the rest with the process.
 State& state() {
-  static State s;
-  return s;
+  static State* s = new State;
+  return *s;
 }
 
 void message(const std::string& text) { std::fprintf(stderr, "cltrace: %s\n", text.c_str()); }
@@ -196,16 +197,15 @@ StandIn& standIn(State& s) {
   cl_device_id device = selectDevice("");
   if (programFormatOf(device) == ProgramFormat::None)
     throw TraceError("no device that takes SPIR or SPIR-V to trace on (install pocl-opencl-icd)");
-  auto* in = new StandIn;
+  auto in = std::make_unique<StandIn>();
   in->device = device;
   in->name = describeDevice(device);
   cl_int err = CL_SUCCESS;
   in->context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
   check(err, "clCreateContext (stand-in device)");
-  in->queue = clCreateCommandQueueWithProperties(in->context, device, nullptr, &err);
-  check(err, "clCreateCommandQueueWithProperties (stand-in device)");
-  s.standIn = in;
-  return *in;
+  in->queue = createCommandQueue(in->context, device);
+  s.standIn = std::move(in);
+  return *s.standIn;
 }
 
 // Buffers copied from the application's device to the stand-in device, released afterwards.

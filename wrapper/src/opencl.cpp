@@ -64,6 +64,25 @@ std::string describeDevice(cl_device_id device) {
   return platformString(platform, CL_PLATFORM_NAME) + " / " + deviceString(device, CL_DEVICE_NAME);
 }
 
+cl_command_queue createCommandQueue(cl_context context, cl_device_id device) {
+  cl_platform_id platform = nullptr;
+  check(clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr),
+        "clGetDeviceInfo(CL_DEVICE_PLATFORM)");
+  cl_int err = CL_SUCCESS;
+  cl_command_queue queue = nullptr;
+  if (platformString(platform, CL_PLATFORM_VERSION).rfind("OpenCL 1.", 0) == 0) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    queue = clCreateCommandQueue(context, device, 0, &err);
+#pragma GCC diagnostic pop
+    check(err, "clCreateCommandQueue");
+  } else {
+    queue = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
+    check(err, "clCreateCommandQueueWithProperties");
+  }
+  return queue;
+}
+
 ProgramFormat programFormatOf(cl_device_id device) {
   if (deviceString(device, CL_DEVICE_EXTENSIONS).find("cl_khr_spir") != std::string::npos)
     return ProgramFormat::Spir;

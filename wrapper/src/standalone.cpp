@@ -265,8 +265,7 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
   cl_int err = CL_SUCCESS;
   cl.context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
   check(err, "clCreateContext");
-  cl.queue = clCreateCommandQueueWithProperties(cl.context, device, nullptr, &err);
-  check(err, "clCreateCommandQueueWithProperties");
+  cl.queue = createCommandQueue(cl.context, device);
 
   std::vector<ArgBinding> bindings;
   std::vector<cl_mem> buffers;

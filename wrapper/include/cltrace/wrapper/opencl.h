@@ -28,6 +28,11 @@ std::string platformString(cl_platform_id platform, cl_platform_info what);
 // "platform / device" for reports.
 std::string describeDevice(cl_device_id device);
 
+// An in-order command queue on `device`: clCreateCommandQueueWithProperties where the platform
+// is OpenCL 2.0 or later, clCreateCommandQueue on OpenCL 1.x platforms (whose ICD dispatch
+// table may lack the 2.0 entry point: calling it there can hang in the ICD loader).
+cl_command_queue createCommandQueue(cl_context context, cl_device_id device);
+
 // How a device can take cltrace's instrumented programs (LLVM bitcode on the host).
 enum class ProgramFormat {
   Spir,   // SPIR 1.2 bitcode through clCreateProgramWithBinary (cl_khr_spir, e.g. PoCL)

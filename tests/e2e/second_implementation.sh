@@ -1,0 +1,43 @@
+# A second, unrelated OpenCL implementation: Oclgrind (an OpenCL 1.2 interpreter built on LLVM
+# 14; scripts/setup.sh installs it; its ICD is not registered system-wide, so this test points
+# OCL_ICD_VENDORS at it). It takes SPIR (cl_khr_spir), so cltrace traces on it directly, and the
+# traces must equal PoCL's in every byte but the header's device name.
+source "$(dirname "$0")/lib.sh"
+icd=/usr/lib/oclgrind/liboclgrind-rt-icd.so
+[ -e "$icd" ] || fail "Oclgrind is not installed (scripts/setup.sh installs oclgrind)"
+echo "$icd" > "$work/oclgrind.icd"
+oclgrind() { OCL_ICD_VENDORS="$work/oclgrind.icd" "$@"; }
+# The dump without its device line.
+body() { "$CLTRACE" dump "$1" | grep -v '^device: '; }
+
+oclgrind "$CLTRACE" devices | grep -A1 '^\* 0:0  Oclgrind / Oclgrind Simulator' | grep -q 'takes SPIR 1.2 (cl_khr_spir)' ||
+  fail "devices: $(oclgrind "$CLTRACE" devices 2>&1)"
+
+# Bundled kernels: plain loads and stores (mt), loops (mm), atomics (histogram), local memory and
+# barriers (mm_tiled).
+for k in mt mm histogram mm_tiled; do
+  oclgrind "$CLTRACE" run "$KERNELS/$k.cl" -o "$work/$k-oclgrind.cltrace" > "$work/out"
+  grep -q "traced $k on Oclgrind / Oclgrind Simulator" "$work/out" || fail "$k: $(cat "$work/out")"
+  "$CLTRACE" run "$KERNELS/$k.cl" -o "$work/$k-pocl.cltrace" > /dev/null
+  cmp -s "$work/$k-oclgrind.cltrace" "$work/$k-pocl.cltrace" && fail "$k: the device names should differ"
+  body "$work/$k-oclgrind.cltrace" > "$work/a"
+  body "$work/$k-pocl.cltrace" > "$work/b"
+  cmp "$work/a" "$work/b" || fail "$k: traces differ between Oclgrind and PoCL"
+  echo "ok: $k traced alike on Oclgrind and PoCL ($(wc -l < "$work/a") dump lines)"
+done
+
+# The sample host (OpenCL 1.2 calls only) under `cltrace wrap` on Oclgrind: same output, traced
+# in place, the same traces as under PoCL, and a clean exit (releasing the layer's OpenCL
+# objects at exit used to corrupt Oclgrind's heap).
+plain=$(oclgrind "$SAMPLE_HOST")
+wrapped=$(oclgrind "$CLTRACE" wrap --out "$work/w-oclgrind" -- "$SAMPLE_HOST" 2>"$work/err") ||
+  fail "wrap on Oclgrind failed: $(cat "$work/err")"
+[ "$plain" = "$wrapped" ] || fail "output differs: '$plain' vs '$wrapped'"
+grep -q "stand-in" "$work/err" && fail "Oclgrind takes SPIR: no stand-in expected: $(cat "$work/err")"
+"$CLTRACE" wrap --out "$work/w-pocl" -- "$SAMPLE_HOST" > /dev/null 2>&1
+for f in vadd-0 scale-1 scale-2 vadd-3; do
+  body "$work/w-oclgrind/$f.cltrace" > "$work/a"
+  body "$work/w-pocl/$f.cltrace" > "$work/b"
+  cmp "$work/a" "$work/b" || fail "wrap $f differs between Oclgrind and PoCL"
+done
+echo "second implementation: all checks passed"
