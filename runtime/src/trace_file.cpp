@@ -698,14 +698,16 @@ uint64_t TraceReader::Impl::readCount() {
 }
 
 void TraceReader::Impl::readRecords(std::vector<Record>& out, uint64_t count) {
-  out.clear();
-  while (out.size() < count) {
+  // Appends in bounded chunks: a corrupt count cannot make this allocate more than the body
+  // holds before the read fails.
+  const size_t first = out.size();
+  while (out.size() - first < count) {
     size_t start = out.size();
-    size_t chunk = static_cast<size_t>(std::min<uint64_t>(count - start, kRecordsPerChunk));
+    size_t chunk = static_cast<size_t>(std::min<uint64_t>(count - (start - first), kRecordsPerChunk));
     out.resize(start + chunk);
     readExact(out.data() + start, chunk * kRecordSize, "the records of");
   }
-  std::string problem = recordsProblem(out.data(), out.size(), nextIndex);
+  std::string problem = recordsProblem(out.data() + first, count, nextIndex);
   if (!problem.empty()) fail(path, problem);
 }
 
@@ -720,9 +722,13 @@ void TraceReader::Impl::checkEnd() {
 }
 
 bool TraceReader::nextWorkItem(std::vector<Record>& out) {
+  out.clear();
+  return appendNextWorkItem(out);
+}
+
+bool TraceReader::appendNextWorkItem(std::vector<Record>& out) {
   Impl& r = *impl_;
   if (r.nextIndex == r.header.workItemCount) {
-    out.clear();
     if (!r.ended) r.checkEnd();
     r.ended = true;
     return false;

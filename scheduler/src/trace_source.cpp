@@ -35,11 +35,10 @@ bool TraceReaderSource::nextWorkgroup(WorkgroupTrace& out) {
   out.id = nextGroup_;
   out.offsets.push_back(0);
   for (uint64_t t = 0; t < size; ++t) {
-    if (!reader_->nextWorkItem(item_))
+    if (!reader_->appendNextWorkItem(out.records))
       throw TraceFileError("trace ends inside workgroup " + std::to_string(nextGroup_) +
                            " (after " + std::to_string(nextGroup_ * size + t) + " of " +
                            std::to_string(groups_ * size) + " work-items)");
-    out.records.insert(out.records.end(), item_.begin(), item_.end());
     out.offsets.push_back(out.records.size());
   }
   ++nextGroup_;

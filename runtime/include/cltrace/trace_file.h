@@ -151,6 +151,9 @@ class TraceReader {
   // after the last work-item, once the end of the body has been checked. Throws
   // TraceFileError on truncation or corruption.
   bool nextWorkItem(std::vector<Record>& out);
+  // As nextWorkItem, but appends the records to `out` (readers that gather several work-items
+  // save a copy).
+  bool appendNextWorkItem(std::vector<Record>& out);
   // Index (in file order) of the work-item the last nextWorkItem returned (0 before any).
   uint64_t workItemIndex() const;
 

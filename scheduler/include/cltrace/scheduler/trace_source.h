@@ -33,7 +33,6 @@ class TraceReaderSource : public WorkgroupSource {
   TraceReader* reader_;
   uint64_t nextGroup_ = 0;
   uint64_t groups_ = 0;
-  std::vector<Record> item_;
 };
 
 }  // namespace cltrace::sched
