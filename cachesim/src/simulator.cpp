@@ -1,6 +1,9 @@
 #include "cltrace/cachesim/simulator.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
 #include <cmath>
 #include <deque>
 #include <queue>
@@ -340,17 +343,19 @@ void Stats::merge(const Stats& o) {
 
 Simulator::Simulator(Config config) : config_(std::move(config)) { config_.validate(); }
 
-Stats Simulator::run(sched::StepSource& source, uint64_t seed) {
+Stats Simulator::run(sched::StepSource& source, uint64_t seed) { return runOne(source, seed, lastSm_); }
+
+Stats Simulator::runOne(sched::StepSource& source, uint64_t seed, uint32_t& sm) const {
   switch (config_.sm.kind) {
-    case SmSelection::Kind::Index: lastSm_ = config_.sm.index; break;
-    case SmSelection::Kind::All: lastSm_ = kAllSms; break;
+    case SmSelection::Kind::Index: sm = config_.sm.index; break;
+    case SmSelection::Kind::All: sm = kAllSms; break;
     case SmSelection::Kind::Random:
       // Uniform over the SMs that receive work (an idle SM's L1 sees nothing).
-      lastSm_ = static_cast<uint32_t>(Rng(mixSeed(seed, 0x736du))
-                                          .below(std::max<uint32_t>(1, std::min(config_.smCount, source.busySms()))));
+      sm = static_cast<uint32_t>(Rng(mixSeed(seed, 0x736du))
+                                     .below(std::max<uint32_t>(1, std::min(config_.smCount, source.busySms()))));
       break;
   }
-  Run run(config_, seed, lastSm_, callback_);
+  Run run(config_, seed, sm, callback_);
   return run.execute(source);
 }
 
@@ -374,17 +379,44 @@ void summarize(const std::vector<double>& values, double& median, double& rsd) {
 Report Simulator::runMany(const StepSourceFactory& factory) {
   Report report;
   report.config = config_;
-  std::vector<Stats> all;
+  const uint32_t n = config_.runs;
+  std::vector<Stats> all(n);
+  std::vector<uint32_t> sms(n, 0);
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<uint32_t> nextRun{0};
+  std::atomic<bool> failed{false};
+  // Takes runs in order until none is left or one has failed.
+  auto worker = [&] {
+    for (uint32_t i; !failed.load() && (i = nextRun.fetch_add(1)) < n;) {
+      try {
+        const uint64_t seed = config_.seed + i;
+        std::unique_ptr<sched::StepSource> source = factory(seed);
+        if (!source) throw std::runtime_error("cachesim: the step source factory returned no source");
+        all[i] = runOne(*source, seed, sms[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        failed = true;
+      }
+    }
+  };
+  const uint32_t threads = callback_ ? 1 : std::min(threads_, n);
+  if (threads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (uint32_t t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (std::thread& t : pool) t.join();
+  }
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+  if (n > 0) lastSm_ = sms[n - 1];
+
   RunSummary& rs = report.runs;
-  rs.count = config_.runs;
-  for (uint32_t i = 0; i < config_.runs; ++i) {
-    uint64_t seed = config_.seed + i;
-    std::unique_ptr<sched::StepSource> source = factory(seed);
-    if (!source) throw std::runtime_error("cachesim: the step source factory returned no source");
-    all.push_back(run(*source, seed));
-    rs.values.push_back(all.back().missRate());
-    rs.seeds.push_back(seed);
-    rs.sms.push_back(lastSm_ == kAllSms ? std::string("all") : std::to_string(lastSm_));
+  rs.count = n;
+  for (uint32_t i = 0; i < n; ++i) {
+    rs.values.push_back(all[i].missRate());
+    rs.seeds.push_back(config_.seed + i);
+    rs.sms.push_back(sms[i] == kAllSms ? std::string("all") : std::to_string(sms[i]));
   }
   summarize(rs.values, rs.median, rs.rsd);
   double best = -1.0;
@@ -402,9 +434,11 @@ Report Simulator::runMany(const StepSourceFactory& factory) {
   return report;
 }
 
-Report simulate(const Config& config, const StepSourceFactory& factory, RequestCallback callback) {
+Report simulate(const Config& config, const StepSourceFactory& factory, RequestCallback callback,
+                uint32_t threads) {
   Simulator sim(config);
   sim.setRequestCallback(std::move(callback));
+  sim.setThreads(threads);
   return sim.runMany(factory);
 }
 

@@ -60,13 +60,11 @@ sched::SchedulerConfig withRegisterLimit(sched::SchedulerConfig s, const Config&
 
 StepSourceFactory traceStepSourceFactory(const std::string& tracePath, const Config& config,
                                          std::function<void(const sched::Scheduler&)> onFirstRunDone) {
-  auto firstRun = std::make_shared<bool>(true);
-  return [tracePath, config, firstRun, onFirstRunDone](uint64_t seed) -> std::unique_ptr<sched::StepSource> {
-    auto done = [firstRun, onFirstRunDone](const sched::Scheduler& s) {
-      if (!*firstRun) return;
-      *firstRun = false;
-      if (onFirstRunDone) onFirstRunDone(s);
-    };
+  // The first run is the one with the configuration's seed, whichever thread runs it, so that
+  // the same diagnostics are reported however many runs proceed at once.
+  return [tracePath, config, onFirstRunDone](uint64_t seed) -> std::unique_ptr<sched::StepSource> {
+    std::function<void(const sched::Scheduler&)> done;
+    if (seed == config.seed) done = onFirstRunDone;
     return std::make_unique<TraceStepSource>(tracePath, config, schedulerConfigFor(config, seed), done);
   };
 }

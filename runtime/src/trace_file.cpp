@@ -396,7 +396,8 @@ class PlainSource : public BodySource {
 // A plain body read from a read-only mapping of the file: one copy (into the caller's records)
 // instead of two (kernel to stdio buffer to records) and no read call per work-item. Only for
 // regular files; TraceWriter replaces a file rather than truncating it, so a trace rewritten
-// while it is read leaves this mapping intact.
+// while it is read leaves this mapping intact. What has been read is unmapped as reading goes
+// on (the pages stay in the page cache), so the reader's resident memory stays bounded.
 class MappedSource : public BodySource {
  public:
   // Maps `file` from `offset` to its end; returns null when it cannot (then read it plainly).
@@ -416,14 +417,21 @@ class MappedSource : public BodySource {
     size_t n = std::min(size, size_ - pos_);
     std::memcpy(dst, map_ + pos_, n);
     pos_ += n;
+    if (pos_ - released_ >= kReleaseBytes) {
+      size_t upTo = pos_ & ~(kReleaseBytes - 1);
+      madvise(const_cast<unsigned char*>(map_) + released_, upTo - released_, MADV_DONTNEED);
+      released_ = upTo;
+    }
     return n;
   }
   std::string endProblem() override { return pos_ < size_ ? "trailing data after the body" : ""; }
 
  private:
+  static constexpr size_t kReleaseBytes = size_t{16} << 20;  // a multiple of the page size
   MappedSource(const unsigned char* map, size_t size, size_t pos) : map_(map), size_(size), pos_(pos) {}
   const unsigned char* map_;
   size_t size_, pos_;
+  size_t released_ = 0;  // bytes from the start of the file whose pages were given back
 };
 
 // Decompresses one zstd frame straight into the caller's memory through a bounded input buffer.

@@ -270,6 +270,44 @@ TEST(Runs, MedianAndRelativeStandardDeviation) {
   EXPECT_DOUBLE_EQ(rsd, 0.0);
 }
 
+TEST(Runs, ThreadsDoNotChangeTheReport) {
+  // The same runs as above on 1, 2 and 3 threads (3 runs): identical values in run order.
+  StepSourceFactory factory = [](uint64_t seed) {
+    auto src = std::make_unique<FakeStepSource>();
+    std::vector<sched::WarpStep> steps;
+    for (uint64_t i = 0; i < 4; ++i) steps.push_back(load(0, {i < seed ? i * 128 : 0}));
+    src->addWarp(0, 1, steps);
+    return src;
+  };
+  for (uint32_t threads : {1u, 2u, 3u, 8u}) {
+    Report r = simulate(timed({"timing=off", "runs=3", "seed=1", "sm=random", "sm_count=1"}), factory, {}, threads);
+    EXPECT_EQ(r.runs.values, (std::vector<double>{0.25, 0.5, 0.75})) << threads << " threads";
+    EXPECT_EQ(r.runs.seeds, (std::vector<uint64_t>{1, 2, 3}));
+    EXPECT_EQ(r.runs.sms, (std::vector<std::string>{"0", "0", "0"}));
+    EXPECT_EQ(r.runs.representative, 1u);
+    EXPECT_EQ(r.stats.reads, 4u);
+    EXPECT_EQ(r.stats.readMisses, 2u);
+  }
+}
+
+TEST(Runs, AFailingRunIsReportedWhateverTheThreads) {
+  // Runs with seeds 1..4; the source of seed 3 cannot be made.
+  StepSourceFactory factory = [](uint64_t seed) -> std::unique_ptr<sched::StepSource> {
+    if (seed == 3) throw std::invalid_argument("no source for seed 3");
+    auto src = std::make_unique<FakeStepSource>();
+    src->addWarp(0, 1, {load(0, {0})});
+    return src;
+  };
+  for (uint32_t threads : {1u, 2u, 4u}) {
+    try {
+      simulate(timed({"timing=off", "runs=4", "seed=1"}), factory, {}, threads);
+      ADD_FAILURE() << "no error with " << threads << " threads";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_STREQ(e.what(), "no source for seed 3");
+    }
+  }
+}
+
 TEST(Mshr, RandomStepsKeepProgramOrderAndCountsAddUp) {
   for (uint64_t trial = 0; trial < 20; ++trial) {
     Rng rng(trial);

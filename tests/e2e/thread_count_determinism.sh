@@ -10,3 +10,15 @@ for kernel in mm stencil; do
   cmp "$work/a.txt" "$work/b.txt" || fail "$kernel compressed trace reads differently"
   echo "ok: $kernel deterministic"
 done
+
+# Simulation runs spread over several threads give the same report as on one thread, in text
+# and in JSON.
+for kernel in mm stencil; do
+  for format in "" --json; do
+    "$CLTRACE" simulate "$work/$kernel-1.cltrace" --runs 7 --sm random $format --threads 1 > "$work/s1" 2>&1
+    "$CLTRACE" simulate "$work/$kernel-1.cltrace" --runs 7 --sm random $format --threads 3 > "$work/s3" 2>&1
+    cmp "$work/s1" "$work/s3" || fail "$kernel simulate $format differs between 1 and 3 threads"
+  done
+  grep -q "runs: 7, median miss rate" "$work/s1" || grep -q '"count": 7' "$work/s1" || fail "no runs in $(head "$work/s1")"
+  echo "ok: $kernel simulation independent of its thread count"
+done

@@ -166,6 +166,40 @@ TEST_P(BothEncodings, StreamsWorkItemsLargerThanOneReadChunk) {
   EXPECT_EQ(readAll(reader), items);
 }
 
+TEST_P(BothEncodings, ReadsBodiesLargerThanTheReadersReleaseStep) {
+  // 2 x 200000 records of 48 bytes: the plain reader gives back its mapping in 16 MiB steps,
+  // so this body (19.2 MB) is read across one such step, inside work-item 3.
+  TraceHeader h = sampleHeader(GetParam());
+  h.range.dims = 1;
+  h.range.global = {6, 1, 1};
+  h.range.local = {2, 1, 1};
+  h.range.offset = {0, 0, 0};
+  h.workItemCount = 6;
+  WorkItems items(6);
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < 6; ++i) {
+    uint32_t count = (i == 1 || i == 3) ? 200000 : i;
+    for (uint32_t j = 0; j < count; ++j)
+      items[i].push_back(makeRecord(AccessKind::Store, j % 5, 0x2000 + 8 * j, 8, 0, {i, j}));
+    total += count;
+  }
+  h.recordCount = total;
+  writeTrace(file("large.trace"), h, items);
+  {
+    TraceReader reader(file("large.trace"));
+    EXPECT_EQ(readAll(reader), items);
+  }
+  // appendNextWorkItem gathers work-items into one vector.
+  TraceReader reader(file("large.trace"));
+  std::vector<Record> all{makeRecord(AccessKind::Load, 9, 0, 4)};
+  while (reader.appendNextWorkItem(all)) {
+  }
+  std::vector<Record> expected{makeRecord(AccessKind::Load, 9, 0, 4)};
+  for (const auto& item : items) expected.insert(expected.end(), item.begin(), item.end());
+  EXPECT_EQ(all.size(), total + 1);
+  EXPECT_TRUE(all == expected);
+}
+
 TEST_P(BothEncodings, WritingTheSameContentTwiceGivesIdenticalBytes) {
   writeSample(file("a.trace"), GetParam());
   writeSample(file("b.trace"), GetParam());

@@ -27,6 +27,7 @@ struct PredictFlags {
   std::string seed, sm = "random";
   bool json = false;
   std::string keepTrace;
+  uint32_t threads = 0;
 };
 
 cachesim::Config configOf(const PredictFlags& f) {
@@ -65,7 +66,7 @@ void run(const PredictFlags& f) {
 
   cli::progress(fmt::format("scheduling and simulating ({} run{})", config.runs, config.runs == 1 ? "" : "s"));
   auto start = std::chrono::steady_clock::now();
-  p.report = cli::simulateTrace(tracePath, config);
+  p.report = cli::simulateTrace(tracePath, config, f.threads);
   p.stageSeconds.push_back(
       {"schedule+simulate", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
   if (f.json)
@@ -86,6 +87,7 @@ cli::CommandRegistration registration("predict", [](CLI::App& app) {
   sub->add_option("--runs", f->runs, "simulation runs (median and spread reported)")->capture_default_str();
   sub->add_option("--seed", f->seed, "seed of the first run");
   sub->add_option("--sm", f->sm, "SM whose L1 is simulated: an index, all, or random (per run)")->capture_default_str();
+  cli::addThreadsOption(*sub, f->threads);
   sub->add_flag("--json", f->json, "print JSON instead of text");
   sub->add_option("--keep-trace", f->keepTrace, "also keep the trace file at this path");
   sub->callback([f] { run(*f); });

@@ -28,6 +28,7 @@ struct SimulateOptions {
   std::vector<std::string> sets;
   std::string runs, seed, sm;  // empty: not given (the configuration's value stands)
   bool json = false;
+  uint32_t threads = 0;
 };
 
 void runSimulate(const SimulateOptions& o) {
@@ -41,7 +42,7 @@ void runSimulate(const SimulateOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   }
-  cachesim::Report report = simulateTrace(o.trace, config);
+  cachesim::Report report = simulateTrace(o.trace, config, o.threads);
   if (o.json)
     cachesim::printJson(std::cout, report);
   else
@@ -60,6 +61,7 @@ const CommandRegistration registration("simulate", [](CLI::App& app) {
   cmd->add_option("--runs", o->runs, "Runs with seeds seed, seed+1, ...; reports the median miss rate");
   cmd->add_option("--seed", o->seed, "Seed of the first run");
   cmd->add_option("--sm", o->sm, "SM whose L1 is simulated: an index, all, or random (per run)");
+  addThreadsOption(*cmd, o->threads);
   cmd->add_flag("--json", o->json, "Print JSON (keys in docs/cachesim.md) instead of text");
   cmd->callback([o] { runSimulate(*o); });
 });

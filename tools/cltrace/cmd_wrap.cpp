@@ -29,6 +29,7 @@ struct WrapFlags {
   std::string config = "gtx480-16k";
   std::vector<std::string> sets;
   uint32_t runs = 20;
+  uint32_t threads = 0;
   std::vector<std::string> kernels;
   std::vector<uint64_t> launches;
   std::vector<std::string> command;
@@ -102,7 +103,7 @@ int run(const WrapFlags& f) {
     for (const std::string& path : traces) {
       cli::Prediction p;
       p.trace = TraceReader(path).header();
-      p.report = cli::simulateTrace(path, config);
+      p.report = cli::simulateTrace(path, config, f.threads);
       std::ostringstream text;
       cli::printPrediction(text, p);
       fmt::print(stderr, "\n== {}\n{}", path, text.str());
@@ -121,6 +122,7 @@ cli::CommandRegistration registration("wrap", [](CLI::App& app) {
   sub->add_option("--config", f->config, "with --predict: preset or JSON file")->capture_default_str();
   sub->add_option("--set", f->sets, "with --predict: KEY=VALUE configuration override");
   sub->add_option("--runs", f->runs, "with --predict: simulation runs")->capture_default_str();
+  cli::addThreadsOption(*sub, f->threads);
   sub->add_option("command", f->command, "the program and its arguments (after --)")->required();
   sub->callback([f] {
     int code = run(*f);

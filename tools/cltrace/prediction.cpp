@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "cltrace/cachesim/printers.h"
 #include "cltrace/cachesim/trace_simulation.h"
@@ -34,13 +35,22 @@ void printDiagnostics(const sched::Scheduler& s) {
 
 }  // namespace
 
+void addThreadsOption(CLI::App& sub, uint32_t& threads) {
+  sub.add_option("--threads", threads,
+                 "simulation runs that proceed at once (0: one per hardware thread); the results do not "
+                 "depend on it")
+      ->capture_default_str();
+}
+
 void progress(const std::string& what) {
   if (isatty(STDERR_FILENO)) fmt::print(stderr, "cltrace: {}...\n", what);
 }
 
-cachesim::Report simulateTrace(const std::string& tracePath, const cachesim::Config& config) {
+cachesim::Report simulateTrace(const std::string& tracePath, const cachesim::Config& config, uint32_t threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   try {
-    return cachesim::simulate(config, cachesim::traceStepSourceFactory(tracePath, config, printDiagnostics));
+    return cachesim::simulate(config, cachesim::traceStepSourceFactory(tracePath, config, printDiagnostics), {},
+                              threads);
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   }

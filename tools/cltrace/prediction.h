@@ -3,6 +3,7 @@
 // with the most misses and the time each stage took.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <ostream>
@@ -27,7 +28,10 @@ struct Prediction {
 // Schedules and simulates the trace at `tracePath` (runs, SM choice and seeds from `config`).
 // Scheduler diagnostics (the same on every run) go to stderr once. Throws UserError for a
 // configuration the trace does not fit (e.g. a workgroup larger than max_threads_per_sm).
-cachesim::Report simulateTrace(const std::string& tracePath, const cachesim::Config& config);
+// `threads` runs proceed at once (0: one per hardware thread); the report is the same for any.
+cachesim::Report simulateTrace(const std::string& tracePath, const cachesim::Config& config, uint32_t threads);
+// Adds --threads to a command that simulates.
+void addThreadsOption(CLI::App& sub, uint32_t& threads);
 
 nlohmann::json predictionToJson(const Prediction& p);
 void printPrediction(std::ostream& out, const Prediction& p);

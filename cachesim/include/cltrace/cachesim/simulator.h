@@ -93,17 +93,30 @@ class Simulator {
   // SM simulated by the last run (kAllSms for sm=all).
   uint32_t lastSm() const { return lastSm_; }
 
+  // How many runs of runMany may proceed at once, each on its own thread (default 1). The
+  // report does not depend on it: every run depends only on its seed, and results are
+  // gathered in run order. With a request callback the runs stay on one thread, in order.
+  void setThreads(uint32_t threads) { threads_ = threads == 0 ? 1 : threads; }
+
   // config().runs runs with seeds config().seed + i, each on a fresh source from `factory`.
+  // With several threads `factory` is called from them, one call per run. A run that throws
+  // stops the others from starting; the error of the first failing run (in run order among
+  // those that ran) is rethrown.
   Report runMany(const StepSourceFactory& factory);
 
  private:
+  // One run; `sm` receives the SM it simulated.
+  Stats runOne(sched::StepSource& source, uint64_t seed, uint32_t& sm) const;
+
   Config config_;
   RequestCallback callback_;
   uint32_t lastSm_ = 0;
+  uint32_t threads_ = 1;
 };
 
-// Convenience: Simulator(config) + optional callback + runMany(factory).
-Report simulate(const Config& config, const StepSourceFactory& factory, RequestCallback callback = {});
+// Convenience: Simulator(config) + optional callback + threads + runMany(factory).
+Report simulate(const Config& config, const StepSourceFactory& factory, RequestCallback callback = {},
+                uint32_t threads = 1);
 
 // Median and relative standard deviation of `values` as in RunSummary.
 void summarize(const std::vector<double>& values, double& median, double& rsd);

@@ -21,8 +21,8 @@ sched::SchedulerConfig schedulerConfigFor(const Config& config, uint64_t seed);
 sched::SchedulerConfig withRegisterLimit(sched::SchedulerConfig scheduler, const Config& config,
                                          uint64_t workgroupSize);
 
-// `onFirstRunDone` sees the first run's scheduler when that run ends (diagnostics are the
-// same on every run). Opening the trace throws TraceFileError; a workgroup the configuration
+// `onFirstRunDone` sees the first run's scheduler (the run with the configuration's seed) when
+// that run ends, on the thread that ran it (diagnostics are the same on every run). Opening the trace throws TraceFileError; a workgroup the configuration
 // cannot hold throws std::invalid_argument.
 StepSourceFactory traceStepSourceFactory(const std::string& tracePath, const Config& config,
                                          std::function<void(const sched::Scheduler&)> onFirstRunDone = {});
