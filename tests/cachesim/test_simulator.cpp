@@ -244,15 +244,17 @@ TEST(SmSelection, OneSmAllSmsOrARandomOne) {
   }
 }
 
+// Seed s: 4 reads of which s are cold misses (miss rates 0.25, 0.5, 0.75 for seeds 1, 2, 3).
+std::unique_ptr<sched::StepSource> seedManyColdMisses(uint64_t seed) {
+  auto src = std::make_unique<FakeStepSource>();
+  std::vector<sched::WarpStep> steps;
+  for (uint64_t i = 0; i < 4; ++i) steps.push_back(load(0, {i < seed ? i * 128 : 0}));
+  src->addWarp(0, 1, steps);
+  return src;
+}
+
 TEST(Runs, MedianAndRelativeStandardDeviation) {
-  // Seed s: 4 reads of which s are cold misses (miss rates 0.25, 0.5, 0.75 for seeds 1, 2, 3).
-  StepSourceFactory factory = [](uint64_t seed) {
-    auto src = std::make_unique<FakeStepSource>();
-    std::vector<sched::WarpStep> steps;
-    for (uint64_t i = 0; i < 4; ++i) steps.push_back(load(0, {i < seed ? i * 128 : 0}));
-    src->addWarp(0, 1, steps);
-    return src;
-  };
+  StepSourceFactory factory = seedManyColdMisses;
   Report r = simulate(timed({"timing=off", "runs=3", "seed=1"}), factory);
   EXPECT_EQ(r.runs.count, 3u);
   EXPECT_EQ(r.runs.values, (std::vector<double>{0.25, 0.5, 0.75}));
@@ -271,14 +273,8 @@ TEST(Runs, MedianAndRelativeStandardDeviation) {
 }
 
 TEST(Runs, ThreadsDoNotChangeTheReport) {
-  // The same runs as above on 1, 2 and 3 threads (3 runs): identical values in run order.
-  StepSourceFactory factory = [](uint64_t seed) {
-    auto src = std::make_unique<FakeStepSource>();
-    std::vector<sched::WarpStep> steps;
-    for (uint64_t i = 0; i < 4; ++i) steps.push_back(load(0, {i < seed ? i * 128 : 0}));
-    src->addWarp(0, 1, steps);
-    return src;
-  };
+  // The same runs as above on 1, 2, 3 and 8 threads: identical values in run order.
+  StepSourceFactory factory = seedManyColdMisses;
   for (uint32_t threads : {1u, 2u, 3u, 8u}) {
     Report r = simulate(timed({"timing=off", "runs=3", "seed=1", "sm=random", "sm_count=1"}), factory, {}, threads);
     EXPECT_EQ(r.runs.values, (std::vector<double>{0.25, 0.5, 0.75})) << threads << " threads";

@@ -144,13 +144,20 @@ TEST_P(BothEncodings, RoundTripsHeaderAndRecords) {
   EXPECT_EQ(reader.workItemIndex(), 7u);
 }
 
-TEST_P(BothEncodings, StreamsWorkItemsLargerThanOneReadChunk) {
-  TraceHeader h = sampleHeader(GetParam());
-  h.range.dims = 3;
-  h.range.global = {4, 3, 2};
-  h.range.local = {2, 1, 2};
+// The sample header with another NDRange (no offset).
+TraceHeader sampleHeaderFor(bool compressed, uint32_t dims, std::array<uint64_t, 3> global,
+                            std::array<uint64_t, 3> local) {
+  TraceHeader h = sampleHeader(compressed);
+  h.range.dims = dims;
+  h.range.global = global;
+  h.range.local = local;
   h.range.offset = {0, 0, 0};
-  h.workItemCount = 24;
+  h.workItemCount = h.range.workItems();
+  return h;
+}
+
+TEST_P(BothEncodings, StreamsWorkItemsLargerThanOneReadChunk) {
+  TraceHeader h = sampleHeaderFor(GetParam(), 3, {4, 3, 2}, {2, 1, 2});
   WorkItems items(24);
   uint64_t total = 0;
   for (uint32_t i = 0; i < 24; ++i) {
@@ -169,12 +176,7 @@ TEST_P(BothEncodings, StreamsWorkItemsLargerThanOneReadChunk) {
 TEST_P(BothEncodings, ReadsBodiesLargerThanTheReadersReleaseStep) {
   // 2 x 200000 records of 48 bytes: the plain reader gives back its mapping in 16 MiB steps,
   // so this body (19.2 MB) is read across one such step, inside work-item 3.
-  TraceHeader h = sampleHeader(GetParam());
-  h.range.dims = 1;
-  h.range.global = {6, 1, 1};
-  h.range.local = {2, 1, 1};
-  h.range.offset = {0, 0, 0};
-  h.workItemCount = 6;
+  TraceHeader h = sampleHeaderFor(GetParam(), 1, {6, 1, 1}, {2, 1, 1});
   WorkItems items(6);
   uint64_t total = 0;
   for (uint32_t i = 0; i < 6; ++i) {
