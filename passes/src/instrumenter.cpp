@@ -3,6 +3,7 @@
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/Instructions.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
@@ -17,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 
@@ -112,6 +114,12 @@ std::string metadataString(const Function& f, StringRef kind, unsigned i) {
   return {};
 }
 
+// Argument types whose accesses go through the OpenCL library, not through pointers.
+bool isOpaqueObjectType(StringRef type) {
+  return type.startswith("image") || type == "sampler_t" || type == "event_t" || type == "queue_t" ||
+         type == "clk_event_t" || type.startswith("pipe");
+}
+
 std::vector<KernelArg> kernelArgs(const Function& f) {
   std::vector<KernelArg> args;
   for (const Argument& a : f.args()) {
@@ -120,13 +128,112 @@ std::vector<KernelArg> kernelArgs(const Function& f) {
     k.name = metadataString(f, "kernel_arg_name", i);
     if (k.name.empty()) k.name = a.hasName() ? a.getName().str() : "arg" + std::to_string(i);
     k.type = metadataString(f, "kernel_arg_type", i);
-    if (auto* pt = dyn_cast<PointerType>(a.getType())) {
+    if (isOpaqueObjectType(k.type))
+      throw InstrumentError("argument " + std::to_string(i) + " (" + k.type + " " + k.name + ") of kernel '" +
+                            f.getName().str() +
+                            "' is an image, sampler or pipe: cltrace traces buffer accesses and does not "
+                            "support such arguments");
+    if (a.hasByValAttr()) {
+      k.byValueBytes = f.getParent()->getDataLayout().getTypeAllocSize(a.getParamByValType());
+    } else if (auto* pt = dyn_cast<PointerType>(a.getType())) {
       k.isPointer = true;
       k.addressSpace = pt->getAddressSpace();
     }
     args.push_back(std::move(k));
   }
   return args;
+}
+
+// The name of an Itanium-mangled function ("_Z10vload_halfmPU3AS1KDh" -> "vload_half"), or
+// "" for a name that is not mangled that way.
+std::string demangledStem(StringRef name) {
+  if (!name.consume_front("_Z")) return "";
+  unsigned length = 0;
+  if (name.consumeInteger(10, length) || length > name.size()) return "";
+  return name.take_front(length).str();
+}
+
+// Builtins that read or write global memory inside the OpenCL library, where the passes
+// cannot see the accesses: a trace would silently miss them.
+void rejectHiddenAccesses(const Function& kernel) {
+  for (const BasicBlock& bb : kernel)
+    for (const Instruction& inst : bb) {
+      const auto* call = dyn_cast<CallBase>(&inst);
+      const Function* callee = call ? call->getCalledFunction() : nullptr;
+      if (!callee) continue;
+      const std::string stem = demangledStem(callee->getName());
+      StringRef s(stem);
+      if (s.startswith("vload_half") || s.startswith("vloada_half") || s.startswith("vstore_half") ||
+          s.startswith("vstorea_half") || s.startswith("async_work_group") || s == "wait_group_events")
+        throw InstrumentError("kernel '" + kernel.getName().str() + "' calls " + stem +
+                              ", whose memory accesses happen inside the OpenCL library where cltrace "
+                              "cannot record them; rewrite it with plain loads and stores to trace it");
+    }
+}
+
+// A kernel may call another kernel as an ordinary function. The callee keeps its kernel calling
+// convention, which the inliner will not cross: call a plain copy of it instead.
+void callKernelsAsFunctions(Module& m) {
+  std::map<Function*, Function*> copies;
+  for (Function& f : m)
+    for (BasicBlock& bb : f)
+      for (Instruction& inst : bb) {
+        auto* call = dyn_cast<CallInst>(&inst);
+        Function* callee = call ? call->getCalledFunction() : nullptr;
+        if (!callee || !isKernel(*callee)) continue;
+        Function*& copy = copies[callee];
+        if (!copy) {
+          ValueToValueMapTy map;
+          copy = CloneFunction(callee, map);
+          copy->setName(callee->getName() + ".as_function");
+          copy->setCallingConv(CallingConv::SPIR_FUNC);
+          copy->setLinkage(GlobalValue::InternalLinkage);
+          copy->clearMetadata();
+        }
+        call->setCalledFunction(copy);
+        call->setCallingConv(CallingConv::SPIR_FUNC);
+      }
+}
+
+// Only the traced kernel is needed on the device; the others would be built for nothing (and
+// could fail where it does not).
+void keepOnlyKernel(Module& m, const Function& kernel) {
+  for (Function& f : make_early_inc_range(m))
+    if (&f != &kernel && isKernel(f) && f.use_empty()) f.eraseFromParent();
+}
+
+// PoCL's SPIR library lacks mem_fence/read_mem_fence/write_mem_fence and the atom_* names of
+// the 32- and 64-bit atomics extensions. After instrumentation (which records them by name),
+// fences become LLVM fence instructions and atom_X calls the equivalent atomic_X.
+void useLoadableBuiltins(Module& m) {
+  std::vector<CallInst*> fences;
+  for (Function& f : m) {
+    if (!f.isDeclaration()) continue;
+    const std::string stem = demangledStem(f.getName());
+    if (stem == "mem_fence" || stem == "read_mem_fence" || stem == "write_mem_fence") {
+      for (User* u : f.users())
+        if (auto* call = dyn_cast<CallInst>(u)) fences.push_back(call);
+    }
+  }
+  for (CallInst* call : fences) {
+    new FenceInst(call->getContext(), AtomicOrdering::SequentiallyConsistent, SyncScope::System, call);
+    call->eraseFromParent();
+  }
+  for (Function& f : make_early_inc_range(m)) {
+    if (!f.isDeclaration()) continue;
+    const std::string stem = demangledStem(f.getName());
+    if (StringRef(stem).startswith("atom_")) {
+      StringRef tail = f.getName().drop_front(2 + std::to_string(stem.size()).size() + stem.size());
+      std::string renamed = "atomic_" + stem.substr(5);
+      std::string name = "_Z" + std::to_string(renamed.size()) + renamed + tail.str();
+      FunctionCallee target = m.getOrInsertFunction(name, f.getFunctionType(), f.getAttributes());
+      if (auto* g = dyn_cast<Function>(target.getCallee())) g->setCallingConv(f.getCallingConv());
+      f.replaceAllUsesWith(target.getCallee());
+      f.eraseFromParent();
+    }
+  }
+  for (Function& f : make_early_inc_range(m))
+    if (f.isDeclaration() && f.use_empty() && !f.isIntrinsic()) f.eraseFromParent();
 }
 
 void verify(const Module& m, const char* what) {
@@ -191,8 +298,11 @@ InstrumentedKernel instrumentBitcode(const std::string& bitcode, const std::stri
                             (available.empty() ? "(none)" : available));
     }
     out.args = kernelArgs(*f);
+    callKernelsAsFunctions(*m);
+    keepOnlyKernel(*m, *f);
   }
   if (!prepareModule(*m, error)) throw InstrumentError(error);
+  rejectHiddenAccesses(*m->getFunction(kernel));
   std::unique_ptr<Module> countModule = CloneModule(*m);
 
   std::vector<KernelReport> reports;
@@ -201,6 +311,8 @@ InstrumentedKernel instrumentBitcode(const std::string& bitcode, const std::stri
   reports.clear();
   if (!instrumentModule(*m, Mode::Trace, {kernel}, reports, error)) throw InstrumentError(error);
   out.report = reports.front();
+  useLoadableBuiltins(*countModule);
+  useLoadableBuiltins(*m);
   verify(*countModule, "count");
   verify(*m, "trace");
   out.countBitcode = toBitcode(*countModule);

@@ -28,4 +28,21 @@ head -c 5000 "$work/mt.cltrace" > "$work/cut.cltrace"
 expect_error "truncated" "$CLTRACE" stats "$work/cut.cltrace"
 head -c 20 "$work/mt.cltrace" > "$work/cut2.cltrace"
 expect_error "truncated" "$CLTRACE" dump "$work/cut2.cltrace"
+# Sizes: negative, and so large that per-work-item bookkeeping would overflow 64 bits.
+expect_error "--local: '-1' is negative" "$CLTRACE" run "$mm" --global 64,64 --local -1,16 -o "$work/t"
+expect_error "the NDRange (1152921504606846976 x 1 x 1) has too many work-items to trace" \
+  "$CLTRACE" run "$work/smash.cl" --kernel smash --global 1152921504606846976 --local 4 --arg buffer:int:16 -o "$work/t"
+expect_error "kernel source '$work' is a directory" "$CLTRACE" run "$work" --kernel k --global 1 --local 1 -o "$work/t"
+# Scalar values are parsed exactly for their type; vectors take one value per lane.
+printf '__kernel void v(__global long* a, float4 f, long big) { a[(long)f.w + big - 9007199254740992L] = 1; }\n' > "$work/v.cl"
+"$CLTRACE" run "$work/v.cl" --kernel v --global 1 --local 1 --arg buffer:long:8 --arg scalar:float4:0,0,0,5 \
+  --arg scalar:long:9007199254740993 -o "$work/v.cltrace" > /dev/null
+"$CLTRACE" dump "$work/v.cltrace" | grep -q "store instr 0 addr 0x30 size 8" ||
+  fail "vector and 64-bit scalars: $("$CLTRACE" dump "$work/v.cltrace")"  # a[5 + 1] at 6 * 8 bytes
+expect_error "value '9007199254740993.5' is not an integer (the argument is long)" \
+  "$CLTRACE" run "$work/v.cl" --kernel v --global 1 --local 1 --arg buffer:long:8 --arg scalar:float4:1 \
+  --arg scalar:long:9007199254740993.5 -o "$work/t"
+expect_error "argument 1 (float4 f): given as int4 (16 bytes, integer), the kernel expects float4 (16 bytes, floating point)" \
+  "$CLTRACE" run "$work/v.cl" --kernel v --global 1 --local 1 --arg buffer:long:8 --arg scalar:int4:1 \
+  --arg scalar:long:1 -o "$work/t"
 echo "cli errors: all checks passed"

@@ -120,7 +120,14 @@ TEST(Standalone, ArgumentErrorsNameTheArgument) {
   expectInvalid([] { wrapper::parseArgSpec("buffer:float"); }, "expected buffer:TYPE:COUNT[:INIT]");
   expectInvalid([] { wrapper::parseArgSpec("buffer:quux:4"); }, "unknown OpenCL type 'quux'");
   expectInvalid([] { wrapper::parseArgSpec("buffer:int:4:sometimes"); }, "unknown initialiser 'sometimes'");
-  expectInvalid([] { wrapper::parseArgSpec("scalar:int:abc"); }, "value 'abc' is not a number");
+  expectInvalid([] { wrapper::parseArgSpec("scalar:int:abc"); }, "value 'abc' is not an integer (the argument is int)");
+  expectInvalid([] { wrapper::parseArgSpec("scalar:float:x1"); }, "value 'x1' is not a number");
+  expectInvalid([] { wrapper::parseArgSpec("scalar:int:2147483648"); }, "value '2147483648' does not fit in int");
+  expectInvalid([] { wrapper::parseArgSpec("scalar:uchar:256"); }, "value '256' does not fit in uchar");
+  expectInvalid([] { wrapper::parseArgSpec("scalar:uint:-3"); }, "value '-3' is negative but uint is unsigned");
+  expectInvalid([] { wrapper::parseArgSpec("scalar:float4:1,2"); }, "float4 takes 1 value or 4 comma-separated values, 2 given");
+  expectInvalid([] { wrapper::parseArgSpec("scalar:float3:1,2,3,4"); }, "float3 takes 1 value or 3 comma-separated values, 4 given");
+  expectInvalid([] { wrapper::parseArgSpec("buffer:short:4:fill:40000"); }, "value '40000' does not fit in short");
   expectInvalid([] { wrapper::parseArgSpec("image:x"); }, "must start with buffer:, scalar: or local:");
   std::vector<passes::KernelArg> params = {{"A", "float*", 1, true}, {"N", "int", 0, false}};
   expectInvalid([&] { wrapper::checkArgs({wrapper::parseArgSpec("buffer:float:4")}, params); },
@@ -130,7 +137,13 @@ TEST(Standalone, ArgumentErrorsNameTheArgument) {
   }, "argument 0 (float* A): a pointer needs buffer:TYPE:COUNT");
   expectInvalid([&] {
     wrapper::checkArgs({wrapper::parseArgSpec("buffer:float:4"), wrapper::parseArgSpec("scalar:long:1")}, params);
-  }, "argument 1 (int N): given as long (8 bytes), the kernel expects 4 bytes");
+  }, "argument 1 (int N): given as long (8 bytes, integer), the kernel expects int (4 bytes, integer)");
+  expectInvalid([&] {
+    wrapper::checkArgs({wrapper::parseArgSpec("buffer:float:4"), wrapper::parseArgSpec("scalar:float:1")}, params);
+  }, "argument 1 (int N): given as float (4 bytes, floating point), the kernel expects int (4 bytes, integer)");
+  passes::KernelArg byValue{"p", "P", 0, false, 8};
+  expectInvalid([&] { wrapper::checkArgs({wrapper::parseArgSpec("scalar:long:1")}, {byValue}); },
+                "argument 0 (P p): a struct passed by value (8 bytes): `cltrace run` cannot build one");
 }
 
 }  // namespace

@@ -286,3 +286,136 @@ TEST(TracedKernel, IterationCountersOfEveryLoopShape) {
 }
 
 }  // namespace
+
+namespace {
+
+struct Want {
+  AccessKind kind;
+  uint32_t instruction;
+  uint64_t address;
+  uint32_t size;
+  uint8_t flags;
+};
+
+void expectRecords(const std::vector<Record>& got, const std::vector<Want>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].kind, uint8_t(want[i].kind)) << what << " record " << i;
+    EXPECT_EQ(got[i].instruction, want[i].instruction) << what << " record " << i;
+    EXPECT_EQ(got[i].address, want[i].address) << what << " record " << i;
+    EXPECT_EQ(got[i].size, want[i].size) << what << " record " << i;
+    EXPECT_EQ(got[i].flags, want[i].flags) << what << " record " << i;
+  }
+}
+
+}  // namespace
+
+// PoCL's SPIR library has neither mem_fence/read_mem_fence/write_mem_fence nor the atom_*
+// names: the instrumented programs use fence instructions and atomic_* instead, after the
+// fences and atomics have been recorded.
+TEST(TracedKernel, FencesAndAtomExtensionBuiltinsRunAndAreRecorded) {
+  OpenCLEnv env;
+  const char* src = R"CL(
+  __kernel void fa(__global int* a, __global int* c) {
+    int i = get_global_id(0);
+    a[i] = i + 1;
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    atom_add(&c[0], a[i]);
+    read_mem_fence(CLK_LOCAL_MEM_FENCE);
+    atom_inc(&c[1]);
+    write_mem_fence(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+  })CL";
+  cl_mem A = env.buffer(std::vector<int>(4, 0)), Cnt = env.buffer(std::vector<int>{10, 20});
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "fa", {}));
+  NDRange r;
+  r.global = {4, 1, 1};
+  r.local = {2, 1, 1};
+  std::string path = tempPath("fa");
+  k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(Cnt)}, r, path);
+  // The traced launch leaves what the kernel computes: c[0] += 1+2+3+4, c[1] += 4.
+  EXPECT_EQ(env.read<int>(A, 4), (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(env.read<int>(Cnt, 2), (std::vector<int>{20, 24}));
+  WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 4u);
+  const uint64_t c = 256;  // a: 16 bytes at 0, c at the next 256-byte boundary
+  for (uint64_t w = 0; w < 4; ++w)
+    expectRecords(t.workItems[w],
+                  {{AccessKind::Store, 0, 4 * w, 4, 0},
+                   {AccessKind::Fence, 1, 0, 0, kFenceGlobal},
+                   {AccessKind::Load, 2, 4 * w, 4, 0},
+                   {AccessKind::Atomic, 3, c, 4, 0},
+                   {AccessKind::Fence, 4, 0, 0, kFenceLocal | kFenceRead},
+                   {AccessKind::Atomic, 5, c + 4, 4, 0},
+                   {AccessKind::Fence, 6, 0, 0, kFenceGlobal | kFenceLocal | kFenceWrite}},
+                  "work-item " + std::to_string(w));
+  std::filesystem::remove(path);
+}
+
+// A kernel called from another kernel is an ordinary call; a struct passed by value is set
+// from its bytes. Only the traced kernel is built.
+TEST(TracedKernel, KernelCallingAKernelWithAStructByValue) {
+  OpenCLEnv env;
+  const char* src = R"CL(
+  typedef struct { int scale; int shift; } Params;
+  __kernel void inner(__global const int* a, __global int* b, Params p) {
+    int i = get_global_id(0);
+    b[i + p.shift] = a[i] * p.scale;
+  }
+  __kernel void outer(__global const int* a, __global int* b, Params p) {
+    inner(a, b, p);
+    b[0] = -1;
+  })CL";
+  passes::InstrumentedKernel ik = passes::instrumentSource(src, "outer", {});
+  ASSERT_EQ(ik.args.size(), 3u);
+  EXPECT_FALSE(ik.args[2].isPointer);
+  EXPECT_EQ(ik.args[2].byValueBytes, 8u);
+  cl_mem A = env.buffer(std::vector<int>{1, 2, 3}), B = env.buffer(std::vector<int>(5, 0));
+  struct {
+    int scale, shift;
+  } params{10, 2};
+  wrapper::TracedKernel k(env.context, env.device, std::move(ik));
+  NDRange r;
+  r.global = {3, 1, 1};
+  r.local = {1, 1, 1};
+  std::string path = tempPath("outer");
+  k.launch(env.queue,
+           {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(B),
+            wrapper::ArgBinding::ofScalar(&params, sizeof params)},
+           r, path);
+  EXPECT_EQ(env.read<int>(B, 5), (std::vector<int>{-1, 0, 10, 20, 30}));
+  WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 3u);
+  const uint64_t b = 256;
+  for (uint64_t w = 0; w < 3; ++w)
+    expectRecords(t.workItems[w],
+                  {{AccessKind::Load, 0, 4 * w, 4, 0},
+                   {AccessKind::Store, 1, b + 4 * (w + 2), 4, 0},
+                   {AccessKind::Store, 2, b, 4, 0}},
+                  "work-item " + std::to_string(w));
+  std::filesystem::remove(path);
+}
+
+TEST(TracedKernel, KernelsWhoseAccessesCannotBeSeenAreRefused) {
+  auto refused = [](const char* src, const char* kernel, const std::string& words) {
+    try {
+      passes::instrumentSource(src, kernel, {});
+      ADD_FAILURE() << kernel << ": no error";
+    } catch (const passes::InstrumentError& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  refused(R"CL(__kernel void img(__read_only image2d_t im, __global float4* o, sampler_t s) {
+    o[0] = read_imagef(im, s, (int2)(0, 0)); })CL",
+          "img", "argument 0 (image2d_t im) of kernel 'img' is an image, sampler or pipe");
+  refused(R"CL(__kernel void h(__global const half* a, __global float* b) {
+    b[get_global_id(0)] = vload_half(get_global_id(0), a); })CL",
+          "h", "kernel 'h' calls vload_half, whose memory accesses happen inside the OpenCL library");
+  refused(R"CL(__kernel void h(__global half* a, __global const float* b) {
+    vstore_half_rte(b[0], get_global_id(0), a); })CL",
+          "h", "kernel 'h' calls vstore_half_rte");
+  refused(R"CL(__kernel void cp(__global const float* a, __local float* t, __global float* b) {
+    event_t e = async_work_group_copy(t, a, 16, 0);
+    wait_group_events(1, &e);
+    b[get_global_id(0)] = t[get_local_id(0)]; })CL",
+          "cp", "kernel 'cp' calls async_work_group_copy");
+}

@@ -2,7 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <chrono>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -81,15 +84,67 @@ void storeValue(const ScalarType& t, double value, uint8_t* out) {
   else put(static_cast<int64_t>(value));
 }
 
-double parseNumber(const std::string& s, const std::string& spec) {
-  try {
-    size_t used = 0;
-    double v = std::stod(s, &used);
-    if (used != s.size()) throw std::invalid_argument("");
-    return v;
-  } catch (const std::exception&) {
-    throw std::invalid_argument("argument '" + spec + "': value '" + s + "' is not a number");
+// Writes the number `text` as the scalar type into `out`: integers exactly (range-checked
+// for the type's size and signedness), floating point through strtod.
+void storeText(const ScalarType& t, const std::string& text, const std::string& spec, uint8_t* out) {
+  auto bad = [&](const std::string& why) {
+    return std::invalid_argument("argument '" + spec + "': value '" + text + "' " + why);
+  };
+  if (text.empty()) throw bad("is not a number");
+  auto put = [&](auto v) { std::memcpy(out, &v, sizeof v); };
+  if (t.isFloat) {
+    char* end = nullptr;
+    errno = 0;
+    double v = std::strtod(text.c_str(), &end);
+    if (*end != '\0') throw bad("is not a number");
+    if (t.base == "float") put(static_cast<float>(v)); else put(v);
+    return;
   }
+  const unsigned bits = static_cast<unsigned>(t.size * 8);
+  char* end = nullptr;
+  errno = 0;
+  if (t.isSigned) {
+    long long v = std::strtoll(text.c_str(), &end, 0);
+    if (*end != '\0') throw bad("is not an integer (the argument is " + t.base + ")");
+    const long long lo = bits == 64 ? LLONG_MIN : -(1LL << (bits - 1)), hi = bits == 64 ? LLONG_MAX : (1LL << (bits - 1)) - 1;
+    if (errno == ERANGE || v < lo || v > hi) throw bad("does not fit in " + t.base);
+    if (t.size == 1) put(static_cast<int8_t>(v));
+    else if (t.size == 2) put(static_cast<int16_t>(v));
+    else if (t.size == 4) put(static_cast<int32_t>(v));
+    else put(static_cast<int64_t>(v));
+  } else {
+    if (text.find('-') != std::string::npos) throw bad("is negative but " + t.base + " is unsigned");
+    unsigned long long v = std::strtoull(text.c_str(), &end, 0);
+    if (*end != '\0') throw bad("is not an integer (the argument is " + t.base + ")");
+    const unsigned long long hi = bits == 64 ? ULLONG_MAX : (1ULL << bits) - 1;
+    if (errno == ERANGE || v > hi) throw bad("does not fit in " + t.base);
+    if (t.size == 1) put(static_cast<uint8_t>(v));
+    else if (t.size == 2) put(static_cast<uint16_t>(v));
+    else if (t.size == 4) put(static_cast<uint32_t>(v));
+    else put(static_cast<uint64_t>(v));
+  }
+}
+
+// The bytes of a scalar argument of `type` (a scalar or vector type) from `text`: one value
+// for every lane, or as many comma-separated values as the vector has lanes.
+std::vector<uint8_t> scalarBytes(const std::string& type, const std::string& text, const std::string& spec) {
+  uint64_t slots = 1;
+  ScalarType t = baseType(type, &slots);
+  const uint64_t lanes = type.size() > 1 && type.back() == '3' && type[type.size() - 2] != '1' ? 3 : slots;
+  std::vector<std::string> values;
+  for (size_t start = 0;;) {
+    size_t comma = text.find(',', start);
+    values.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (values.size() != 1 && values.size() != lanes)
+    throw std::invalid_argument("argument '" + spec + "': " + type + " takes 1 value or " + std::to_string(lanes) +
+                                " comma-separated values, " + std::to_string(values.size()) + " given");
+  std::vector<uint8_t> bytes(slots * t.size, 0);
+  for (uint64_t i = 0; i < lanes; ++i)
+    storeText(t, values.size() == 1 ? values[0] : values[i], spec, bytes.data() + i * t.size);
+  return bytes;
 }
 
 std::vector<uint8_t> initialContents(const ArgSpec& a) {
@@ -108,11 +163,13 @@ std::vector<uint8_t> initialContents(const ArgSpec& a) {
     return data;
   }
   std::mt19937_64 rng(a.seed);
-  double fill = a.init == "fill" ? parseNumber(a.value, a.text) : 0;
   for (uint64_t i = 0; i < elements; ++i) {
     double v = 0;
     if (a.init == "iota") v = static_cast<double>(i);
-    else if (a.init == "fill") v = fill;
+    else if (a.init == "fill") {
+      storeText(t, a.value, a.text, data.data() + i * t.size);
+      continue;
+    }
     else if (t.isFloat) v = static_cast<double>(rng() >> 11) * 0x1.0p-53;  // [0, 1)
     else v = static_cast<double>(rng() % 100);
     storeValue(t, v, data.data() + i * t.size);
@@ -123,6 +180,7 @@ std::vector<uint8_t> initialContents(const ArgSpec& a) {
 }  // namespace
 
 std::string readKernelSource(const std::string& path) {
+  if (std::filesystem::is_directory(path)) throw std::invalid_argument("kernel source '" + path + "' is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::invalid_argument("cannot open kernel source '" + path + "'");
   std::ostringstream s;
@@ -171,6 +229,11 @@ ArgSpec parseArgSpec(const std::string& text) {
       } else if (a.init == "fill" || a.init == "file") {
         need(5, a.init == "fill" ? "buffer:TYPE:COUNT:fill:VALUE" : "buffer:TYPE:COUNT:file:PATH");
         a.value = p[4];
+        if (a.init == "fill") {
+          uint64_t lanes = 1;
+          std::vector<uint8_t> one(baseType(a.type, &lanes).size);
+          storeText(baseType(a.type, &lanes), a.value, text, one.data());  // validates the value now
+        }
       } else if (a.init != "zeros" && a.init != "iota") {
         throw std::invalid_argument("argument '" + text + "': unknown initialiser '" + a.init +
                                     "' (zeros, iota, random[:SEED], fill:VALUE, file:PATH)");
@@ -182,7 +245,7 @@ ArgSpec parseArgSpec(const std::string& text) {
     a.type = p[1];
     typeSize(a.type);
     a.value = p.size() > 3 ? p[2] + ":" + p[3] : p[2];
-    parseNumber(a.value, text);
+    scalarBytes(a.type, a.value, text);  // validates the value(s) now
   } else if (kind == "local") {
     need(2, "local:BYTES");
     a.kind = ArgSpec::Kind::Local;
@@ -209,12 +272,26 @@ void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::Kern
       if (s.kind != ArgSpec::Kind::Local) throw std::invalid_argument(where + "a __local pointer needs local:BYTES");
     } else if (p.isPointer) {
       if (s.kind != ArgSpec::Kind::Buffer) throw std::invalid_argument(where + "a pointer needs buffer:TYPE:COUNT");
+    } else if (p.byValueBytes) {
+      throw std::invalid_argument(where + "a struct passed by value (" + std::to_string(p.byValueBytes) +
+                                  " bytes): `cltrace run` cannot build one; the C++ API and `cltrace wrap` "
+                                  "pass it as the program sets it");
     } else {
       if (s.kind != ArgSpec::Kind::Scalar) throw std::invalid_argument(where + "a value needs scalar:TYPE:VALUE");
-      uint64_t expected = p.type.empty() ? 0 : typeSize(p.type);
-      if (expected && typeSize(s.type) != expected)
+      uint64_t expected = 0, expectedLanes = 1, givenLanes = 1;
+      bool expectedFloat = false;
+      try {
+        ScalarType k = baseType(p.type, &expectedLanes);  // unknown for typedef names: size unchecked
+        expected = typeSize(p.type);
+        expectedFloat = k.isFloat;
+      } catch (const std::invalid_argument&) {
+      }
+      ScalarType given = baseType(s.type, &givenLanes);
+      if (expected && (typeSize(s.type) != expected || given.isFloat != expectedFloat))
         throw std::invalid_argument(where + "given as " + s.type + " (" + std::to_string(typeSize(s.type)) +
-                                    " bytes), the kernel expects " + std::to_string(expected) + " bytes");
+                                    " bytes, " + (given.isFloat ? "floating point" : "integer") +
+                                    "), the kernel expects " + p.type + " (" + std::to_string(expected) +
+                                    " bytes, " + (expectedFloat ? "floating point" : "integer") + ")");
     }
   }
 }
@@ -288,10 +365,7 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
     } else if (a.kind == ArgSpec::Kind::Local) {
       bindings.push_back(ArgBinding::ofLocal(a.bytes));
     } else {
-      uint64_t lanes = 1;
-      ScalarType t = baseType(a.type, &lanes);
-      std::vector<uint8_t> bytes(t.size);
-      storeValue(t, parseNumber(a.value, a.text), bytes.data());
+      std::vector<uint8_t> bytes = scalarBytes(a.type, a.value, a.text);
       bindings.push_back(ArgBinding::ofScalar(bytes.data(), bytes.size()));
     }
   }

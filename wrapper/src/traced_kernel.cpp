@@ -190,7 +190,18 @@ void validateRange(const NDRange& r) {
                        std::to_string(r.global[d]) + " in dimension " + std::to_string(d));
     if (d >= r.dims && (r.global[d] != 1 || r.local[d] != 1 || r.offset[d] != 0))
       throw TraceError("dimension " + std::to_string(d) + " is beyond the work dimensions");
+    uint64_t last = 0;
+    if (__builtin_add_overflow(r.offset[d], r.global[d] - 1, &last))
+      throw TraceError("global offset " + std::to_string(r.offset[d]) + " plus global size " +
+                       std::to_string(r.global[d]) + " overflows 64 bits in dimension " + std::to_string(d));
   }
+  // The tracer keeps per-work-item counts and offsets (16 bytes each): sizes whose product
+  // overflows would wrap to small allocations.
+  uint64_t items = 0, bytes = 0;
+  if (__builtin_mul_overflow(r.global[0], r.global[1], &items) || __builtin_mul_overflow(items, r.global[2], &items) ||
+      __builtin_mul_overflow(items, uint64_t{16}, &bytes))
+    throw TraceError("the NDRange (" + std::to_string(r.global[0]) + " x " + std::to_string(r.global[1]) + " x " +
+                     std::to_string(r.global[2]) + ") has too many work-items to trace (the limit is 2^60)");
 }
 
 cl_program buildInstrumentedProgram(cl_context context, cl_device_id device,

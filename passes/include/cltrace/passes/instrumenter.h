@@ -22,6 +22,7 @@ struct KernelArg {
   std::string type;          // kernel_arg_type, e.g. "float*"
   unsigned addressSpace = 0; // of the pointee for pointers (1 global, 2 constant, 3 local), else 0
   bool isPointer = false;
+  uint64_t byValueBytes = 0;  // a struct passed by value: its size (isPointer is then false)
 };
 
 struct InstrumentedKernel {
