@@ -99,7 +99,13 @@ struct State {
   Settings settings;
   std::map<cl_program, ProgramInfo> programs;
   std::map<cl_kernel, KernelInfo> kernels;
-  std::map<std::string, std::unique_ptr<TracedKernel>> traced;  // by source/options/kernel/device
+  // By source/options/kernel/device; the TracedKernel belongs to the context it was built in
+  // (and keeps it alive): a launch in another context replaces it.
+  std::map<std::string, std::unique_ptr<TracedKernel>> traced;
+  std::map<std::string, cl_context> tracedContext;
+  // User events the program has created and not yet completed: a launch queued behind one
+  // cannot be traced (tracing waits for the queue, the program completes the event later).
+  std::set<cl_event> pendingUserEvents;
   uint64_t nextLaunch = 0;
 };
 
@@ -184,6 +190,7 @@ std::vector<ArgBinding> bindingsOf(const KernelInfo& k, const passes::Instrument
       cl_mem m = nullptr;
       if (v->second.size() != sizeof(cl_mem)) throw TraceError("argument " + std::to_string(i) + " is not a buffer");
       std::memcpy(&m, v->second.data(), sizeof m);
+      if (!m) throw TraceError("argument " + std::to_string(i) + " (" + p.name + ") is a NULL buffer");
       args.push_back(ArgBinding::ofBuffer(m));
     } else {
       args.push_back(ArgBinding::ofScalar(v->second.data(), v->second.size()));
@@ -243,13 +250,17 @@ class StandInBuffers {
   std::map<cl_mem, cl_mem> copies_;
 };
 
-enum class Traced { No, InPlace, OnStandIn };
+enum class Traced {
+  No,                // not traced (the reason was said); buffers untouched: run the launch
+  Done,              // traced in place: the buffers hold the kernel's results
+  AppLaunchPending,  // traced on copies or restored afterwards: the launch itself is still to run
+};
 
-// Runs the launch traced; returns Traced::No (after saying why) when it cannot be traced.
-// Traced::OnStandIn: the application's launch has yet to run on its own device.
+// Runs the launch traced; `event` (may be null) receives the trace run's event when the launch
+// was traced in place.
 Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
                  const size_t* global, const size_t* local, uint64_t launch, const KernelInfo& info,
-                 const ProgramInfo& program) {
+                 const ProgramInfo& program, cl_event* event) {
   State& s = state();
   try {
     cl_context context = nullptr;
@@ -265,11 +276,16 @@ Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
     std::string key = std::to_string(std::hash<std::string>()(program.source)) + "|" + program.options + "|" +
                       info.name + "|" + std::to_string(reinterpret_cast<uintptr_t>(device));
     auto it = s.traced.find(key);
+    if (it != s.traced.end() && s.tracedContext[key] != context) {
+      s.traced.erase(it);  // built for a context the program has moved on from
+      it = s.traced.end();
+    }
     if (it == s.traced.end()) {
       // Programs built from source are instrumented once per (program, kernel) and reused.
       passes::InstrumentedKernel ik =
           passes::instrumentSource(program.source, info.name, passes::splitOptions(program.options));
       it = s.traced.emplace(key, std::make_unique<TracedKernel>(context, device, std::move(ik))).first;
+      s.tracedContext[key] = context;
     }
     TracedKernel& tk = *it->second;
     NDRange range;
@@ -288,13 +304,20 @@ Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
     std::vector<ArgBinding> args = bindingsOf(info, tk.instrumented());
     std::optional<StandInBuffers> copies;
     if (in) copies.emplace(queue, *in, args);
-    LaunchResult r = tk.launch(in ? in->queue : queue, args, range, path);
+    // A NULL local size: the trace uses cltrace's choice, but the program's kernel must run with
+    // the driver's (get_local_size may reach its results), so the buffers are put back and the
+    // launch then runs as the program asked.
+    LaunchOptions options;
+    options.restoreAfterTrace = !in && !local;
+    const bool inPlace = !in && local;
+    if (inPlace) options.traceRunEvent = event;
+    LaunchResult r = tk.launch(in ? in->queue : queue, args, range, path, options);
     for (const auto& w : r.warnings) message("warning: " + w);
     std::ofstream(s.settings.out + "/launches.tsv", std::ios::app) << launch << '\t' << info.name << '\t' << path << '\n';
     message("traced " + info.name + " launch " + std::to_string(launch) + " -> " + path +
             (local ? "" : " (local size chosen by cltrace)") +
             (in ? " on the stand-in device '" + in->name + "'" : ""));
-    return in ? Traced::OnStandIn : Traced::InPlace;
+    return inPlace ? Traced::Done : Traced::AppLaunchPending;
   } catch (const std::exception& e) {
     message("could not trace " + info.name + " launch " + std::to_string(launch) + ": " + e.what() +
             "; it runs untraced");
@@ -324,14 +347,64 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
     return forward();
   }
   if (dims < 1 || dims > 3 || !global) return forward();  // let the driver report the error
+  if (!s.pendingUserEvents.empty()) {
+    message("cannot trace " + k->second.name + " launch " + std::to_string(launch) +
+            ": the program has user events it has not completed yet, and tracing would wait for "
+            "them; it runs untraced");
+    return forward();
+  }
   Inside inside;
   if (nEvents > 0 && clWaitForEvents(nEvents, events) != CL_SUCCESS) return forward();
   clFinish(queue);
-  if (traceLaunch(queue, dims, offset, global, local, launch, k->second, p->second) != Traced::InPlace) {
+  if (traceLaunch(queue, dims, offset, global, local, launch, k->second, p->second, event) != Traced::Done) {
     insideLayer = false;
     return forward();
   }
-  return event ? clEnqueueMarkerWithWaitList(queue, 0, nullptr, event) : CL_SUCCESS;
+  return CL_SUCCESS;
+}
+
+// A task is a launch of one work-item.
+cl_int CL_API_CALL enqueueTask(cl_command_queue queue, cl_kernel kernel, cl_uint nEvents, const cl_event* events,
+                               cl_event* event) {
+  if (insideLayer) return target->clEnqueueTask(queue, kernel, nEvents, events, event);
+  const size_t one = 1;
+  return enqueueNDRangeKernel(queue, kernel, 1, nullptr, &one, &one, nEvents, events, event);
+}
+
+cl_int CL_API_CALL createKernelsInProgram(cl_program program, cl_uint n, cl_kernel* kernels, cl_uint* count) {
+  cl_uint made = 0;
+  cl_int err = target->clCreateKernelsInProgram(program, n, kernels, &made);
+  if (count) *count = made;
+  if (err == CL_SUCCESS && kernels && !insideLayer) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    for (cl_uint i = 0; i < made && i < n; ++i) {
+      size_t size = 0;
+      if (clGetKernelInfo(kernels[i], CL_KERNEL_FUNCTION_NAME, 0, nullptr, &size) != CL_SUCCESS) continue;
+      std::string name(size, '\0');
+      if (clGetKernelInfo(kernels[i], CL_KERNEL_FUNCTION_NAME, size, name.data(), nullptr) != CL_SUCCESS) continue;
+      while (!name.empty() && name.back() == '\0') name.pop_back();
+      state().kernels[kernels[i]] = KernelInfo{program, name, {}, {}, {}};
+    }
+  }
+  return err;
+}
+
+cl_event CL_API_CALL createUserEvent(cl_context context, cl_int* err) {
+  cl_event e = target->clCreateUserEvent(context, err);
+  if (e && !insideLayer) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    state().pendingUserEvents.insert(e);
+  }
+  return e;
+}
+
+cl_int CL_API_CALL setUserEventStatus(cl_event event, cl_int status) {
+  cl_int err = target->clSetUserEventStatus(event, status);
+  if (err == CL_SUCCESS && !insideLayer) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    state().pendingUserEvents.erase(event);
+  }
+  return err;
 }
 
 }  // namespace
@@ -361,6 +434,10 @@ CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint numEntries, const _cl_icd_di
   dispatch.clCreateKernel = &createKernel;
   dispatch.clSetKernelArg = &setKernelArg;
   dispatch.clEnqueueNDRangeKernel = &enqueueNDRangeKernel;
+  dispatch.clEnqueueTask = &enqueueTask;
+  dispatch.clCreateKernelsInProgram = &createKernelsInProgram;
+  dispatch.clCreateUserEvent = &createUserEvent;
+  dispatch.clSetUserEventStatus = &setUserEventStatus;
   *numEntriesRet = ours;
   *layerDispatch = &dispatch;
   return CL_SUCCESS;

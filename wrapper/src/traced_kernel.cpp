@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "cltrace/device_record.h"
 
@@ -25,6 +26,13 @@ double secondsSince(Clock::time_point start) {
 // Releases an OpenCL buffer at scope exit.
 struct ScopedMem {
   cl_mem mem = nullptr;
+  ScopedMem() = default;
+  explicit ScopedMem(cl_mem m) : mem(m) {}
+  ScopedMem(ScopedMem&& o) noexcept : mem(std::exchange(o.mem, nullptr)) {}
+  ScopedMem& operator=(ScopedMem&& o) noexcept {
+    std::swap(mem, o.mem);
+    return *this;
+  }
   ~ScopedMem() {
     if (mem) clReleaseMemObject(mem);
   }
@@ -322,13 +330,11 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   const auto argCount = static_cast<cl_uint>(args.size());
   LaunchResult result;
 
-  // Buffers the kernel may write are snapshot so the trace run starts from the same state.
-  struct Snapshot {
-    cl_mem mem;
-    std::vector<uint8_t> data;
-  };
-  std::vector<Snapshot> snapshots;
+  // Buffers the kernel may write (bound to any __global parameter) are snapshot so the trace
+  // run starts from the same state. The snapshots are device-side copies: clEnqueueCopyBuffer
+  // works whatever host access the program gave its buffers (CL_MEM_HOST_NO_ACCESS, ...).
   std::map<cl_mem, uint64_t> bufferSizes;
+  std::vector<cl_mem> writable;
   for (size_t i = 0; i < args.size(); ++i) {
     const passes::KernelArg& p = kernel_.args[i];
     ArgBinding::Kind wanted = !p.isPointer ? ArgBinding::Kind::Scalar
@@ -342,13 +348,31 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
     cl_mem m = args[i].buffer;
     size_t size = 0;
     check(clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, nullptr), "clGetMemObjectInfo");
-    if (bufferSizes.emplace(m, size).second && kernel_.args[i].addressSpace == 1) {
-      Snapshot s{m, std::vector<uint8_t>(size)};
-      check(clEnqueueReadBuffer(queue, m, CL_TRUE, 0, size, s.data.data(), 0, nullptr, nullptr),
-            "reading a buffer for the snapshot");
-      snapshots.push_back(std::move(s));
-    }
+    bufferSizes.emplace(m, size);
+    if (kernel_.args[i].addressSpace == 1 && std::find(writable.begin(), writable.end(), m) == writable.end())
+      writable.push_back(m);
   }
+  struct Snapshot {
+    cl_mem mem;
+    ScopedMem copy;
+    uint64_t size;
+  };
+  std::vector<Snapshot> snapshots;
+  snapshots.reserve(writable.size());
+  for (cl_mem m : writable) {
+    Snapshot& s = snapshots.emplace_back(Snapshot{m, {}, bufferSizes[m]});
+    if (s.size == 0) continue;
+    s.copy.mem = createBuffer(context_, s.size, "creating a buffer snapshot");
+    check(clEnqueueCopyBuffer(queue, m, s.copy.mem, 0, 0, s.size, 0, nullptr, nullptr), "snapshotting a buffer");
+  }
+  check(clFinish(queue), "clFinish (snapshots)");
+  auto restoreSnapshots = [&] {
+    for (const Snapshot& s : snapshots)
+      if (s.size) check(clEnqueueCopyBuffer(queue, s.copy.mem, s.mem, 0, 0, s.size, 0, nullptr, nullptr), "restoring a buffer");
+    check(clFinish(queue), "clFinish (restoring buffers)");
+  };
+  // From the count run on, a launch that fails leaves the buffers as they were before it.
+  try {
   std::array<size_t, 3> global{}, local{}, off{};
   for (int d = 0; d < 3; ++d) {
     global[d] = range.global[d];
@@ -394,13 +418,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
       firstOutsideDiag = d;
     }
   }
-  auto restoreSnapshots = [&] {
-    for (const Snapshot& s : snapshots)
-      check(clEnqueueWriteBuffer(queue, s.mem, CL_TRUE, 0, s.data.size(), s.data.data(), 0, nullptr, nullptr),
-            "restoring a buffer");
-  };
   if (outsideItems) {
-    restoreSnapshots();
     uint64_t inst = (firstOutsideDiag >> kDiagFirstOutsideShift) - 1;
     std::string text = instructionText(inst);
     if (!text.empty()) text = " (" + text + ")";
@@ -431,7 +449,6 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
                               "; their records keep only the outermost counters");
 
   restoreSnapshots();
-  snapshots.clear();
   if (options.beforeTraceRun) options.beforeTraceRun(queue);
 
   // Trace run.
@@ -446,7 +463,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   check(clSetKernelArg(traceKernel_, argCount + 2, sizeof(cl_mem), &argsBuf.mem), "clSetKernelArg (args)");
   kernelStart = Clock::now();
   check(clEnqueueNDRangeKernel(queue, traceKernel_, range.dims, off.data(), global.data(),
-                               local.data(), 0, nullptr, nullptr),
+                               local.data(), 0, nullptr, options.traceRunEvent),
         "clEnqueueNDRangeKernel (trace run)");
   check(clFinish(queue), "clFinish (trace run)");
   result.traceKernelSeconds = secondsSince(kernelStart);
@@ -537,6 +554,19 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
                               "left as device addresses");
   }
 
+  if (options.restoreAfterTrace) restoreSnapshots();
+  } catch (...) {
+    if (options.traceRunEvent && *options.traceRunEvent) {
+      clReleaseEvent(*options.traceRunEvent);
+      *options.traceRunEvent = nullptr;
+    }
+    try {
+      restoreSnapshots();
+    } catch (...) {
+      // The first error says more than a failed restore.
+    }
+    throw;
+  }
   result.launchSeconds = secondsSince(launchStart);
   return result;
 }

@@ -36,6 +36,11 @@ struct LaunchOptions {
   // Called after the buffers are restored, just before the trace run. Tests use it to make
   // the trace run see different data than the count run did.
   std::function<void(cl_command_queue)> beforeTraceRun;
+  // Put the buffers back as they were before the launch once the trace is written (the caller
+  // then runs the kernel itself, e.g. with a work-group size of its own).
+  bool restoreAfterTrace = false;
+  // Where to put the trace run's event (the caller releases it); null: no event.
+  cl_event* traceRunEvent = nullptr;
 };
 
 struct LaunchResult {
@@ -64,7 +69,8 @@ class TracedKernel {
 
   const passes::InstrumentedKernel& instrumented() const { return kernel_; }
 
-  // Runs the launch traced and writes the trace file to `tracePath`.
+  // Runs the launch traced and writes the trace file to `tracePath`. When it throws, every
+  // buffer is as it was before the call.
   LaunchResult launch(cl_command_queue queue, const std::vector<ArgBinding>& args,
                       const NDRange& range, const std::string& tracePath,
                       const LaunchOptions& options = {});

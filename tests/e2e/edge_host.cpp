@@ -1,0 +1,202 @@
+// An ordinary OpenCL host program (no cltrace code) that uses the less common parts of the API
+// a wrapped program may use, each launch checking its own result:
+//   0 hist   atomics into a buffer the host may only read (CL_MEM_HOST_READ_ONLY); the type
+//            of the launch's event is printed
+//   1 accum  an in-place update of a CL_MEM_HOST_NO_ACCESS buffer
+//   2 scale  one buffer bound to a __constant and to a __global parameter
+//   3 shape  a NULL local size, with the work-group size written into the results
+//   4 one    clEnqueueTask; its event's command type is printed
+//   5 fill   a kernel from clCreateKernelsInProgram, in a second context
+//   6 fill   waits on a user event the program completes after enqueueing it
+// Prints one line per launch; exits 1 when any result is wrong.
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#define CHECK(call)                                                     \
+  do {                                                                  \
+    cl_int e_ = (call);                                                 \
+    if (e_ != CL_SUCCESS) {                                             \
+      std::fprintf(stderr, "line %d: %s failed: %d\n", __LINE__, #call, \
+                   static_cast<int>(e_));                               \
+      std::exit(3);                                                     \
+    }                                                                   \
+  } while (0)
+
+static const char* kSource = R"CL(
+__kernel void hist(__global const uchar* data, __global int* bins) {
+  atomic_inc(&bins[data[get_global_id(0)] % 16]);
+}
+__kernel void accum(__global const int* x, __global int* acc) { size_t i = get_global_id(0); acc[i] += x[i]; }
+__kernel void scale(__constant float* c, __global float* x) { size_t i = get_global_id(0); x[i] = x[i] * c[0] + 1.0f; }
+__kernel void shape(__global int* out) { out[get_global_id(0)] = (int)get_local_size(0); }
+__kernel void one(__global int* out) { out[0] += 41; }
+)CL";
+static const char* kFillSource = R"CL(
+__kernel void fill(__global int* out, int v) { out[get_global_id(0)] = v + (int)get_global_id(0); }
+)CL";
+
+static cl_device_id device;
+
+static cl_context makeContext() {
+  cl_int err;
+  cl_context c = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  CHECK(err);
+  return c;
+}
+
+static cl_program build(cl_context ctx, const char* src) {
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(ctx, 1, &src, nullptr, &err);
+  CHECK(err);
+  CHECK(clBuildProgram(p, 1, &device, "", nullptr, nullptr));
+  return p;
+}
+
+static cl_mem buffer(cl_context ctx, cl_mem_flags flags, size_t bytes, const void* host) {
+  cl_int err;
+  cl_mem m = clCreateBuffer(ctx, flags | CL_MEM_COPY_HOST_PTR, bytes, const_cast<void*>(host), &err);
+  CHECK(err);
+  return m;
+}
+
+template <typename T>
+static std::vector<T> readBack(cl_command_queue q, cl_mem m, size_t n) {
+  std::vector<T> v(n);
+  CHECK(clEnqueueReadBuffer(q, m, CL_TRUE, 0, n * sizeof(T), v.data(), 0, nullptr, nullptr));
+  return v;
+}
+
+int main() {
+  cl_platform_id platform;
+  CHECK(clGetPlatformIDs(1, &platform, nullptr));
+  CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr));
+  cl_int err;
+  cl_context ctx = makeContext();
+  cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err);
+  CHECK(err);
+  cl_program prog = build(ctx, kSource);
+  bool allOk = true;
+  auto report = [&](const char* what, bool ok, long value) {
+    std::printf("%s %ld %s\n", what, value, ok ? "correct" : "WRONG");
+    allOk = allOk && ok;
+  };
+
+  // 0: histogram into a host-read-only buffer.
+  const size_t n = 1024;
+  std::vector<unsigned char> data(n);
+  for (size_t i = 0; i < n; ++i) data[i] = static_cast<unsigned char>(i * 7);
+  std::vector<int> zeros(16, 0);
+  cl_mem D = buffer(ctx, CL_MEM_READ_ONLY, n, data.data());
+  cl_mem bins = buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_HOST_READ_ONLY, 64, zeros.data());
+  cl_kernel hist = clCreateKernel(prog, "hist", &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(hist, 0, sizeof D, &D));
+  CHECK(clSetKernelArg(hist, 1, sizeof bins, &bins));
+  size_t global = n, local = 64;
+  cl_event histEvent;
+  CHECK(clEnqueueNDRangeKernel(q, hist, 1, nullptr, &global, &local, 0, nullptr, &histEvent));
+  CHECK(clWaitForEvents(1, &histEvent));
+  cl_command_type histType = 0;
+  CHECK(clGetEventInfo(histEvent, CL_EVENT_COMMAND_TYPE, sizeof histType, &histType, nullptr));
+  std::printf("hist event is %s\n", histType == CL_COMMAND_NDRANGE_KERNEL ? "a kernel" : "something else");
+  CHECK(clReleaseEvent(histEvent));
+  std::vector<int> b = readBack<int>(q, bins, 16);
+  long total = 0;
+  for (int v : b) total += v;
+  report("hist total", total == long(n) && b[0] == 64, total);
+
+  // 1: in-place update of a buffer the host cannot access.
+  std::vector<int> fives(n, 5), ones(n, 1);
+  cl_mem X = buffer(ctx, CL_MEM_READ_ONLY, n * 4, fives.data());
+  cl_mem acc = buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS, n * 4, ones.data());
+  cl_mem accCopy = buffer(ctx, CL_MEM_READ_WRITE, n * 4, ones.data());  // receives acc
+  cl_kernel accum = clCreateKernel(prog, "accum", &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(accum, 0, sizeof X, &X));
+  CHECK(clSetKernelArg(accum, 1, sizeof acc, &acc));
+  CHECK(clEnqueueNDRangeKernel(q, accum, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+  CHECK(clEnqueueCopyBuffer(q, acc, accCopy, 0, 0, n * 4, 0, nullptr, nullptr));
+  std::vector<int> a = readBack<int>(q, accCopy, n);
+  report("acc[7]", a[7] == 6 && a[n - 1] == 6, a[7]);
+
+  // 2: one buffer as __constant c (read at c[0]) and __global x, launched from offset 64.
+  std::vector<float> xs(128);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = float(i % 8) + 3.0f;  // x[0] = 3
+  cl_mem XS = buffer(ctx, CL_MEM_READ_WRITE, xs.size() * 4, xs.data());
+  cl_kernel scale = clCreateKernel(prog, "scale", &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(scale, 0, sizeof XS, &XS));
+  CHECK(clSetKernelArg(scale, 1, sizeof XS, &XS));
+  size_t offset = 64, half = 64, sixteen = 16;
+  CHECK(clEnqueueNDRangeKernel(q, scale, 1, &offset, &half, &sixteen, 0, nullptr, nullptr));
+  std::vector<float> s = readBack<float>(q, XS, xs.size());
+  report("scaled x[65]", s[65] == xs[65] * 3.0f + 1.0f && s[0] == 3.0f, long(s[65]));
+
+  // 3: NULL local size; the kernel writes get_local_size(0), which must be the driver's choice.
+  size_t shapeN = 6000;
+  std::vector<int> none(shapeN, 0);
+  cl_mem shapeOut = buffer(ctx, CL_MEM_READ_WRITE, shapeN * 4, none.data());
+  cl_kernel shape = clCreateKernel(prog, "shape", &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(shape, 0, sizeof shapeOut, &shapeOut));
+  CHECK(clEnqueueNDRangeKernel(q, shape, 1, nullptr, &shapeN, nullptr, 0, nullptr, nullptr));
+  std::vector<int> sh = readBack<int>(q, shapeOut, shapeN);
+  bool uniform = true;
+  for (int v : sh) uniform = uniform && v == sh[0];
+  report("driver local size", uniform && sh[0] > 0 && shapeN % size_t(sh[0]) == 0, sh[0]);
+
+  // 4: a task, and the type of the event it returns.
+  int base = 1;
+  cl_mem oneOut = buffer(ctx, CL_MEM_READ_WRITE, 4, &base);
+  cl_kernel oneK = clCreateKernel(prog, "one", &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(oneK, 0, sizeof oneOut, &oneOut));
+  cl_event taskEvent;
+  CHECK(clEnqueueTask(q, oneK, 0, nullptr, &taskEvent));
+  CHECK(clWaitForEvents(1, &taskEvent));
+  cl_command_type type = 0;
+  CHECK(clGetEventInfo(taskEvent, CL_EVENT_COMMAND_TYPE, sizeof type, &type, nullptr));
+  std::vector<int> o = readBack<int>(q, oneOut, 1);
+  report("task result", o[0] == 42, o[0]);
+  std::printf("task event is %s\n", type == CL_COMMAND_TASK || type == CL_COMMAND_NDRANGE_KERNEL ? "a kernel" : "something else");
+  CHECK(clReleaseEvent(taskEvent));
+
+  // 5: a second context, its kernel from clCreateKernelsInProgram.
+  cl_context ctx2 = makeContext();
+  cl_command_queue q2 = clCreateCommandQueue(ctx2, device, 0, &err);
+  CHECK(err);
+  cl_program fillProg = build(ctx2, kFillSource);
+  cl_kernel fill;
+  cl_uint made = 0;
+  CHECK(clCreateKernelsInProgram(fillProg, 1, &fill, &made));
+  cl_mem fillOut = buffer(ctx2, CL_MEM_READ_WRITE, n * 4, fives.data());
+  int v = 100;
+  CHECK(clSetKernelArg(fill, 0, sizeof fillOut, &fillOut));
+  CHECK(clSetKernelArg(fill, 1, sizeof v, &v));
+  CHECK(clEnqueueNDRangeKernel(q2, fill, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+  std::vector<int> f = readBack<int>(q2, fillOut, n);
+  report("second context fill[9]", made == 1 && f[9] == 109, f[9]);
+
+  // 6: a launch that waits on a user event completed after the enqueue.
+  cl_event gate = clCreateUserEvent(ctx2, &err);
+  CHECK(err);
+  v = 200;
+  CHECK(clSetKernelArg(fill, 1, sizeof v, &v));
+  CHECK(clEnqueueNDRangeKernel(q2, fill, 1, nullptr, &global, &local, 1, &gate, nullptr));
+  CHECK(clSetUserEventStatus(gate, CL_COMPLETE));
+  f = readBack<int>(q2, fillOut, n);
+  report("after user event fill[9]", f[9] == 209, f[9]);
+  CHECK(clReleaseEvent(gate));
+
+  clReleaseMemObject(fillOut);
+  clReleaseKernel(fill);
+  clReleaseProgram(fillProg);
+  clReleaseCommandQueue(q2);
+  clReleaseContext(ctx2);
+  return allOk ? 0 : 1;
+}

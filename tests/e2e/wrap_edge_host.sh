@@ -1,0 +1,36 @@
+# A host program using less common OpenCL calls (tests/e2e/edge_host.cpp) under `cltrace wrap`:
+# the same output and exit status as unwrapped, and the launches traced that can be.
+source "$(dirname "$0")/lib.sh"
+plain=$("$EDGE_HOST")
+[ "$(echo "$plain" | grep -c ' correct$')" -eq 7 ] || fail "edge host alone: $plain"
+wrapped=$("$CLTRACE" wrap --out "$work/t" -- "$EDGE_HOST" 2>"$work/err") || fail "wrapped exit status: $(cat "$work/err")"
+[ "$plain" = "$wrapped" ] || fail "output differs:
+$plain
+---
+$wrapped"
+echo "ok: same output, including the event types and the driver's own work-group size"
+# Launches 0-5 traced, with record counts by hand: hist 1024 x (uchar load + atomic), accum
+# 1024 x 3, scale 64 x (constant load + load + store), shape 6000 stores (local size 250 chosen
+# by cltrace: the largest divisor of 6000 up to 256), the task 1 x (load + store), fill 1024.
+[ "$(cut -f2 "$work/t/launches.tsv" | tr '\n' ' ')" = "hist accum scale shape one fill " ] ||
+  fail "launches: $(cat "$work/t/launches.tsv")"
+for pair in hist-0:2048 accum-1:3072 scale-2:192 shape-3:6000 one-4:2 fill-5:1024; do
+  f=${pair%:*}; n=${pair#*:}
+  "$CLTRACE" stats "$work/t/$f.cltrace" | grep -qE "^records: $n$" || fail "$f: $("$CLTRACE" stats "$work/t/$f.cltrace" | head -3)"
+done
+"$CLTRACE" dump "$work/t/shape-3.cltrace" --limit 0 | grep -q "global (6000), local (250)" || fail "shape local size"
+# Both parameters share one buffer, so one region at 0: work-item 0 (global id 64) reads x[64]
+# at 0x100 and c[0] at 0.
+"$CLTRACE" dump "$work/t/scale-2.cltrace" --limit 3 | tr '\n' '|' |
+  grep -q "load instr 0 addr 0x100 size 4 .*constant_load instr 1 addr 0x0 size 4 .*store instr 2 addr 0x100 size 4" ||
+  fail "scale: $("$CLTRACE" dump "$work/t/scale-2.cltrace" --limit 3)"
+grep -q "cannot trace fill launch 6: the program has user events it has not completed yet" "$work/err" ||
+  fail "user event: $(cat "$work/err")"
+echo "ok: traces and record counts"
+# A trace that cannot be written (its path is a directory) fails after the trace run: the
+# buffers are put back and the launch runs as the program asked, once.
+mkdir -p "$work/bad/hist-0.cltrace"
+wrapped=$("$CLTRACE" wrap --out "$work/bad" --launch 0 -- "$EDGE_HOST" 2>"$work/err") || fail "exit status: $(cat "$work/err")"
+[ "$plain" = "$wrapped" ] || fail "output differs after a failed trace write: $wrapped"
+grep -q "could not trace hist launch 0: .*; it runs untraced" "$work/err" || fail "no message: $(cat "$work/err")"
+echo "wrap edge host: all checks passed"
