@@ -104,6 +104,24 @@ std::string headerProblem(const TraceHeader& h) {
   if (problem.empty() && h.workItemCount != h.range.workItems())
     problem = "work-item count " + to_string(h.workItemCount) + " disagrees with the NDRange's " +
               to_string(h.range.workItems()) + " work-items";
+  if (problem.empty() && h.version != kTraceFormatRecords && h.version != kTraceFormatUnits)
+    problem = "format version " + to_string(h.version) + " is neither 1 nor 2";
+  if (problem.empty() && h.version == kTraceFormatRecords && !h.instructions.empty())
+    problem = "version 1 has no instruction table";
+  if (problem.empty() && h.instructions.size() > kMaxTraceInstructions)
+    problem = "instruction count " + to_string(h.instructions.size()) + " exceeds the limit of " +
+              to_string(kMaxTraceInstructions);
+  for (size_t i = 0; problem.empty() && i < h.instructions.size(); ++i) {
+    const InstructionShape& s = h.instructions[i];
+    std::string which = "instruction " + to_string(i);
+    if (static_cast<uint32_t>(s.kind) >= kAccessKindCount)
+      problem = which + " has invalid kind " + to_string(static_cast<uint32_t>(s.kind));
+    else if (static_cast<uint32_t>(s.dynamic) > static_cast<uint32_t>(DynamicWord::FenceFlags))
+      problem = which + " has invalid dynamic word " + to_string(static_cast<uint32_t>(s.dynamic));
+    else if (s.depth > kMaxInstructionDepth)
+      problem = which + " has loop depth " + to_string(s.depth) + ", over the limit of " +
+                to_string(kMaxInstructionDepth);
+  }
   return problem;
 }
 
@@ -145,10 +163,10 @@ void putString(std::string& out, const std::string& s) {
 
 std::string encodeHeader(const TraceHeader& h) {
   std::string out(kMagic, sizeof kMagic);
-  putLE(out, kTraceFormatVersion, 4);
+  putLE(out, h.version, 4);
   putLE(out, h.compressed ? kFlagCompressed : 0, 4);
   putLE(out, kRecordFormatVersion, 4);
-  putLE(out, kRecordSize, 4);
+  putLE(out, h.version == kTraceFormatUnits ? kDeviceUnitBytes : kRecordSize, 4);
   putLE(out, h.workItemCount, 8);
   putLE(out, h.recordCount, 8);
   putLE(out, h.sourceHash, 8);
@@ -165,6 +183,18 @@ std::string encodeHeader(const TraceHeader& h) {
     putString(out, b.name);
     putLE(out, b.size, 8);
     putLE(out, b.virtualBase, 8);
+  }
+  if (h.version == kTraceFormatUnits) {
+    putLE(out, h.unitCount, 8);
+    putLE(out, h.instructions.size(), 4);
+    for (const InstructionShape& s : h.instructions) {
+      putLE(out, static_cast<uint8_t>(s.kind), 1);
+      putLE(out, s.flags, 1);
+      putLE(out, static_cast<uint8_t>(s.dynamic), 1);
+      putLE(out, 0, 1);  // reserved
+      putLE(out, s.size, 4);
+      putLE(out, s.depth, 4);
+    }
   }
   putLE(out, fnv1a64(out.data(), out.size()), 8);
   return out;
@@ -228,9 +258,26 @@ class HeaderDecoder {
 };
 
 void checkVersion(uint32_t version, const std::string& path) {
-  if (version != kTraceFormatVersion)
-    fail(path, "unsupported trace format version " + to_string(version) +
-                   " (this build reads version " + to_string(kTraceFormatVersion) + ")");
+  if (version != kTraceFormatRecords && version != kTraceFormatUnits)
+    fail(path, "unsupported trace format version " + to_string(version) + " (this build reads versions " +
+                   to_string(kTraceFormatRecords) + " and " + to_string(kTraceFormatUnits) + ")");
+}
+
+void decodeInstructions(HeaderDecoder& in, TraceHeader& h, const std::string& path) {
+  h.unitCount = in.u64("unit count");
+  uint32_t count = in.u32("instruction count");
+  if (count > kMaxTraceInstructions)
+    fail(path, "instruction count " + to_string(count) + " exceeds the limit of " + to_string(kMaxTraceInstructions));
+  h.instructions.resize(count);
+  for (InstructionShape& s : h.instructions) {
+    unsigned char b[12];
+    in.read(b, sizeof b, "instruction table");
+    s.kind = static_cast<AccessKind>(b[0]);
+    s.flags = b[1];
+    s.dynamic = static_cast<DynamicWord>(b[2]);
+    s.size = static_cast<uint32_t>(getLE(b + 4, 4));
+    s.depth = static_cast<uint32_t>(getLE(b + 8, 4));
+  }
 }
 
 void decodeRange(HeaderDecoder& in, NDRange& r) {
@@ -256,12 +303,14 @@ void decodeBuffers(HeaderDecoder& in, std::vector<TraceBuffer>& buffers, const s
   }
 }
 
-void checkRecordLayout(uint32_t recordVersion, uint32_t recordSize, const std::string& path) {
-  if (recordVersion != kRecordFormatVersion || recordSize != kRecordSize)
+void checkRecordLayout(uint32_t version, uint32_t recordVersion, uint32_t recordSize, const std::string& path) {
+  const bool units = version == kTraceFormatUnits;
+  const uint64_t expected = units ? kDeviceUnitBytes : kRecordSize;
+  if (recordVersion != kRecordFormatVersion || recordSize != expected)
     fail(path, "unsupported record format version " + to_string(recordVersion) + " with " +
-                   to_string(recordSize) + "-byte records (this build reads version " +
-                   to_string(kRecordFormatVersion) + " with " + to_string(kRecordSize) +
-                   "-byte records)");
+                   to_string(recordSize) + "-byte " + (units ? "units" : "records") + " (this build reads version " +
+                   to_string(kRecordFormatVersion) + " with " + to_string(expected) + "-byte " +
+                   (units ? "units" : "records") + " in format version " + to_string(version) + ")");
 }
 
 // Reads and validates the header; leaves the file at the first body byte.
@@ -282,6 +331,7 @@ TraceHeader decodeHeader(std::FILE* file, const std::string& path, uint64_t& hea
   h.kernelName = in.str("kernel name");
   h.device = in.str("device string");
   decodeBuffers(in, h.buffers, path);
+  if (h.version == kTraceFormatUnits) decodeInstructions(in, h, path);
   uint64_t computed = in.hash();
   uint64_t stored = in.u64("header checksum", false);
   headerSize = in.offset();
@@ -293,10 +343,10 @@ TraceHeader decodeHeader(std::FILE* file, const std::string& path, uint64_t& hea
 
   if (flags & ~kKnownFlags) fail(path, "unknown header flags " + hex(flags));
   h.compressed = flags & kFlagCompressed;
-  checkRecordLayout(recordVersion, recordSize, path);
+  checkRecordLayout(h.version, recordVersion, recordSize, path);
   std::string problem = headerProblem(h);
   if (!problem.empty()) fail(path, problem);
-  if (h.recordCount == kUnknownRecordCount)
+  if (h.recordCount == kUnknownRecordCount || (h.version == kTraceFormatUnits && h.unitCount == kUnknownRecordCount))
     fail(path, "record count was never written (the writer did not close the file)");
   return h;
 }
@@ -493,14 +543,17 @@ void checkPlainBodySize(std::FILE* file, const std::string& path, const TraceHea
   if (fstat(fileno(file), &st) != 0 || !S_ISREG(st.st_mode)) return;  // streamed checks only
   uint64_t bodySize = static_cast<uint64_t>(st.st_size) - headerSize;
   std::string available = to_string(bodySize) + " bytes after the header";
-  if (h.recordCount > bodySize / kRecordSize)
-    fail(path, "record count " + to_string(h.recordCount) + " is larger than the file can hold (" +
+  const bool units = h.version == kTraceFormatUnits;
+  const uint64_t items = units ? h.unitCount : h.recordCount, itemSize = units ? kDeviceUnitBytes : kRecordSize;
+  const std::string itemName = units ? "unit" : "record";
+  if (items > bodySize / itemSize)
+    fail(path, itemName + " count " + to_string(items) + " is larger than the file can hold (" +
                    available + "): truncated body or corrupt header");
   uint64_t needed;
   bool overflow = __builtin_mul_overflow(h.workItemCount, kCountSize, &needed) ||
-                  __builtin_add_overflow(needed, h.recordCount * kRecordSize, &needed);
+                  __builtin_add_overflow(needed, items * itemSize, &needed);
   std::string counts = "the header's " + to_string(h.workItemCount) + " work-items and " +
-                       to_string(h.recordCount) + " records need " +
+                       to_string(items) + " " + itemName + "s need " +
                        (overflow ? std::string("over 2^64") : to_string(needed)) +
                        " bytes, the file has ";
   if (overflow || needed > bodySize) fail(path, "truncated body: " + counts + "only " + available);
@@ -537,6 +590,8 @@ struct TraceWriter::Impl {
   std::unique_ptr<BodySink> sink;
   uint64_t workItems = 0;
   uint64_t records = 0;
+  uint64_t units = 0;  // version 2
+  std::unique_ptr<DeviceRecordDecoder> shapes;  // version 2: walks the units
   bool closed = false;
   bool failed = false;
   bool ownsFile = false;  // the file exists and is ours to remove until a successful close
@@ -563,7 +618,6 @@ TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header)
   Impl& w = *impl_;
   w.path = path;
   w.header = header;
-  w.header.version = kTraceFormatVersion;
   std::string problem = headerProblem(w.header);
   if (!problem.empty()) fail(path, "invalid header: " + problem);
   // An old trace is unlinked rather than truncated: on ext4, truncating a file and writing it
@@ -573,6 +627,7 @@ TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header)
   w.file.reset(std::fopen(path.c_str(), "wb"));
   if (!w.file) fail(path, "cannot create: " + systemError());
   w.ownsFile = true;
+  if (w.header.version == kTraceFormatUnits) w.shapes = std::make_unique<DeviceRecordDecoder>(w.header.instructions);
   try {
     std::string bytes = encodeHeader(w.header);
     PlainSink(w.file.get(), w.path).write(bytes.data(), bytes.size());
@@ -588,9 +643,39 @@ TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header)
 
 TraceWriter::~TraceWriter() { impl_->discard(); }
 
+void TraceWriter::writeWorkItemUnits(const uint32_t* words, uint64_t count) {
+  Impl& w = *impl_;
+  w.checkUsable("write");
+  if (w.header.version != kTraceFormatUnits) w.error("device record units need format version 2");
+  if (w.workItems == w.header.workItemCount)
+    w.error("more work-items than the header's " + to_string(w.header.workItemCount));
+  if (count && !words) w.error("null units for work-item " + to_string(w.workItems));
+  uint64_t records = 0;
+  std::string error;
+  if (!w.shapes->forEach(words, count, [&](const uint32_t*, const InstructionShape&) { ++records; }, error))
+    w.error("work-item " + to_string(w.workItems) + ": " + error);
+  if (w.header.unitCount != kUnknownRecordCount && count > w.header.unitCount - w.units)
+    w.error("more units than the header's " + to_string(w.header.unitCount));
+  if (w.header.recordCount != kUnknownRecordCount && records > w.header.recordCount - w.records)
+    w.error("more records than the header's " + to_string(w.header.recordCount));
+  std::string countBytes;
+  putLE(countBytes, count, 8);
+  try {
+    w.sink->write(countBytes.data(), countBytes.size());
+    w.sink->write(words, count * kDeviceUnitBytes);
+  } catch (const TraceFileError&) {
+    w.failed = true;
+    throw;
+  }
+  ++w.workItems;
+  w.units += count;
+  w.records += records;
+}
+
 void TraceWriter::writeWorkItem(const Record* records, uint64_t count) {
   Impl& w = *impl_;
   w.checkUsable("write");
+  if (w.header.version != kTraceFormatRecords) w.error("48-byte records need format version 1");
   if (w.workItems == w.header.workItemCount)
     w.error("more work-items than the header's " + to_string(w.header.workItemCount));
   if (count && !records) w.error("null records for work-item " + to_string(w.workItems));
@@ -620,9 +705,13 @@ void TraceWriter::Impl::finish() {
   if (known && records != header.recordCount)
     fail(path, "closed after " + to_string(records) + " of the header's " +
                    to_string(header.recordCount) + " records");
+  const bool unitsKnown = header.version != kTraceFormatUnits || header.unitCount != kUnknownRecordCount;
+  if (header.version == kTraceFormatUnits && unitsKnown && units != header.unitCount)
+    fail(path, "closed after " + to_string(units) + " of the header's " + to_string(header.unitCount) + " units");
   sink->finish();
-  if (!known) {
+  if (!known || !unitsKnown) {
     header.recordCount = records;
+    if (header.version == kTraceFormatUnits) header.unitCount = units;
     std::string bytes = encodeHeader(header);
     if (fseeko(file.get(), 0, SEEK_SET) != 0)
       fail(path, "cannot seek back to patch the record count: " + systemError());
@@ -653,6 +742,9 @@ struct TraceReader::Impl {
   std::unique_ptr<BodySource> body;
   uint64_t nextIndex = 0;
   uint64_t recordsLeft = 0;
+  uint64_t unitsLeft = 0;                         // version 2
+  std::unique_ptr<DeviceRecordDecoder> decoder;  // version 2
+  std::vector<uint32_t> words;                    // version 2: one work-item's units
   bool ended = false;
 
   // Reads exactly `size` body bytes or reports a truncated body, the body ending inside
@@ -667,6 +759,8 @@ struct TraceReader::Impl {
   }
   uint64_t readCount();
   void readRecords(std::vector<Record>& out, uint64_t count);
+  // Version 2: reads `count` units and appends the records they hold; returns how many.
+  uint64_t readUnits(std::vector<Record>& out, uint64_t count);
   void checkEnd();
 };
 
@@ -678,6 +772,10 @@ TraceReader::TraceReader(const std::string& path) : impl_(std::make_unique<Impl>
   uint64_t headerSize = 0;
   r.header = decodeHeader(r.file.get(), r.path, headerSize);
   r.recordsLeft = r.header.recordCount;
+  if (r.header.version == kTraceFormatUnits) {
+    r.unitsLeft = r.header.unitCount;
+    r.decoder = std::make_unique<DeviceRecordDecoder>(r.header.instructions);
+  }
   if (r.header.compressed) {
     r.body = std::make_unique<ZstdSource>(r.file.get(), r.path);
   } else {
@@ -696,8 +794,15 @@ uint64_t TraceReader::workItemIndex() const { return impl_->nextIndex ? impl_->n
 
 uint64_t TraceReader::Impl::readCount() {
   unsigned char bytes[8];
-  readExact(bytes, sizeof bytes, "the record count of");
+  const bool units = header.version == kTraceFormatUnits;
+  readExact(bytes, sizeof bytes, units ? "the unit count of" : "the record count of");
   uint64_t count = getLE(bytes, 8);
+  if (units) {
+    if (count > unitsLeft)
+      fail(path, workItemName() + " claims " + to_string(count) + " units but only " + to_string(unitsLeft) +
+                     " of the header's " + to_string(header.unitCount) + " remain");
+    return count;
+  }
   if (count > recordsLeft)
     fail(path, workItemName() + " claims " + to_string(count) + " records but only " +
                    to_string(recordsLeft) + " of the header's " + to_string(header.recordCount) +
@@ -719,12 +824,36 @@ void TraceReader::Impl::readRecords(std::vector<Record>& out, uint64_t count) {
   if (!problem.empty()) fail(path, problem);
 }
 
+uint64_t TraceReader::Impl::readUnits(std::vector<Record>& out, uint64_t count) {
+  // Grows in bounded chunks, like readRecords: a corrupt count fails on the read first.
+  words.clear();
+  while (words.size() < count * kDeviceUnitWords) {
+    size_t start = words.size();
+    size_t chunk = static_cast<size_t>(std::min<uint64_t>(count * kDeviceUnitWords - start, kRecordsPerChunk * 4));
+    words.resize(start + chunk);
+    readExact(words.data() + start, chunk * sizeof(uint32_t), "the units of");
+  }
+  const size_t first = out.size();
+  std::string error;
+  if (!decoder->expand(words.data(), count, out, error)) fail(path, workItemName() + ": " + error);
+  const uint64_t records = out.size() - first;
+  if (records > recordsLeft)
+    fail(path, workItemName() + " holds " + to_string(records) + " records but only " + to_string(recordsLeft) +
+                   " of the header's " + to_string(header.recordCount) + " remain");
+  std::string problem = recordsProblem(out.data() + first, records, nextIndex);
+  if (!problem.empty()) fail(path, problem);
+  return records;
+}
+
 void TraceReader::Impl::checkEnd() {
   std::string counts = " (header: " + to_string(header.workItemCount) + " work-items, " +
                        to_string(header.recordCount) + " records)";
   if (recordsLeft != 0)
     fail(path, "the body holds " + to_string(header.recordCount - recordsLeft) +
                    " records but the header says " + to_string(header.recordCount));
+  if (unitsLeft != 0)
+    fail(path, "the body holds " + to_string(header.unitCount - unitsLeft) + " units but the header says " +
+                   to_string(header.unitCount));
   std::string problem = body->endProblem();
   if (!problem.empty()) fail(path, problem + counts);
 }
@@ -742,8 +871,13 @@ bool TraceReader::appendNextWorkItem(std::vector<Record>& out) {
     return false;
   }
   uint64_t count = r.readCount();
-  r.readRecords(out, count);
-  r.recordsLeft -= count;
+  if (r.header.version == kTraceFormatUnits) {
+    r.recordsLeft -= r.readUnits(out, count);
+    r.unitsLeft -= count;
+  } else {
+    r.readRecords(out, count);
+    r.recordsLeft -= count;
+  }
   ++r.nextIndex;
   return true;
 }

@@ -246,6 +246,7 @@ struct Scheduler::Impl {
   std::vector<std::pair<uint64_t, uint32_t>> heap;  // (clock, sm), min-heap
 
   bool started = false;
+  uint32_t busy = 0;  // SMs that received a workgroup in the first dealing
   bool sourceDone = false;
   uint64_t nextWorkgroupId = 0;
   uint64_t heldBytes = 0;
@@ -316,6 +317,7 @@ void Scheduler::Impl::start() {
   }
   for (uint32_t s = 0; s < cfg.smCount; ++s)
     if (sms[s].residentWorkgroups > 0) heap.emplace_back(0, s);
+  busy = static_cast<uint32_t>(heap.size());
   std::make_heap(heap.begin(), heap.end(), std::greater<>());
 }
 
@@ -943,8 +945,8 @@ const SchedulerStats& Scheduler::stats() const { return impl_->stats; }
 namespace cltrace::sched {
 
 uint32_t Scheduler::busySms() const {
-  const ScheduleInfo& i = info();
-  return static_cast<uint32_t>(std::min<uint64_t>(i.config.smCount, i.workgroupCount));
+  if (!impl_->started) impl_->start();  // deals the first workgroups; next() carries on from there
+  return impl_->busy;
 }
 
 }  // namespace cltrace::sched

@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   try {
     writeSample((dir / "sample_plain.trace").string(), false);
     writeSample((dir / "sample_zstd.trace").string(), true);
+    writeUnitsSample((dir / "units_plain.trace").string(), false);
+    writeUnitsSample((dir / "units_zstd.trace").string(), true);
     TraceHeader tiny;  // one work-item without records, no buffers
     tiny.kernelName = "k";
     tiny.workItemCount = 1;

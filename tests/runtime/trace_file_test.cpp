@@ -425,7 +425,7 @@ TEST_F(ReaderHeaderTest, WrongMagic) {
 
 TEST_F(ReaderHeaderTest, UnknownVersionNamesFoundAndSupportedVersions) {
   expectReadError(patched(kVersionAt, 7, 4, false),
-                  {"unsupported trace format version 7 (this build reads version 1)"});
+                  {"unsupported trace format version 7 (this build reads versions 1 and 2)"});
 }
 
 TEST_F(ReaderHeaderTest, TruncatedAnywhereInTheHeader) {
@@ -582,6 +582,159 @@ TEST_P(BothEncodings, EveryByteFlipIsReadOrReported) {
     writeBytes(file("bad.trace"), bytes);
     EXPECT_NO_THROW(readError(file("bad.trace"))) << at;
   }
+}
+
+}  // namespace
+}  // namespace cltrace::test
+
+namespace cltrace::test {
+namespace {
+
+// ---------------------------------------------------------------- format version 2
+
+using UnitsTest = TempDirTest;
+class UnitsBothEncodings : public TempDirTest, public ::testing::WithParamInterface<bool> {};
+INSTANTIATE_TEST_SUITE_P(Trace, UnitsBothEncodings, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "zstd" : "plain"; });
+
+TEST_P(UnitsBothEncodings, RoundTripsUnitsAsRecords) {
+  writeUnitsSample(file("u.trace"), GetParam());
+  TraceReader reader(file("u.trace"));
+  const TraceHeader& h = reader.header();
+  EXPECT_EQ(h.version, kTraceFormatUnits);
+  EXPECT_EQ(h.recordCount, 10u);
+  EXPECT_EQ(h.unitCount, 13u);
+  ASSERT_EQ(h.instructions.size(), 9u);
+  EXPECT_EQ(h.instructions[6].dynamic, DynamicWord::Size);
+  EXPECT_EQ(h.instructions[7].flags, kFenceRead);
+  EXPECT_EQ(h.instructions[8].depth, 9u);
+  EXPECT_EQ(readAll(reader), sampleUnitRecords());
+}
+
+TEST_F(UnitsTest, FileHoldsTheInstructionTableAndSixteenByteUnits) {
+  writeUnitsSample(file("u.trace"), false);
+  std::string bytes = readBytes(file("u.trace"));
+  const TraceHeader h = sampleUnitsHeader(false);
+  const uint64_t headerSize = headerSizeOf(h);
+  EXPECT_EQ(bytes.size(), headerSize + 8 * 8 + 16 * 13);
+  EXPECT_EQ(getLE(bytes, kVersionAt, 4), 2u);
+  EXPECT_EQ(getLE(bytes, kRecordSizeAt, 4), 16u);
+  // After the buffer table: unit count, instruction count, then 12 bytes per instruction.
+  const size_t table = headerSize - 8 - 12 * 9 - 4 - 8;
+  EXPECT_EQ(getLE(bytes, table, 8), 13u);
+  EXPECT_EQ(getLE(bytes, table + 8, 4), 9u);
+  const size_t memcpyAt = table + 12 + 12 * 6;  // kind, flags, dynamic, reserved, size, depth
+  EXPECT_EQ(getLE(bytes, memcpyAt, 1), uint64_t(AccessKind::Store));
+  EXPECT_EQ(getLE(bytes, memcpyAt + 2, 1), uint64_t(DynamicWord::Size));
+  const size_t deepAt = table + 12 + 12 * 8;
+  EXPECT_EQ(getLE(bytes, deepAt + 4, 4), 2u);
+  EXPECT_EQ(getLE(bytes, deepAt + 8, 4), 9u);
+  // Work-item 0: two units: load at 0x1000 (instruction 0), then the store in one loop.
+  EXPECT_EQ(getLE(bytes, headerSize, 8), 2u);
+  EXPECT_EQ(getLE(bytes, headerSize + 8, 8), 0x1000u);
+  EXPECT_EQ(getLE(bytes, headerSize + 16, 4), 0u);
+  EXPECT_EQ(getLE(bytes, headerSize + 24 + 8, 4), 2u);   // the store's instruction id
+  EXPECT_EQ(getLE(bytes, headerSize + 24 + 12, 4), 0u);  // its iteration counter
+}
+
+TEST_P(UnitsBothEncodings, TruncatedAnywhereIsReported) {
+  writeUnitsSample(file("u.trace"), GetParam());
+  std::string bytes = readBytes(file("u.trace"));
+  for (size_t keep = 0; keep < bytes.size(); ++keep) {
+    writeBytes(file("cut.trace"), bytes.substr(0, keep));
+    try {
+      TraceReader reader(file("cut.trace"));
+      readAll(reader);
+      ADD_FAILURE() << "no error with " << keep << " of " << bytes.size() << " bytes";
+    } catch (const TraceFileError&) {
+    }
+  }
+}
+
+TEST_P(UnitsBothEncodings, EveryByteFlipIsReadOrReported) {
+  writeUnitsSample(file("u.trace"), GetParam());
+  std::string bytes = readBytes(file("u.trace"));
+  for (size_t at = 0; at < bytes.size(); ++at) {
+    std::string flipped = bytes;
+    flipped[at] = static_cast<char>(flipped[at] ^ 0x5a);
+    writeBytes(file("flip.trace"), flipped);
+    try {
+      TraceReader reader(file("flip.trace"));
+      readAll(reader);
+    } catch (const TraceFileError&) {
+    }
+  }
+}
+
+TEST_F(UnitsTest, UnitsNamingUnknownInstructionsOrRunningPastTheEndAreReported) {
+  writeUnitsSample(file("u.trace"), false);
+  std::string bytes = readBytes(file("u.trace"));
+  const uint64_t body = headerSizeOf(sampleUnitsHeader(false));
+  std::string unknown = bytes;
+  patchLE(unknown, body + 8 + 8, 99, 4);  // work-item 0's first record names instruction 99
+  writeBytes(file("bad.trace"), unknown);
+  try {
+    TraceReader reader(file("bad.trace"));
+    readAll(reader);
+    ADD_FAILURE() << "no error";
+  } catch (const TraceFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("work-item 0 (of 8): device record at unit 0 names instruction 99, "
+                                         "but the kernel has 9"),
+              std::string::npos)
+        << e.what();
+  }
+  std::string past = bytes;
+  patchLE(past, body + 8 + 8, 8, 4);  // now a 3-unit record (instruction 8) in a 2-unit work-item
+  writeBytes(file("past.trace"), past);
+  try {
+    TraceReader reader(file("past.trace"));
+    readAll(reader);
+    ADD_FAILURE() << "no error";
+  } catch (const TraceFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("device record of instruction 8 at unit 0 runs past the work-item's 2 units"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(UnitsTest, WriterChecksVersionsShapesAndUnits) {
+  auto expectWriteError = [&](auto&& body, const std::string& words) {
+    try {
+      body();
+      ADD_FAILURE() << "no error, expected '" << words << "'";
+    } catch (const TraceFileError& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  expectWriteError([&] {
+    TraceWriter w(file("a.trace"), sampleUnitsHeader(false));
+    w.writeWorkItem(sampleUnitRecords()[0]);
+  }, "48-byte records need format version 1");
+  expectWriteError([&] {
+    TraceWriter w(file("a.trace"), sampleHeader(false));
+    uint32_t words[4] = {0, 0, 0, 0};
+    w.writeWorkItemUnits(words, 1);
+  }, "device record units need format version 2");
+  expectWriteError([&] {
+    TraceWriter w(file("a.trace"), sampleUnitsHeader(false));
+    uint32_t words[4] = {0, 0, 42, 0};
+    w.writeWorkItemUnits(words, 1);
+  }, "work-item 0: device record at unit 0 names instruction 42, but the kernel has 9");
+  expectWriteError([&] {
+    TraceHeader h = sampleUnitsHeader(false);
+    h.instructions[3].kind = static_cast<AccessKind>(9);
+    TraceWriter w(file("a.trace"), h);
+  }, "invalid header: instruction 3 has invalid kind 9");
+  expectWriteError([&] {
+    TraceHeader h = sampleUnitsHeader(false);
+    h.unitCount = 12;
+    TraceWriter w(file("a.trace"), h);
+    for (const auto& records : sampleUnitRecords()) {
+      std::vector<uint32_t> words = encodeUnits(h.instructions, records);
+      w.writeWorkItemUnits(words.data(), words.size() / kDeviceUnitWords);
+    }
+  }, "more units than the header's 12");
+  EXPECT_FALSE(std::filesystem::exists(file("a.trace")));
 }
 
 }  // namespace

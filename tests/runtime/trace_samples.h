@@ -27,4 +27,13 @@ void writeTrace(const std::string& path, const TraceHeader& header, const WorkIt
 // Writes the sample with the right counts.
 void writeSample(const std::string& path, bool compressed);
 
+// Format version 2: the sample's NDRange and buffers with nine instructions (every kind, a
+// memcpy-sized store and a fence with run-time flags, loop depths 0, 1, 2 and 9) and the
+// records they give, one work-item without any.
+TraceHeader sampleUnitsHeader(bool compressed);
+WorkItems sampleUnitRecords();
+// The device record units of `records` under `shapes` (the inverse of DeviceRecordDecoder).
+std::vector<uint32_t> encodeUnits(const std::vector<InstructionShape>& shapes, const std::vector<Record>& records);
+void writeUnitsSample(const std::string& path, bool compressed);
+
 }  // namespace cltrace::test

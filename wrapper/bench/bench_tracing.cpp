@@ -39,7 +39,7 @@ void bench(const std::string& name, wrapper::RunSpec spec) {
   double total = l.countSeconds + l.traceSeconds;
   fmt::print("{}: {} work-items, {} records ({:.1f} MB written by the trace kernel, {:.1f} MB in the file)\n",
              name, l.header.workItemCount, l.header.recordCount, l.deviceRecordBytes / 1e6,
-             l.header.recordCount * sizeof(Record) / 1e6);
+             std::filesystem::file_size(path) / 1e6);
   fmt::print("  uninstrumented kernel     {:9.4f} s\n", plain.kernelSeconds);
   fmt::print("  count kernel              {:9.4f} s\n", l.countKernelSeconds);
   fmt::print("  trace kernel              {:9.4f} s\n", l.traceKernelSeconds);

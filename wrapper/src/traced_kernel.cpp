@@ -499,7 +499,11 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   h.alignment = options.alignment;
   h.compressed = options.compress;
   h.workItemCount = items;
-  h.recordCount = kUnknownRecordCount;  // known once the device records are expanded
+  // Format version 2: the device's units are written as they are, rebased in place.
+  h.version = kTraceFormatUnits;
+  h.instructions = passes::instructionShapes(kernel_.report);
+  h.recordCount = kUnknownRecordCount;  // counted as the units are written
+  h.unitCount = kUnknownRecordCount;
   struct Region {
     uint64_t device, size, virt;
   };
@@ -519,33 +523,39 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
     h.buffers.push_back({static_cast<uint32_t>(i), kernel_.args[i].name, size, it->second});
   }
   std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.device < b.device; });
-  // Expand each work-item's device records, rebase them and stream them to the file.
+  // Rebase each work-item's device records in a copy of its units and stream them to the file.
   std::map<uint32_t, uint64_t> outsideByInstruction;
-  const DeviceRecordDecoder decoder(passes::instructionShapes(kernel_.report));
+  const DeviceRecordDecoder decoder(h.instructions);
   TraceWriter writer(tracePath, h);
-  std::vector<Record> expanded;
-  uint64_t recordTotal = 0;
+  std::vector<uint32_t> item;
+  uint64_t recordTotal = 0, unitTotal = 0;
   std::string error;
-  for (uint64_t id : fileOrder(range)) {
-    expanded.clear();
-    if (!decoder.expand(units + control[2 * id] * kDeviceUnitWords, counts[2 * id], expanded, error))
-      throw TraceError("work-item " + std::to_string(id) + ": " + error);
-    for (Record& r : expanded) {
-      if (!isMemoryAccess(kindOf(r))) continue;
-      auto it = std::upper_bound(regions.begin(), regions.end(), r.address,
-                                 [](uint64_t a, const Region& g) { return a < g.device; });
-      if (it != regions.begin() && r.address - std::prev(it)->device < std::prev(it)->size) {
-        --it;
-        r.address = it->virt + (r.address - it->device);
-      } else {
-        ++outsideByInstruction[r.instruction];
-      }
+  auto rebase = [&](uint32_t* w, const InstructionShape& s) {
+    ++recordTotal;
+    if (!isMemoryAccess(s.kind)) return;
+    const uint64_t address = uint64_t(w[0]) | uint64_t(w[1]) << 32;
+    auto it = std::upper_bound(regions.begin(), regions.end(), address,
+                               [](uint64_t a, const Region& g) { return a < g.device; });
+    if (it != regions.begin() && address - std::prev(it)->device < std::prev(it)->size) {
+      --it;
+      const uint64_t virt = it->virt + (address - it->device);
+      w[0] = static_cast<uint32_t>(virt);
+      w[1] = static_cast<uint32_t>(virt >> 32);
+    } else {
+      ++outsideByInstruction[w[2]];
     }
-    writer.writeWorkItem(expanded);
-    recordTotal += expanded.size();
+  };
+  for (uint64_t id : fileOrder(range)) {
+    const uint64_t n = counts[2 * id];
+    const uint32_t* first = units + control[2 * id] * kDeviceUnitWords;
+    item.assign(first, first + n * kDeviceUnitWords);
+    if (!decoder.forEach(item.data(), n, rebase, error)) throw TraceError("work-item " + std::to_string(id) + ": " + error);
+    writer.writeWorkItemUnits(item.data(), n);
+    unitTotal += n;
   }
   writer.close();
   h.recordCount = recordTotal;
+  h.unitCount = unitTotal;
   for (auto [inst, n] : outsideByInstruction) {
     result.outsideAccesses += n;
     std::string text = instructionText(inst);

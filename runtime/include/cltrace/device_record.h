@@ -57,10 +57,37 @@ inline uint32_t deviceRecordUnits(const InstructionShape& s) {
 class DeviceRecordDecoder {
  public:
   explicit DeviceRecordDecoder(std::vector<InstructionShape> shapes) : shapes_(std::move(shapes)) {}
+  const std::vector<InstructionShape>& shapes() const { return shapes_; }
 
   // Appends the Records held in `units` units at `words` (one work-item's) to `out`. Returns
   // false with `error` set when a record names an unknown instruction or runs past the end.
   bool expand(const uint32_t* words, uint64_t units, std::vector<Record>& out, std::string& error) const;
+  // Calls visit(words of the record, its shape) for each record in `units` units at `words`,
+  // in order; the same errors as expand. Word is uint32_t (visit may change the words) or
+  // const uint32_t.
+  template <typename Word, typename Visit>
+  bool forEach(Word* words, uint64_t units, Visit&& visit, std::string& error) const {
+    uint64_t unit = 0;
+    while (unit < units) {
+      Word* w = words + unit * kDeviceUnitWords;
+      const uint32_t id = w[2];
+      if (id >= shapes_.size()) {
+        error = "device record at unit " + std::to_string(unit) + " names instruction " + std::to_string(id) +
+                ", but the kernel has " + std::to_string(shapes_.size());
+        return false;
+      }
+      const InstructionShape& s = shapes_[id];
+      const uint32_t length = deviceRecordUnits(s);
+      if (units - unit < length) {
+        error = "device record of instruction " + std::to_string(id) + " at unit " + std::to_string(unit) +
+                " runs past the work-item's " + std::to_string(units) + " units";
+        return false;
+      }
+      visit(w, s);
+      unit += length;
+    }
+    return true;
+  }
 
  private:
   std::vector<InstructionShape> shapes_;

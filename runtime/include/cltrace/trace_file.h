@@ -4,8 +4,12 @@
 //   header (magic "CLTRACE\0", format version, compression, kernel name, source hash,
 //   NDRange, buffer table, work-item count, record count, header checksum), then for every
 //   work-item in workgroup order (workgroups linearised x-fastest, then the work-items of the
-//   group linearised x-fastest by local id): a u64 record count followed by that many Records.
-//   The body may be zstd-compressed as one stream. Readers stream the body.
+//   group linearised x-fastest by local id) its records. The body may be zstd-compressed as one
+//   stream. Readers stream the body.
+//   Version 1: each work-item is a u64 record count followed by that many 48-byte Records.
+//   Version 2 (what the tracer writes): the header also holds the instructions' static shapes
+//   (device_record.h) and the total unit count; each work-item is a u64 unit count followed by
+//   that many 16-byte device record units, addresses rebased. About a third of the size.
 //
 // A file holds every work-item of its NDRange: header.workItemCount == range.workItems().
 //
@@ -30,18 +34,24 @@
 #include <string>
 #include <vector>
 
+#include "cltrace/device_record.h"
 #include "cltrace/record.h"
 
 namespace cltrace {
 
-// Version 1: first version (header layout in docs/trace-format.md, 48-byte records).
-inline constexpr uint32_t kTraceFormatVersion = 1;
+// Version 1: 48-byte records. Version 2: instruction shapes in the header, 16-byte units in the
+// body. docs/trace-format.md has both layouts. Readers read both.
+inline constexpr uint32_t kTraceFormatRecords = 1;
+inline constexpr uint32_t kTraceFormatUnits = 2;
+inline constexpr uint32_t kTraceFormatVersion = kTraceFormatUnits;  // the newest
 
 // header.recordCount value meaning "count the records and patch the header in close()".
 inline constexpr uint64_t kUnknownRecordCount = ~uint64_t{0};
 // Limits that keep a corrupt header from asking for absurd allocations.
 inline constexpr uint32_t kMaxTraceStringLength = 4096;  // kernel, device and buffer names
 inline constexpr uint32_t kMaxTraceBuffers = 4096;
+inline constexpr uint32_t kMaxTraceInstructions = 1u << 20;
+inline constexpr uint32_t kMaxInstructionDepth = 1u << 16;
 
 // Any problem reading or writing a trace file; what() names the file and what is wrong.
 class TraceFileError : public std::runtime_error {
@@ -101,7 +111,7 @@ struct NDRange {
 };
 
 struct TraceHeader {
-  uint32_t version = kTraceFormatVersion;  // the writer always writes kTraceFormatVersion
+  uint32_t version = kTraceFormatRecords;  // kTraceFormatRecords or kTraceFormatUnits
   bool compressed = false;
   std::string kernelName;
   uint64_t sourceHash = 0;  // FNV-1a 64 of the kernel source text
@@ -111,6 +121,10 @@ struct TraceHeader {
   std::vector<TraceBuffer> buffers;
   uint64_t workItemCount = 0;  // must equal range.workItems()
   uint64_t recordCount = 0;    // or kUnknownRecordCount when writing (see above)
+  // Version 2 only: each instruction's static shape (indexed by instruction id) and the total
+  // number of 16-byte units in the body (kUnknownRecordCount when writing: patched by close()).
+  std::vector<InstructionShape> instructions;
+  uint64_t unitCount = 0;
 };
 
 class TraceWriter {
@@ -128,6 +142,9 @@ class TraceWriter {
   void writeWorkItem(const std::vector<Record>& records) {
     writeWorkItem(records.data(), records.size());
   }
+  // Version 2: the next work-item as `units` device record units (addresses already rebased).
+  // Throws TraceFileError for a record naming an unknown instruction or running past the end.
+  void writeWorkItemUnits(const uint32_t* words, uint64_t units);
   // Flushes, checks that the counts match the header (or patches an unknown record count).
   // Throws TraceFileError. Calling it again after success does nothing.
   void close();

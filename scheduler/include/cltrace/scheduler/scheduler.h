@@ -62,7 +62,9 @@ class Scheduler final : public StepSource {
   ~Scheduler() override;
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
-  // Workgroups are dealt round-robin from SM 0, so SMs 0 .. min(sms, workgroups) - 1 get work.
+  // Workgroups with records are dealt round-robin from SM 0, and only an SM that holds one is
+  // refilled, so the SMs that ever get work are 0 .. n-1: n is found by dealing the first
+  // workgroups (which this call does if next() has not yet).
   uint32_t busySms() const override;
 
   // Next step in issue order: ascending (cycle, SM index). Returns false when every warp has
