@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -316,7 +317,7 @@ void Config::validate() const {
   if (maxWorkgroupsPerSm == 0) badCombination("max_workgroups_per_sm", "must be at least 1");
   if (maxThreadsPerSm < warpSize)
     badCombination("max_threads_per_sm", "must be at least warp_size (" + std::to_string(warpSize) + ")");
-  if (registersPerThread != 0 && registersPerSm == 0) badCombination("registers_per_sm", "must be at least 1");
+  if (registersPerSm == 0) badCombination("registers_per_sm", "must be at least 1");
   if (runs == 0) badCombination("runs", "must be at least 1");
   if (scheduling.empty()) badCombination("scheduling", "must not be empty");
   if (!std::isfinite(latencySigma) || latencySigma < 0) badCombination("latency_sigma", "must be a number >= 0");
@@ -387,6 +388,7 @@ Config Config::fromJson(const json& object) {
 }
 
 Config Config::fromJsonFile(const std::string& path) {
+  if (std::filesystem::is_directory(path)) throw std::invalid_argument("config file '" + path + "' is a directory");
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("config file '" + path + "': cannot be opened");
   json j;

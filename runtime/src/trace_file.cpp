@@ -132,6 +132,9 @@ std::string recordProblem(const Record& r) {
   if (r.depth > kMaxLoopDepth && !(r.flags & kRecordDepthTruncated))
     return "record depth " + to_string(r.depth) + " exceeds " + to_string(kMaxLoopDepth) +
            " without the truncation flag";
+  if (r.size != 0 && r.address + (r.size - 1) < r.address)
+    return "record at address " + hex(r.address) + " of " + to_string(r.size) +
+           " bytes runs past the end of the 64-bit address space";
   return {};
 }
 

@@ -41,7 +41,12 @@ bool TraceReaderSource::nextWorkgroup(WorkgroupTrace& out) {
                            std::to_string(groups_ * size) + " work-items)");
     out.offsets.push_back(out.records.size());
   }
-  ++nextGroup_;
+  // After the last workgroup, the reader checks the end of the body (trailing data, a
+  // compressed frame's end and checksum) when asked for a work-item beyond the last.
+  if (++nextGroup_ == groups_) {
+    std::vector<Record> none;
+    reader_->nextWorkItem(none);
+  }
   return true;
 }
 

@@ -147,6 +147,29 @@ TEST(Coalescing, LinesInFirstTouchOrderWithoutDuplicates) {
   EXPECT_EQ(lines, (std::vector<uint64_t>{4, 0, 1}));
 }
 
+TEST(Coalescing, LargeCopiesAreEveryLineOnceInOrder) {
+  // A 1 MiB memcpy from 0x100 touches lines 2 .. 8193 (its last byte 0x1000ff is in line
+  // 0x2001): 8192 lines; a second lane copies the 64 KiB from 0x10000 (lines 512 .. 1023, all
+  // already touched) and a third 128 bytes at 0x2000000 (line 262144, new).
+  sched::WarpStep st = testing::load(0, {0x100, 0x10000, 0x2000000});
+  st.lanes[0].size = 1u << 20;
+  st.lanes[1].size = 1u << 16;
+  st.lanes[2].size = 128;
+  std::vector<uint64_t> lines;
+  coalesce(st, 7, lines);
+  ASSERT_EQ(lines.size(), 8192u + 1u);
+  for (uint64_t i = 0; i < 8192; ++i) ASSERT_EQ(lines[i], 2 + i);
+  EXPECT_EQ(lines.back(), 262144u);
+}
+
+TEST(Coalescing, AnAccessRunningPastTheAddressSpaceStopsAtItsEnd) {
+  sched::WarpStep st = testing::load(0, {~uint64_t{0} - 63});
+  st.lanes[0].size = 4096;
+  std::vector<uint64_t> lines;
+  coalesce(st, 7, lines);
+  EXPECT_EQ(lines, (std::vector<uint64_t>{~uint64_t{0} >> 7}));
+}
+
 TEST(Coalescing, StoresCoalesceToo) {
   Stats s = runOneStep(testing::store(0, testing::strided(0, 4, 32)));
   EXPECT_EQ(s.writes, 1u);

@@ -123,6 +123,8 @@ TEST(Config, ErrorsNameTheKey) {
   EXPECT_NE(overrideError({"max_threads_per_sm=16"}).find("'max_threads_per_sm'"), std::string::npos);
   EXPECT_NE(overrideError({"max_workgroups_per_sm=0"}).find("'max_workgroups_per_sm'"), std::string::npos);
   EXPECT_NE(overrideError({"registers_per_thread=many"}).find("'registers_per_thread'"), std::string::npos);
+  EXPECT_NE(overrideError({"registers_per_sm=0"}).find("'registers_per_sm'"), std::string::npos);
+  EXPECT_NE(errorOf([] { loadConfig("/tmp"); }).find("config file '/tmp' is a directory"), std::string::npos);
   EXPECT_NE(overrideError({"registers_per_thread=20", "registers_per_sm=0"}).find("'registers_per_sm'"),
             std::string::npos);
   EXPECT_NE(overrideError({"runs=0"}).find("'runs'"), std::string::npos);

@@ -45,4 +45,16 @@ expect_error "value '9007199254740993.5' is not an integer (the argument is long
 expect_error "argument 1 (float4 f): given as int4 (16 bytes, integer), the kernel expects float4 (16 bytes, floating point)" \
   "$CLTRACE" run "$work/v.cl" --kernel v --global 1 --local 1 --arg buffer:long:8 --arg scalar:int4:1 \
   --arg scalar:long:1 -o "$work/t"
+# Outputs that would overwrite the input trace, directly or through a link.
+ln -s "$work/mt.cltrace" "$work/link.cltrace"
+expect_error "is the input trace" "$CLTRACE" schedule "$work/mt.cltrace" -o "$work/link.cltrace"
+expect_error "is the input trace" "$CLTRACE" plot "$work/mt.cltrace" -o "$work/p.png" --raster "$work/mt.cltrace"
+cmp -s "$work/mt.cltrace" "$work/link.cltrace" && [ -s "$work/mt.cltrace" ] || fail "the input was damaged"
+# A compressed trace with a byte after its frame: every reader says so, the simulator too.
+"$CLTRACE" run "$KERNELS/mt.cl" --compress -o "$work/z.cltrace" >/dev/null
+cp "$work/z.cltrace" "$work/zx.cltrace" && printf 'x' >> "$work/zx.cltrace"
+for cmd in stats simulate schedule; do
+  out=(); [ "$cmd" = schedule ] && out=(-o "$work/zx.sched")
+  expect_error "trailing data after the compressed body" "$CLTRACE" "$cmd" "$work/zx.cltrace" "${out[@]}"
+done
 echo "cli errors: all checks passed"

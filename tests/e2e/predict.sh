@@ -57,4 +57,13 @@ for words in "kernel mt: global 256x256, local 16x16, 256 workgroups" "predicted
 done
 expect_error "configuration key 'scheduling'" "$CLTRACE" predict "$KERNELS/mt.cl" --policy nonsense
 expect_error "associativity" "$CLTRACE" predict "$KERNELS/mt.cl" --set associativity=0
+# sm=random draws among the SMs that get work. With a bounds guard only workgroups 0 and 1 of 8
+# have accesses, so only SMs 0 and 1 get any: each reads its 64 floats in 2 lines, 2 cold misses
+# (100%); the idle SMs' 0% must not enter the median.
+printf '__kernel void guarded(__global const float* a, __global float* b, int n) {\n  int g = get_global_id(0);\n  if (g >= n) return;\n  b[g] = a[g] * 2.0f;\n}\n' > "$work/guarded.cl"
+"$CLTRACE" predict "$work/guarded.cl" --kernel guarded --global 512 --local 64 --arg buffer:float:512 \
+  --arg buffer:float:512 --arg scalar:int:128 --json > "$work/guarded-report.json"
+[ "$(field "$work/guarded-report.json" "(d['runs']['median'], sorted(set(d['runs']['sms'])), d['reads'])")" = "(1.0, ['0', '1'], 2)" ] ||
+  fail "guarded: $(field "$work/guarded-report.json" "(d['runs']['median'], d['runs']['sms'], d['reads'])")"
+echo "ok: sm=random among the 2 busy SMs of 8 workgroups"
 echo "predict: all checks passed"

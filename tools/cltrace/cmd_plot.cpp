@@ -167,6 +167,8 @@ void runPlot(const PlotOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   }
+  requireNotInput(o.trace, o.output, "-o");
+  if (!o.raster.empty()) requireNotInput(o.trace, o.raster, "--raster");
   // Before the long part: can we draw at all?
   const std::string script = findPlotScript();
   const std::string python = findPython();

@@ -44,6 +44,7 @@ void runSchedule(const ScheduleOptions& o) {
     throw UserError(e.what());
   }
 
+  requireNotInput(o.trace, o.output, "-o");
   sched::TraceReaderSource source(o.trace);  // TraceFileError names the file
   std::unique_ptr<sched::Scheduler> scheduler;
   try {

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -28,5 +29,13 @@ using CommandSetup = std::function<void(CLI::App& app)>;
 struct CommandRegistration {
   CommandRegistration(const std::string& name, CommandSetup setup);
 };
+
+// UserError when `output` (given with `option`) is the file `input` names, through links too:
+// writing it would destroy the input while it is read.
+inline void requireNotInput(const std::string& input, const std::string& output, const std::string& option) {
+  std::error_code ec;
+  if (std::filesystem::exists(output, ec) && std::filesystem::equivalent(input, output, ec) && !ec)
+    throw UserError(option + " " + output + " is the input trace " + input + "; writing it would destroy it");
+}
 
 }  // namespace cltrace::cli

@@ -5,7 +5,9 @@
 // order the lanes first touch them (lanes are in ascending local thread order).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <unordered_set>
 #include <vector>
 
 #include "cltrace/scheduler/warp_step.h"
@@ -28,18 +30,25 @@ inline void coalesce(const sched::WarpStep& step, uint32_t lineShift, std::vecto
     lines.push_back(first >> lineShift);
     return;
   }
+  // Duplicates are found by a scan while the list is short (a warp touches at most a few
+  // dozen lines), by a hash set once large copies (memcpy of many lines) make it long.
+  constexpr size_t kScanLimit = 64;
+  std::unordered_set<uint64_t> seenSet;  // filled once the list reaches kScanLimit
   uint64_t last = ~0ull;
   for (const sched::LaneAccess& lane : step.lanes) {
     uint64_t first = lane.address >> lineShift;
-    uint64_t end = (lane.address + (lane.size == 0 ? 0 : lane.size - 1)) >> lineShift;
+    uint64_t lastByte = lane.address;
+    if (lane.size != 0 && __builtin_add_overflow(lane.address, uint64_t{lane.size} - 1, &lastByte))
+      lastByte = ~uint64_t{0};  // stops at the end of the address space
+    uint64_t end = lastByte >> lineShift;
     for (uint64_t line = first;; ++line) {
       if (line != last) {
-        bool seen = false;
-        for (uint64_t l : lines) {
-          if (l == line) {
-            seen = true;
-            break;
-          }
+        bool seen;
+        if (lines.size() < kScanLimit) {
+          seen = std::find(lines.begin(), lines.end(), line) != lines.end();
+        } else {
+          if (seenSet.empty()) seenSet.insert(lines.begin(), lines.end());
+          seen = !seenSet.insert(line).second;
         }
         if (!seen) lines.push_back(line);
         last = line;
