@@ -162,7 +162,9 @@ def main():
         title = p["policy"]
         if hit and int(p["points"]) > 0:
             inside = int(p["points"]) - int(p["outside"])
-            title += f": {100.0 * int(p['misses']) / max(1, inside):.1f}% miss"
+            # Per lane access, stores included (under write-through no-allocate every store
+            # misses): not the simulator's read miss rate per line request.
+            title += f": {100.0 * int(p['misses']) / max(1, inside):.1f}% of lane accesses miss"
         ax.set_title(title)
         ax.set_xlabel("execution order")
         ax.set_xlim(0, x_extent)

@@ -73,6 +73,41 @@ unsigned vectorWidth(StringRef name, StringRef stem) {
   return (n == 2 || n == 3 || n == 4 || n == 8 || n == 16) ? n : 0;
 }
 
+// The half-precision load/store builtins: vload_half[N], vloada_half[N], vstore_half[N][_rM],
+// vstorea_half[N][_rM] ("_Z16vstore_half4_rteDv4_fmPU3AS1Dh"). They read or write N halves at
+// p + offset * stride halves, where the stride is N except for the aligned 3-vectors (4).
+struct HalfBuiltin {
+  bool store = false;
+  unsigned lanes = 0;   // 0: not such a builtin
+  unsigned stride = 0;  // halves per offset step
+};
+
+HalfBuiltin halfBuiltin(StringRef name) {
+  HalfBuiltin h;
+  if (!name.consume_front("_Z")) return h;
+  unsigned length = 0;
+  if (name.consumeInteger(10, length) || length > name.size()) return h;
+  StringRef stem = name.take_front(length);
+  bool aligned = false;
+  if (stem.consume_front("vloada_half")) {
+    aligned = true;
+  } else if (stem.consume_front("vstorea_half")) {
+    aligned = h.store = true;
+  } else if (stem.consume_front("vstore_half")) {
+    h.store = true;
+  } else if (!stem.consume_front("vload_half")) {
+    return h;
+  }
+  for (StringRef rounding : {"_rte", "_rtz", "_rtp", "_rtn"})
+    if (h.store && stem.consume_back(rounding)) break;
+  unsigned n = 1;
+  if (!stem.empty() && (stem.consumeInteger(10, n) || !stem.empty())) return h;
+  if (n != 1 && n != 2 && n != 3 && n != 4 && n != 8 && n != 16) return h;
+  h.lanes = n;
+  h.stride = aligned && n == 3 ? 4 : n;
+  return h;
+}
+
 struct Enumerator {
   const DataLayout& dl;
   LoopInfo& loopInfo;
@@ -137,6 +172,8 @@ struct Enumerator {
       Value* p = call.getArgOperand(0);
       if (addressSpaceOf(p) == kGlobalAddressSpace)
         add(call, AccessKind::Atomic, p, pointeeOf(p) ? storeSize(dl, pointeeOf(p)) : 4);
+    } else if (HalfBuiltin h = halfBuiltin(name); h.lanes && call.arg_size() == (h.store ? 3u : 2u)) {
+      visitHalfBuiltin(call, h);
     } else if (unsigned n = vectorWidth(name, "vload"); n && call.arg_size() == 2) {
       visitVectorBuiltin(call, AccessKind::Load, n, call.getArgOperand(0), call.getArgOperand(1),
                          call.getType());
@@ -157,6 +194,17 @@ struct Enumerator {
     Access& a = add(call, kind, p, elem * n);
     a.vectorOffset = offset;
     a.vectorWidth = n;
+  }
+
+  // vload_halfN(offset, p) / vstore_halfN(data, offset, p): N halves (2 bytes each) at
+  // p + offset * stride halves.
+  void visitHalfBuiltin(CallInst& call, const HalfBuiltin& h) {
+    Value* offset = call.getArgOperand(h.store ? 1 : 0);
+    Value* p = call.getArgOperand(h.store ? 2 : 1);
+    if (!p->getType()->isPointerTy() || !isRecordedSpace(addressSpaceOf(p))) return;
+    Access& a = add(call, h.store ? AccessKind::Store : loadKind(p), p, 2 * h.lanes);
+    a.vectorOffset = offset;
+    a.vectorWidth = h.stride;
   }
 
   void visit(Instruction& inst) {

@@ -163,8 +163,7 @@ void rejectHiddenAccesses(const Function& kernel) {
       if (!callee) continue;
       const std::string stem = demangledStem(callee->getName());
       StringRef s(stem);
-      if (s.startswith("vload_half") || s.startswith("vloada_half") || s.startswith("vstore_half") ||
-          s.startswith("vstorea_half") || s.startswith("async_work_group") || s == "wait_group_events")
+      if (s.startswith("async_work_group") || s == "wait_group_events")
         throw InstrumentError("kernel '" + kernel.getName().str() + "' calls " + stem +
                               ", whose memory accesses happen inside the OpenCL library where cltrace "
                               "cannot record them; rewrite it with plain loads and stores to trace it");

@@ -128,6 +128,8 @@ TEST(Standalone, ArgumentErrorsNameTheArgument) {
   expectInvalid([] { wrapper::parseArgSpec("scalar:float4:1,2"); }, "float4 takes 1 value or 4 comma-separated values, 2 given");
   expectInvalid([] { wrapper::parseArgSpec("scalar:float3:1,2,3,4"); }, "float3 takes 1 value or 3 comma-separated values, 4 given");
   expectInvalid([] { wrapper::parseArgSpec("buffer:short:4:fill:40000"); }, "value '40000' does not fit in short");
+  expectInvalid([] { wrapper::parseArgSpec("buffer:half:4:fill:70000"); }, "value '70000' does not fit in half");
+  expectInvalid([] { wrapper::parseArgSpec("scalar:float:1e39"); }, "value '1e39' does not fit in float");
   expectInvalid([] { wrapper::parseArgSpec("image:x"); }, "must start with buffer:, scalar: or local:");
   std::vector<passes::KernelArg> params = {{"A", "float*", 1, true}, {"N", "int", 0, false}};
   expectInvalid([&] { wrapper::checkArgs({wrapper::parseArgSpec("buffer:float:4")}, params); },

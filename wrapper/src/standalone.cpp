@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -55,6 +56,7 @@ ScalarType baseType(const std::string& type, uint64_t* lanes) {
       {"uint", {"uint", 4, false, false}},    {"int", {"int", 4, false, true}},
       {"ulong", {"ulong", 8, false, false}},  {"long", {"long", 8, false, true}},
       {"float", {"float", 4, true, true}},    {"double", {"double", 8, true, true}},
+      {"half", {"half", 2, true, true}},  // IEEE binary16, for vload_half/vstore_half
       {"size_t", {"size_t", 8, false, false}},
   };
   for (const auto& [name, t] : kTypes) {
@@ -78,6 +80,7 @@ void storeValue(const ScalarType& t, double value, uint8_t* out) {
   auto put = [&](auto v) { std::memcpy(out, &v, sizeof v); };
   if (t.base == "float") put(static_cast<float>(value));
   else if (t.base == "double") put(value);
+  else if (t.base == "half") put(static_cast<_Float16>(value));
   else if (t.size == 1) put(static_cast<int8_t>(static_cast<int64_t>(value)));
   else if (t.size == 2) put(static_cast<int16_t>(static_cast<int64_t>(value)));
   else if (t.size == 4) put(static_cast<int32_t>(static_cast<int64_t>(value)));
@@ -97,7 +100,13 @@ void storeText(const ScalarType& t, const std::string& text, const std::string& 
     errno = 0;
     double v = std::strtod(text.c_str(), &end);
     if (*end != '\0') throw bad("is not a number");
-    if (t.base == "float") put(static_cast<float>(v)); else put(v);
+    const double narrowed = t.base == "float"  ? static_cast<double>(static_cast<float>(v))
+                            : t.base == "half" ? static_cast<double>(static_cast<_Float16>(v))
+                                               : v;
+    if (std::isfinite(v) && !std::isfinite(narrowed)) throw bad("does not fit in " + t.base);
+    if (t.base == "float") put(static_cast<float>(v));
+    else if (t.base == "half") put(static_cast<_Float16>(v));
+    else put(v);
     return;
   }
   const unsigned bits = static_cast<unsigned>(t.size * 8);
