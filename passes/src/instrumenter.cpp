@@ -163,6 +163,8 @@ void rejectHiddenAccesses(const Function& kernel) {
       if (!callee) continue;
       const std::string stem = demangledStem(callee->getName());
       StringRef s(stem);
+      // (Reached only when the calls come from an #included file: the source itself gets the
+      // prelude that defines them.)
       if (s.startswith("async_work_group") || s == "wait_group_events")
         throw InstrumentError("kernel '" + kernel.getName().str() + "' calls " + stem +
                               ", whose memory accesses happen inside the OpenCL library where cltrace "
@@ -319,9 +321,66 @@ InstrumentedKernel instrumentBitcode(const std::string& bitcode, const std::stri
   return out;
 }
 
+namespace {
+
+// The asynchronous work-group copies as plain loops, so that their global accesses are loads
+// and stores the passes record (PoCL's SPIR library lacks these builtins anyway). Each
+// work-item copies the elements its linear local id selects, as GPUs share such copies out;
+// wait_group_events is a barrier (every work-item of the group must reach it, as with a
+// barrier). Defined before the kernel source, which then calls these definitions.
+const char* kAsyncCopyPrelude = R"CL(
+#define CLTRACE_LOCAL_LINEAR (get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)))
+#define CLTRACE_LOCAL_SIZE (get_local_size(0) * get_local_size(1) * get_local_size(2))
+#define CLTRACE_ASYNC_COPY(T)                                                                            \
+  event_t __attribute__((overloadable)) async_work_group_copy(__local T* d, const __global T* s, size_t n, event_t e) { \
+    for (size_t i = CLTRACE_LOCAL_LINEAR; i < n; i += CLTRACE_LOCAL_SIZE) d[i] = s[i];                    \
+    return e;                                                                                            \
+  }                                                                                                      \
+  event_t __attribute__((overloadable)) async_work_group_copy(__global T* d, const __local T* s, size_t n, event_t e) { \
+    for (size_t i = CLTRACE_LOCAL_LINEAR; i < n; i += CLTRACE_LOCAL_SIZE) d[i] = s[i];                    \
+    return e;                                                                                            \
+  }                                                                                                      \
+  event_t __attribute__((overloadable)) async_work_group_strided_copy(__local T* d, const __global T* s, size_t n, \
+                                                                      size_t stride, event_t e) {        \
+    for (size_t i = CLTRACE_LOCAL_LINEAR; i < n; i += CLTRACE_LOCAL_SIZE) d[i] = s[i * stride];           \
+    return e;                                                                                            \
+  }                                                                                                      \
+  event_t __attribute__((overloadable)) async_work_group_strided_copy(__global T* d, const __local T* s, size_t n, \
+                                                                      size_t stride, event_t e) {        \
+    for (size_t i = CLTRACE_LOCAL_LINEAR; i < n; i += CLTRACE_LOCAL_SIZE) d[i * stride] = s[i];           \
+    return e;                                                                                            \
+  }
+#define CLTRACE_ASYNC_COPIES(T) CLTRACE_ASYNC_COPY(T) CLTRACE_ASYNC_COPY(T##2) CLTRACE_ASYNC_COPY(T##3) \
+  CLTRACE_ASYNC_COPY(T##4) CLTRACE_ASYNC_COPY(T##8) CLTRACE_ASYNC_COPY(T##16)
+CLTRACE_ASYNC_COPIES(char) CLTRACE_ASYNC_COPIES(uchar) CLTRACE_ASYNC_COPIES(short) CLTRACE_ASYNC_COPIES(ushort)
+CLTRACE_ASYNC_COPIES(int) CLTRACE_ASYNC_COPIES(uint) CLTRACE_ASYNC_COPIES(long) CLTRACE_ASYNC_COPIES(ulong)
+CLTRACE_ASYNC_COPIES(float)
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+CLTRACE_ASYNC_COPIES(double)
+#endif
+void __attribute__((overloadable)) wait_group_events(int n, event_t* events) {
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+}
+#undef CLTRACE_ASYNC_COPIES
+#undef CLTRACE_ASYNC_COPY
+#undef CLTRACE_LOCAL_SIZE
+#undef CLTRACE_LOCAL_LINEAR
+)CL";
+
+// The source as compiled: the async-copy prelude first when the kernel uses those builtins,
+// with line numbers (in clang's messages) still those of the user's file.
+std::string withPreludes(const std::string& source) {
+  if (source.find("async_work_group") == std::string::npos && source.find("wait_group_events") == std::string::npos)
+    return source;
+  return std::string(kAsyncCopyPrelude) + "#line 1 \"kernel.cl\"\n" + source;
+}
+
+}  // namespace
+
 InstrumentedKernel instrumentSource(const std::string& source, const std::string& kernel,
                                     const std::vector<std::string>& options) {
-  InstrumentedKernel k = instrumentBitcode(compileOpenCL(source, options), kernel);
+  InstrumentedKernel k = instrumentBitcode(compileOpenCL(withPreludes(source), options), kernel);
   k.sourceHash = fnv1a64(source.data(), source.size());
   return k;
 }

@@ -435,7 +435,7 @@ TEST(TracedKernel, HalfPrecisionBuiltinsAreRecorded) {
   std::filesystem::remove(path);
 }
 
-TEST(TracedKernel, KernelsWhoseAccessesCannotBeSeenAreRefused) {
+TEST(TracedKernel, ImageSamplerAndPipeArgumentsAreRefused) {
   auto refused = [](const char* src, const char* kernel, const std::string& words) {
     try {
       passes::instrumentSource(src, kernel, {});
@@ -447,9 +447,46 @@ TEST(TracedKernel, KernelsWhoseAccessesCannotBeSeenAreRefused) {
   refused(R"CL(__kernel void img(__read_only image2d_t im, __global float4* o, sampler_t s) {
     o[0] = read_imagef(im, s, (int2)(0, 0)); })CL",
           "img", "argument 0 (image2d_t im) of kernel 'img' is an image, sampler or pipe");
-  refused(R"CL(__kernel void cp(__global const float* a, __local float* t, __global float* b) {
-    event_t e = async_work_group_copy(t, a, 16, 0);
+}
+
+// Asynchronous copies run as loops in which each work-item copies the elements its local id
+// selects; wait_group_events is a barrier.
+TEST(TracedKernel, AsyncWorkGroupCopiesAreLoopsOfRecordedAccesses) {
+  OpenCLEnv env;
+  const char* src = R"CL(
+  __kernel void rev(__global const float* a, __global float* b, __local float* t) {
+    size_t l = get_local_id(0), n = get_local_size(0), g = get_group_id(0);
+    event_t e = async_work_group_copy(t, a + g * n, n, 0);
     wait_group_events(1, &e);
-    b[get_global_id(0)] = t[get_local_id(0)]; })CL",
-          "cp", "kernel 'cp' calls async_work_group_copy");
+    t[l] = t[l] * 10.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    e = async_work_group_strided_copy(b + g, t, n / 2, 2, 0);  // every other element of t
+    wait_group_events(1, &e);
+  })CL";
+  cl_mem A = env.buffer(iota(8, 1)), B = env.buffer(std::vector<float>(8, 0));
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "rev", {}));
+  NDRange r;
+  r.global = {8, 1, 1};
+  r.local = {4, 1, 1};
+  std::string path = tempPath("rev");
+  const size_t localBytes = 16;
+  k.launch(env.queue,
+           {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(B), wrapper::ArgBinding::ofLocal(localBytes)},
+           r, path);
+  // Group g writes t[0..1] * 10 (elements 4g and 4g+1 of a) to b[g] and b[g + 2].
+  EXPECT_EQ(env.read<float>(B, 8), (std::vector<float>{10, 50, 20, 60, 0, 0, 0, 0}));
+  WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 8u);
+  const uint64_t b = 256;
+  const uint8_t all = kFenceLocal | kFenceGlobal;
+  for (uint64_t w = 0; w < 8; ++w) {
+    const uint64_t g = w / 4, l = w % 4;
+    std::vector<Want> want = {{AccessKind::Load, 0, 4 * w, 4, 0},
+                              {AccessKind::Barrier, 1, 0, 0, all},
+                              {AccessKind::Barrier, 2, 0, 0, kFenceLocal}};
+    if (l < 2) want.push_back({AccessKind::Store, 3, b + 4 * (g + 2 * l), 4, 0});  // n / 2 = 2 elements
+    want.push_back({AccessKind::Barrier, 4, 0, 0, all});
+    expectRecords(t.workItems[w], want, "work-item " + std::to_string(w));
+  }
+  std::filesystem::remove(path);
 }
