@@ -608,6 +608,19 @@ struct TraceWriter::Impl {
     if (closed) fail(path, std::string("cannot ") + action + ": the writer is closed");
   }
   void finish();
+  // Writes one work-item: its u64 count, then `bytes` bytes of records or units.
+  void writeItem(uint64_t count, const void* data, uint64_t bytes) {
+    std::string countBytes;
+    putLE(countBytes, count, 8);
+    try {
+      sink->write(countBytes.data(), countBytes.size());
+      sink->write(data, bytes);
+    } catch (const TraceFileError&) {
+      failed = true;
+      throw;
+    }
+    ++workItems;
+  }
   void discard() {
     if (!ownsFile) return;
     file.reset();
@@ -661,16 +674,7 @@ void TraceWriter::writeWorkItemUnits(const uint32_t* words, uint64_t count) {
     w.error("more units than the header's " + to_string(w.header.unitCount));
   if (w.header.recordCount != kUnknownRecordCount && records > w.header.recordCount - w.records)
     w.error("more records than the header's " + to_string(w.header.recordCount));
-  std::string countBytes;
-  putLE(countBytes, count, 8);
-  try {
-    w.sink->write(countBytes.data(), countBytes.size());
-    w.sink->write(words, count * kDeviceUnitBytes);
-  } catch (const TraceFileError&) {
-    w.failed = true;
-    throw;
-  }
-  ++w.workItems;
+  w.writeItem(count, words, count * kDeviceUnitBytes);
   w.units += count;
   w.records += records;
 }
@@ -687,16 +691,7 @@ void TraceWriter::writeWorkItem(const Record* records, uint64_t count) {
   bool known = w.header.recordCount != kUnknownRecordCount;
   if (known && count > w.header.recordCount - w.records)
     w.error("more records than the header's " + to_string(w.header.recordCount));
-  std::string countBytes;
-  putLE(countBytes, count, 8);
-  try {
-    w.sink->write(countBytes.data(), countBytes.size());
-    w.sink->write(records, count * kRecordSize);
-  } catch (const TraceFileError&) {
-    w.failed = true;
-    throw;
-  }
-  ++w.workItems;
+  w.writeItem(count, records, count * kRecordSize);
   w.records += count;
 }
 
