@@ -3,6 +3,7 @@
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Metadata.h>
@@ -155,12 +156,30 @@ std::string demangledStem(StringRef name) {
 
 // Builtins that read or write global memory inside the OpenCL library, where the passes
 // cannot see the accesses: a trace would silently miss them.
+// Calls PoCL's SPIR path gets wrong (seen with PoCL 3.1): a builtin taking or returning a
+// double16 by value computes garbage there, so the traced launch would change the kernel's
+// results.
+bool passesDouble16(const Function& f) {
+  auto isDouble16 = [](Type* t) {
+    auto* v = dyn_cast<FixedVectorType>(t);
+    return v && v->getNumElements() == 16 && v->getElementType()->isDoubleTy();
+  };
+  if (isDouble16(f.getReturnType())) return true;
+  for (Type* t : f.getFunctionType()->params())
+    if (isDouble16(t)) return true;
+  return false;
+}
+
 void rejectHiddenAccesses(const Function& kernel) {
   for (const BasicBlock& bb : kernel)
     for (const Instruction& inst : bb) {
       const auto* call = dyn_cast<CallBase>(&inst);
       const Function* callee = call ? call->getCalledFunction() : nullptr;
       if (!callee) continue;
+      if (callee->isDeclaration() && passesDouble16(*callee))
+        throw InstrumentError("kernel '" + kernel.getName().str() + "' calls " + demangledStem(callee->getName()) +
+                              " with a double16 value, which PoCL's SPIR path (through which cltrace runs "
+                              "kernels) computes wrongly: a traced launch would change the results");
       const std::string stem = demangledStem(callee->getName());
       StringRef s(stem);
       // (Reached only when the calls come from an #included file: the source itself gets the
@@ -203,9 +222,49 @@ void keepOnlyKernel(Module& m, const Function& kernel) {
     if (&f != &kernel && isKernel(f) && f.use_empty()) f.eraseFromParent();
 }
 
+// Replaces a call to an OpenCL 1.x atomic builtin (atomic_X or the extensions' atom_X, any
+// width, global or local) by the LLVM atomic instruction it stands for, for the forms PoCL's
+// SPIR library lacks (most 64-bit ones). Unknown names are left alone.
+void lowerAtomicBuiltin(CallInst* call) {
+  StringRef name = call->getCalledFunction()->getName();
+  StringRef op(demangledStem(name));
+  if (!op.consume_front("atomic_")) op.consume_front("atom_");
+  if (call->arg_size() < 1 || !call->getArgOperand(0)->getType()->isPointerTy()) return;
+  // The operand type's mangling ends the name: i int, j uint, l long, m ulong, f float.
+  const char type = name.back();
+  const bool isSigned = type == 'i' || type == 'l';
+  IRBuilder<> b(call);
+  Value* p = call->getArgOperand(0);
+  Type* valueType = call->getType();
+  const auto order = AtomicOrdering::SequentiallyConsistent;
+  Value* result = nullptr;
+  auto rmw = [&](AtomicRMWInst::BinOp binop, Value* v) {
+    return b.CreateAtomicRMW(binop, p, v, MaybeAlign(), order);
+  };
+  if (op == "cmpxchg" && call->arg_size() == 3) {
+    result = b.CreateExtractValue(
+        b.CreateAtomicCmpXchg(p, call->getArgOperand(1), call->getArgOperand(2), MaybeAlign(), order, order), 0);
+  } else if ((op == "inc" || op == "dec") && call->arg_size() == 1) {
+    result = rmw(op == "inc" ? AtomicRMWInst::Add : AtomicRMWInst::Sub, ConstantInt::get(valueType, 1));
+  } else if (call->arg_size() == 2) {
+    Value* v = call->getArgOperand(1);
+    if (op == "add") result = rmw(AtomicRMWInst::Add, v);
+    else if (op == "sub") result = rmw(AtomicRMWInst::Sub, v);
+    else if (op == "xchg") result = rmw(AtomicRMWInst::Xchg, v);
+    else if (op == "and") result = rmw(AtomicRMWInst::And, v);
+    else if (op == "or") result = rmw(AtomicRMWInst::Or, v);
+    else if (op == "xor") result = rmw(AtomicRMWInst::Xor, v);
+    else if (op == "min") result = rmw(isSigned ? AtomicRMWInst::Min : AtomicRMWInst::UMin, v);
+    else if (op == "max") result = rmw(isSigned ? AtomicRMWInst::Max : AtomicRMWInst::UMax, v);
+  }
+  if (!result) return;  // the verifier catches a type that does not match
+  call->replaceAllUsesWith(result);
+  call->eraseFromParent();
+}
+
 // PoCL's SPIR library lacks mem_fence/read_mem_fence/write_mem_fence and the atom_* names of
 // the 32- and 64-bit atomics extensions. After instrumentation (which records them by name),
-// fences become LLVM fence instructions and atom_X calls the equivalent atomic_X.
+// fences become LLVM fence instructions and atom_X calls atomic_X or atomic instructions.
 void useLoadableBuiltins(Module& m) {
   std::vector<CallInst*> fences;
   for (Function& f : m) {
@@ -220,19 +279,30 @@ void useLoadableBuiltins(Module& m) {
     new FenceInst(call->getContext(), AtomicOrdering::SequentiallyConsistent, SyncScope::System, call);
     call->eraseFromParent();
   }
+  // atom_X becomes a call of atomic_X where the library has it (every 32-bit form, 64-bit add
+  // and xchg in PoCL); the other 64-bit forms become LLVM atomic instructions (which not every
+  // implementation runs: Oclgrind does not, so calls are kept where they work).
+  std::vector<CallInst*> lowered;
   for (Function& f : make_early_inc_range(m)) {
     if (!f.isDeclaration()) continue;
     const std::string stem = demangledStem(f.getName());
-    if (StringRef(stem).startswith("atom_")) {
-      StringRef tail = f.getName().drop_front(2 + std::to_string(stem.size()).size() + stem.size());
-      std::string renamed = "atomic_" + stem.substr(5);
-      std::string name = "_Z" + std::to_string(renamed.size()) + renamed + tail.str();
-      FunctionCallee target = m.getOrInsertFunction(name, f.getFunctionType(), f.getAttributes());
-      if (auto* g = dyn_cast<Function>(target.getCallee())) g->setCallingConv(f.getCallingConv());
-      f.replaceAllUsesWith(target.getCallee());
-      f.eraseFromParent();
+    if (!StringRef(stem).startswith("atom_")) continue;
+    const char type = f.getName().back();
+    const bool wide = type == 'l' || type == 'm';
+    if (wide && stem != "atom_add" && stem != "atom_xchg") {
+      for (User* u : f.users())
+        if (auto* call = dyn_cast<CallInst>(u)) lowered.push_back(call);
+      continue;
     }
+    StringRef tail = f.getName().drop_front(2 + std::to_string(stem.size()).size() + stem.size());
+    std::string renamed = "atomic_" + stem.substr(5);
+    std::string name = "_Z" + std::to_string(renamed.size()) + renamed + tail.str();
+    FunctionCallee target = m.getOrInsertFunction(name, f.getFunctionType(), f.getAttributes());
+    if (auto* g = dyn_cast<Function>(target.getCallee())) g->setCallingConv(f.getCallingConv());
+    f.replaceAllUsesWith(target.getCallee());
+    f.eraseFromParent();
   }
+  for (CallInst* call : lowered) lowerAtomicBuiltin(call);
   for (Function& f : make_early_inc_range(m))
     if (f.isDeclaration() && f.use_empty() && !f.isIntrinsic()) f.eraseFromParent();
 }
@@ -251,9 +321,12 @@ void verify(const Module& m, const char* what) {
 std::string compileOpenCL(const std::string& source, const std::vector<std::string>& options) {
   TempDir dir;
   writeFile(dir.path() / "kernel.cl", source);
+  // -fgnu89-inline: at -O0 clang emits a C99 `inline` function (common for OpenCL helpers)
+  // as a mere declaration, leaving nothing to inline and its accesses unseen; GNU inline
+  // semantics give it a body.
   std::vector<std::string> argv = {CLTRACE_CLANG_PATH, "-cl-std=CL1.2", "-target", "spir64",
-                                   "-O0", "-Xclang", "-disable-O0-optnone", "-emit-llvm",
-                                   "-cl-kernel-arg-info"};
+                                   "-O0", "-Xclang", "-disable-O0-optnone", "-fgnu89-inline",
+                                   "-emit-llvm", "-cl-kernel-arg-info"};
   for (const std::string& o : options) {
     if (o.rfind("-cl-std=", 0) == 0) {
       argv[1] = o;

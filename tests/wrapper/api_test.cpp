@@ -44,3 +44,37 @@ TEST(Api, TracedLaunchIsOneOption) {
   EXPECT_EQ(t.workItems[5][2].kind, uint8_t(AccessKind::Store));
   std::filesystem::remove(path);
 }
+
+// A plain C99 `inline` helper (which clang at -O0 would leave as a declaration) is traced
+// through; a buffer over the program's own memory (CL_MEM_USE_HOST_PTR) is used as it is.
+TEST(Api, InlineHelperAndUseHostPointer) {
+  const char* src = R"CL(
+  inline float twice(__global const float* p, int i) { return p[i] * 2.0f; }
+  __kernel void k(__global const float* in, __global float* out) {
+    int i = get_global_id(0);
+    out[i] = twice(in, i);
+  })CL";
+  api::Context ctx;
+  api::Program prog(ctx, src);
+  prog.build();
+  api::Kernel k(prog, "k");
+  std::vector<float> in(32), out(32, 0.0f);
+  for (int i = 0; i < 32; ++i) in[i] = float(i);
+  api::Buffer bin(ctx, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, 128, in.data());
+  api::Buffer bout(ctx, CL_MEM_READ_WRITE, 128);
+  k.setArg(0, bin);
+  k.setArg(1, bout);
+  api::CommandQueue q(ctx);
+  std::string path = test::tempPath("inline");
+  auto result = q.enqueueNDRangeKernel(k, {32}, {16}, api::Trace{path});
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->header.recordCount, 64u);  // the helper's load and the store
+  q.read(bout, out.data(), 128);
+  EXPECT_EQ(out[7], 14.0f);
+  test::WholeTrace t = test::readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 32u);
+  EXPECT_EQ(t.workItems[7][0].kind, uint8_t(AccessKind::Load));
+  EXPECT_EQ(t.workItems[7][0].address, 28u);
+  EXPECT_EQ(t.workItems[7][1].address, 256u + 28u);  // out at the next 256-byte boundary
+  std::filesystem::remove(path);
+}

@@ -435,6 +435,43 @@ TEST(TracedKernel, HalfPrecisionBuiltinsAreRecorded) {
   std::filesystem::remove(path);
 }
 
+// Every atomic builtin becomes an LLVM atomic instruction, so the 64-bit atom_* forms PoCL's
+// library lacks run too.
+TEST(TracedKernel, SixtyFourBitAtomicsRun) {
+  OpenCLEnv env;
+  const char* src = R"CL(
+  #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+  #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+  __kernel void k(__global long* l, __global ulong* u) {
+    long id = get_global_id(0);
+    atom_inc(&l[0]);
+    atom_cmpxchg(&l[1], 0L, 7L);
+    atom_max(&l[2], id - 2);
+    atom_min(&u[0], (ulong)(id + 5));
+    atom_sub(&l[3], id);
+  })CL";
+  cl_mem L = env.buffer(std::vector<int64_t>{0, 0, -9, 100}), U = env.buffer(std::vector<uint64_t>{1000});
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "k", {}));
+  NDRange r;
+  r.global = {4, 1, 1};
+  r.local = {4, 1, 1};
+  std::string path = tempPath("atom64");
+  k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(L), wrapper::ArgBinding::ofBuffer(U)}, r, path);
+  // 4 increments; one exchange of 0 for 7; max(-9, -2..1) = 1; min(1000, 5..8) = 5; 100 - 6.
+  EXPECT_EQ(env.read<int64_t>(L, 4), (std::vector<int64_t>{4, 7, 1, 94}));
+  EXPECT_EQ(env.read<uint64_t>(U, 1), (std::vector<uint64_t>{5}));
+  WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 4u);
+  expectRecords(t.workItems[3],
+                {{AccessKind::Atomic, 0, 0, 8, 0},
+                 {AccessKind::Atomic, 1, 8, 8, 0},
+                 {AccessKind::Atomic, 2, 16, 8, 0},
+                 {AccessKind::Atomic, 3, 256, 8, 0},
+                 {AccessKind::Atomic, 4, 24, 8, 0}},
+                "work-item 3");
+  std::filesystem::remove(path);
+}
+
 TEST(TracedKernel, ImageSamplerAndPipeArgumentsAreRefused) {
   auto refused = [](const char* src, const char* kernel, const std::string& words) {
     try {
@@ -447,6 +484,8 @@ TEST(TracedKernel, ImageSamplerAndPipeArgumentsAreRefused) {
   refused(R"CL(__kernel void img(__read_only image2d_t im, __global float4* o, sampler_t s) {
     o[0] = read_imagef(im, s, (int2)(0, 0)); })CL",
           "img", "argument 0 (image2d_t im) of kernel 'img' is an image, sampler or pipe");
+  refused(R"CL(__kernel void d(__global double* a) { vstore16(sin(vload16(0, a)), 0, a); })CL", "d",
+          "kernel 'd' calls vload16 with a double16 value, which PoCL's SPIR path");
 }
 
 // Asynchronous copies run as loops in which each work-item copies the elements its local id

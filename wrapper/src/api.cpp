@@ -16,7 +16,9 @@ Context::~Context() { clReleaseContext(context_); }
 
 Buffer::Buffer(Context& ctx, cl_mem_flags flags, size_t bytes, void* host) : size_(bytes) {
   cl_int err = CL_SUCCESS;
-  if (host) flags |= CL_MEM_COPY_HOST_PTR;
+  // A host pointer with neither USE_HOST_PTR nor COPY_HOST_PTR is copied (OpenCL itself would
+  // reject it); the flags given are passed on as they are otherwise.
+  if (host && !(flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR))) flags |= CL_MEM_COPY_HOST_PTR;
   mem_ = clCreateBuffer(ctx.get(), flags, bytes, host, &err);
   check(err, "clCreateBuffer");
 }

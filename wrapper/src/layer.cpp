@@ -185,6 +185,8 @@ std::vector<ArgBinding> bindingsOf(const KernelInfo& k, const passes::Instrument
       continue;
     }
     auto v = k.values.find(i);
+    if (v == k.values.end() && p.isPointer && k.nullValues.count(i))  // clSetKernelArg(k, i, size, NULL)
+      throw TraceError("argument " + std::to_string(i) + " (" + p.name + ") is a NULL buffer");
     if (v == k.values.end()) throw TraceError("argument " + std::to_string(i) + " is not set");
     if (p.isPointer) {
       cl_mem m = nullptr;

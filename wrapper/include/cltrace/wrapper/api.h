@@ -43,6 +43,8 @@ class Context {
 
 class Buffer {
  public:
+  // With `host` and neither CL_MEM_USE_HOST_PTR nor CL_MEM_COPY_HOST_PTR in `flags`, the
+  // buffer starts as a copy of `host`.
   Buffer(Context& ctx, cl_mem_flags flags, size_t bytes, void* host = nullptr);
   ~Buffer();
   Buffer(const Buffer&) = delete;
