@@ -90,6 +90,9 @@ int run(const WrapFlags& f) {
   std::vector<std::string> traces;
   for (std::string line; std::getline(index, line);) traces.push_back(line.substr(line.rfind('\t') + 1));
   fmt::print(stderr, "cltrace: {} launch{} traced into {}\n", traces.size(), traces.size() == 1 ? "" : "es", f.out);
+  if (traces.empty() && !f.kernels.empty())
+    fmt::print(stderr, "cltrace: warning: no launch of the kernel{} named by --kernel ({}) was traced\n",
+               f.kernels.size() == 1 ? "" : "s", joined(f.kernels));
   if (f.predict) {
     cachesim::Config config;
     try {

@@ -30,6 +30,13 @@ struct CommandRegistration {
   CommandRegistration(const std::string& name, CommandSetup setup);
 };
 
+// CLI11 check for unsigned options: CLI11 would wrap a negative number into a huge one.
+inline CLI::Validator notNegative() {
+  return CLI::Validator(
+      [](std::string& v) { return v.find('-') == std::string::npos ? std::string() : "'" + v + "' is negative"; },
+      "UINT");
+}
+
 // UserError when `output` (given with `option`) is the file `input` names, through links too:
 // writing it would destroy the input while it is read.
 inline void requireNotInput(const std::string& input, const std::string& output, const std::string& option) {

@@ -9,13 +9,9 @@ namespace cltrace::cli {
 void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
   sub.add_option("source", f.source, "OpenCL C source file")->required();
   sub.add_option("-k,--kernel", f.kernel, "kernel name (default: from the launch manifest)");
-  // CLI11 would wrap a negative number into a huge unsigned one.
-  const CLI::Validator notNegative(
-      [](std::string& v) { return v.find('-') == std::string::npos ? std::string() : "'" + v + "' is negative"; },
-      "SIZE");
-  sub.add_option("--global", f.global, "global size X[,Y[,Z]]")->delimiter(',')->check(notNegative);
-  sub.add_option("--local", f.local, "local size X[,Y[,Z]]")->delimiter(',')->check(notNegative);
-  sub.add_option("--offset", f.offset, "global offset X[,Y[,Z]]")->delimiter(',')->check(notNegative);
+  sub.add_option("--global", f.global, "global size X[,Y[,Z]]")->delimiter(',')->check(notNegative());
+  sub.add_option("--local", f.local, "local size X[,Y[,Z]]")->delimiter(',')->check(notNegative());
+  sub.add_option("--offset", f.offset, "global offset X[,Y[,Z]]")->delimiter(',')->check(notNegative());
   sub.add_option("-a,--arg", f.args,
                  "kernel argument, in order: buffer:TYPE:COUNT[:zeros|iota|random[:SEED]|fill:V|file:PATH], "
                  "scalar:TYPE:VALUE, local:BYTES");
