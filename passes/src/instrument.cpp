@@ -137,7 +137,10 @@ class KernelInstrumenter {
     IRBuilder<> b(f.getContext());
     EntryState s = emitEntry(f, b);
     AllocaInst* diag = entryAlloca(f, b.getInt64Ty(), "cltrace.diag");
-    b.CreateStore(b.getInt64(0), diag);
+    // The launch tag (bounds[original arguments]) marks the slots this launch wrote.
+    Value* tag = b.CreateLoad(b.getInt64Ty(), slotPointer(b, argByName(f, kBoundsParam), b.getInt64(originalArgs)),
+                              "cltrace.tag");
+    b.CreateStore(b.CreateShl(b.CreateAnd(tag, b.getInt64(kLaunchTagMask)), kDiagLaunchTagShift), diag);
     // Lowest id of the accesses that fell outside their buffer, all ones while none did.
     AllocaInst* outside = entryAlloca(f, b.getInt32Ty(), "cltrace.outside");
     b.CreateStore(b.getInt32(~0u), outside);
@@ -241,9 +244,9 @@ class KernelInstrumenter {
     Value* args = argByName(f, kArgsParam);
     Value* slot = b.CreateMul(s.linearId, b.getInt64(kControlSlotsPerWorkItem));
     Value* firstUnit = b.CreateLoad(b.getInt64Ty(), slotPointer(b, control, slot), "cltrace.first");
-    Value* limit = b.CreateLoad(b.getInt64Ty(),
-                                slotPointer(b, control, b.CreateAdd(slot, b.getInt64(1))),
-                                "cltrace.limit");
+    Value* limitWord = b.CreateLoad(b.getInt64Ty(), slotPointer(b, control, b.CreateAdd(slot, b.getInt64(1))),
+                                    "cltrace.limitword");
+    Value* limit = b.CreateAnd(limitWord, b.getInt64((uint64_t{1} << kControlTagShift) - 1), "cltrace.limit");
     std::map<Loop*, AllocaInst*> counters;
     for (Loop* l : loops_) counters[l] = entryAlloca(f, b.getInt32Ty(), "cltrace.iter");
 

@@ -389,9 +389,13 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   static_assert(kCountSlotsPerWorkItem == kControlSlotsPerWorkItem);
   cl_mem countBuf = shared(counts_, slotBytes).mem;
   // Byte size of the buffer behind each argument: the count run checks every access against them.
-  std::vector<uint64_t> bounds(std::max<size_t>(args.size(), 1), 0);
+  // Then the launch tag (kDiagLaunchTagShift): slots without it were not written by this launch.
+  launchTag_ = static_cast<uint16_t>(launchTag_ % kLaunchTagMask + 1);
+  const uint64_t tag = launchTag_;
+  std::vector<uint64_t> bounds(args.size() + 1, 0);
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i].kind == ArgBinding::Kind::Buffer) bounds[i] = bufferSizes[args[i].buffer];
+  bounds[args.size()] = tag;
   ScopedMem boundsBuf{createBuffer(context_, bounds.size() * 8, "creating the bounds buffer")};
   check(clEnqueueWriteBuffer(queue, boundsBuf.mem, CL_TRUE, 0, bounds.size() * 8, bounds.data(), 0, nullptr, nullptr),
         "writing the bounds buffer");
@@ -409,15 +413,23 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   result.countSeconds = secondsSince(start);
 
   // Accesses outside their buffers were skipped by the count run; tracing would perform them.
-  uint64_t outsideItems = 0, firstOutside = 0, firstOutsideDiag = 0;
+  uint64_t outsideItems = 0, firstOutside = 0, firstOutsideDiag = 0, notRun = 0, firstNotRun = 0;
   for (uint64_t i = 0; i < items; ++i) {
     uint64_t d = counts[2 * i + 1];
+    if (((d >> kDiagLaunchTagShift) & kLaunchTagMask) != tag && notRun++ == 0) firstNotRun = i;
     if (!(d & kDiagOutsideBuffers)) continue;
     if (outsideItems++ == 0) {
       firstOutside = i;
       firstOutsideDiag = d;
     }
   }
+  auto didNotRun = [&](const char* run, uint64_t n, uint64_t first) {
+    return TraceError("the device did not run " + std::to_string(n) + " of the " + std::to_string(items) +
+                      " work-items of the " + run + " run (the first, work-item " + std::to_string(first) +
+                      ", linear global id) and reported no error: their slots were not written. "
+                      "Nothing was traced and the buffers are as before the launch");
+  };
+  if (notRun) throw didNotRun("count", notRun, firstNotRun);
   if (outsideItems) {
     uint64_t inst = (firstOutsideDiag >> kDiagFirstOutsideShift) - 1;
     std::string text = instructionText(inst);
@@ -437,7 +449,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
     uint64_t* control = controlMap.as<uint64_t>();
     for (uint64_t i = 0; i < items; ++i) {
       control[2 * i] = total;
-      control[2 * i + 1] = counts[2 * i];
+      control[2 * i + 1] = counts[2 * i] | tag << kControlTagShift;
       total += counts[2 * i];
       if (counts[2 * i + 1] & kDiagDepthTruncated) ++truncated;
     }
@@ -479,10 +491,16 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   result.deviceRecordBytes = (total - kDeviceSinkUnits) * kDeviceUnitBytes;
 
   uint64_t over = 0, under = 0;
+  notRun = 0;
   for (uint64_t i = 0; i < items; ++i) {
+    if (control[2 * i + 1] >> kControlTagShift) {
+      if (notRun++ == 0) firstNotRun = i;
+      continue;
+    }
     if (control[2 * i + 1] > counts[2 * i]) ++over;
     if (control[2 * i + 1] < counts[2 * i]) ++under;
   }
+  if (notRun) throw didNotRun("trace", notRun, firstNotRun);
   if (over || under)
     throw TraceError("the trace run took a different path from the count run in " +
                      std::to_string(over + under) + " work-items (" + std::to_string(over) +

@@ -68,11 +68,20 @@ inline constexpr uint64_t kDiagOutsideBuffers = 1u << 1;  // an access fell outs
 // (0: none).
 inline constexpr uint32_t kDiagFirstOutsideShift = 32;
 inline constexpr uint64_t kDiagFirstOutsideMask = ~uint64_t(0) << kDiagFirstOutsideShift;
+// Bits 16..31: the launch tag the host put in the bounds buffer after the arguments' sizes
+// (slot [original arguments]); a work-item whose slot lacks the launch's tag did not run (a
+// device that drops work-items without an error is caught instead of giving zero counts).
+inline constexpr uint32_t kDiagLaunchTagShift = 16;
+inline constexpr uint64_t kLaunchTagMask = 0xffff;
 
 // Control buffer (added by cltrace-trace): two 64-bit slots per work-item. The host writes
 // [2*id] = first record index, [2*id + 1] = counted length. The kernel overwrites [2*id + 1]
 // with the number of records it produced; a value above the counted length means the trace
-// run took a different path (records beyond the length were dropped, never written).
+// run took a different path (records beyond the length were dropped, never written). The host
+// puts the launch tag in bits 48..63 of [2*id + 1], above the length; the kernel reads the
+// length below them and writes back a plain count, so a tag still there means the work-item
+// did not run.
+inline constexpr uint32_t kControlTagShift = 48;
 inline constexpr uint32_t kControlSlotsPerWorkItem = 2;
 
 // Argument buffer (added by cltrace-trace): one 64-bit slot per original kernel argument;

@@ -15,6 +15,9 @@ __kernel void copy(__global const int* in, __global int* out) {
 
 // TRACE: define {{.*}}spir_kernel void @copy(i32 addrspace(1)* {{.*}}, i32 addrspace(1)* {{.*}}, i8 addrspace(1)* %cltrace_records, i64 addrspace(1)* %cltrace_control, i64 addrspace(1)* %cltrace_args)
 // TRACE: %cltrace.linear_id = add i64
+// The counted length lies below the host's launch tag (bits 48..63 of the control slot).
+// TRACE: %cltrace.limitword = load i64
+// TRACE-NEXT: %cltrace.limit = and i64 %cltrace.limitword, 281474976710655
 // The device record of access 0 is one 16-byte unit (address lo, hi, id 0, padding 0), stored
 // at the work-item's next unit, or in the sink at unit 0 when its counted units are used up.
 // TRACE: [[N0:%.*]] = load i64, i64* %cltrace.n
@@ -42,6 +45,12 @@ __kernel void copy(__global const int* in, __global int* out) {
 
 // COUNT: define {{.*}}spir_kernel void @copy(i32 addrspace(1)* {{.*}}, i32 addrspace(1)* {{.*}}, i64 addrspace(1)* %cltrace_counts, i64 addrspace(1)* %cltrace_bounds)
 // COUNT-NOT: atomicrmw
+// The launch tag after the two arguments' sizes starts the diagnostic word, in bits 16..31.
+// COUNT: getelementptr inbounds i64, i64 addrspace(1)* %cltrace_bounds, i64 2
+// COUNT-NEXT: %cltrace.tag = load i64
+// COUNT-NEXT: [[T:%.*]] = and i64 %cltrace.tag, 65535
+// COUNT-NEXT: [[TS:%.*]] = shl i64 [[T]], 16
+// COUNT-NEXT: store i64 [[TS]], i64* %cltrace.diag
 // Each buffer argument's range: its pointer and the bytes the host put in the bounds buffer.
 // COUNT: [[B0:%.*]] = ptrtoint i32 addrspace(1)* %0 to i64
 // COUNT-NEXT: getelementptr inbounds i64, i64 addrspace(1)* %cltrace_bounds, i64 0

@@ -88,6 +88,7 @@ class TracedKernel {
 
   cl_context context_;
   cl_device_id device_;
+  uint16_t launchTag_ = 0;  // 1..65535, the last launch's (see kDiagLaunchTagShift)
   passes::InstrumentedKernel kernel_;
   cl_program countProgram_ = nullptr, traceProgram_ = nullptr;
   cl_kernel countKernel_ = nullptr, traceKernel_ = nullptr;
