@@ -108,6 +108,11 @@ std::string headerProblem(const TraceHeader& h) {
     problem = "format version " + to_string(h.version) + " is neither 1 nor 2";
   if (problem.empty() && h.version == kTraceFormatRecords && !h.instructions.empty())
     problem = "version 1 has no instruction table";
+  if (problem.empty() && !h.instructionTexts.empty() && h.instructionTexts.size() != h.instructions.size())
+    problem = to_string(h.instructionTexts.size()) + " instruction texts for " + to_string(h.instructions.size()) +
+              " instructions";
+  for (size_t i = 0; problem.empty() && i < h.instructionTexts.size(); ++i)
+    problem = stringProblem("instruction " + to_string(i) + " text", h.instructionTexts[i].size());
   if (problem.empty() && h.instructions.size() > kMaxTraceInstructions)
     problem = "instruction count " + to_string(h.instructions.size()) + " exceeds the limit of " +
               to_string(kMaxTraceInstructions);
@@ -198,6 +203,8 @@ std::string encodeHeader(const TraceHeader& h) {
       putLE(out, s.size, 4);
       putLE(out, s.depth, 4);
     }
+    for (size_t i = 0; i < h.instructions.size(); ++i)
+      putString(out, i < h.instructionTexts.size() ? h.instructionTexts[i] : std::string());
   }
   putLE(out, fnv1a64(out.data(), out.size()), 8);
   return out;
@@ -281,6 +288,8 @@ void decodeInstructions(HeaderDecoder& in, TraceHeader& h, const std::string& pa
     s.size = static_cast<uint32_t>(getLE(b + 4, 4));
     s.depth = static_cast<uint32_t>(getLE(b + 8, 4));
   }
+  h.instructionTexts.resize(count);
+  for (uint32_t i = 0; i < count; ++i) h.instructionTexts[i] = in.str("instruction " + to_string(i) + " text");
 }
 
 void decodeRange(HeaderDecoder& in, NDRange& r) {

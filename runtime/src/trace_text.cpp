@@ -40,6 +40,17 @@ void printHeader(const TraceHeader& h, std::FILE* out) {
   for (const TraceBuffer& b : h.buffers)
     fmt::print(out, "  arg {} {}: base 0x{:x} size {}\n", b.argIndex, b.name, b.virtualBase,
                b.size);
+  if (h.version == kTraceFormatUnits) {
+    fmt::print(out, "instructions: {}\n", h.instructions.size());
+    for (size_t i = 0; i < h.instructions.size(); ++i) {
+      const InstructionShape& s = h.instructions[i];
+      const std::string text = i < h.instructionTexts.size() ? h.instructionTexts[i] : "";
+      fmt::print(out, "  [{}] {} {}B depth {}{}{}\n", i, accessKindName(s.kind),
+                 s.dynamic == DynamicWord::Size ? std::string("?") : std::to_string(s.size), s.depth,
+                 text.empty() ? "" : ": ", text);
+    }
+    fmt::print(out, "units: {}\n", h.unitCount);
+  }
   fmt::print(out, "work-items: {}\n", h.workItemCount);
   fmt::print(out, "records: {}\n", h.recordCount);
 }

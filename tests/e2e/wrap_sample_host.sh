@@ -25,4 +25,6 @@ wrapped=$("$CLTRACE" wrap --out "$work/p" --launch 0 --predict --runs 3 -- "$SAM
 [ "$plain" = "$wrapped" ] || fail "--predict changed the output"
 grep -q "== $work/p/vadd-0.cltrace" "$work/perr" || fail "no report: $(cat "$work/perr")"
 grep -q "predicted L1 read miss rate: 100.00% (median of 3 runs" "$work/perr" || fail "report: $(cat "$work/perr")"
+# The instructions' texts come from the trace file's header.
+grep -qE "^  \[0\] 2 misses of 2 reads \(100.00%\)  %[0-9]+ = load float" "$work/perr" || fail "no instruction text: $(cat "$work/perr")"
 echo "wrap --predict: all checks passed"

@@ -608,6 +608,7 @@ TEST_P(UnitsBothEncodings, RoundTripsUnitsAsRecords) {
   EXPECT_EQ(h.instructions[6].dynamic, DynamicWord::Size);
   EXPECT_EQ(h.instructions[7].flags, kFenceRead);
   EXPECT_EQ(h.instructions[8].depth, 9u);
+  EXPECT_EQ(h.instructionTexts, sampleUnitsHeader(false).instructionTexts);
   EXPECT_EQ(readAll(reader), sampleUnitRecords());
 }
 
@@ -619,8 +620,12 @@ TEST_F(UnitsTest, FileHoldsTheInstructionTableAndSixteenByteUnits) {
   EXPECT_EQ(bytes.size(), headerSize + 8 * 8 + 16 * 13);
   EXPECT_EQ(getLE(bytes, kVersionAt, 4), 2u);
   EXPECT_EQ(getLE(bytes, kRecordSizeAt, 4), 16u);
-  // After the buffer table: unit count, instruction count, then 12 bytes per instruction.
-  const size_t table = headerSize - 8 - 12 * 9 - 4 - 8;
+  // After the buffer table: unit count, instruction count, 12 bytes per instruction, then each
+  // instruction's text (a string), then the checksum.
+  size_t texts = 0;
+  for (const std::string& t : h.instructionTexts) texts += 4 + t.size();
+  const size_t table = headerSize - 8 - texts - 12 * 9 - 4 - 8;
+  EXPECT_EQ(getLE(bytes, table + 12 + 12 * 9, 4), 15u);  // "%1 = load float"
   EXPECT_EQ(getLE(bytes, table, 8), 13u);
   EXPECT_EQ(getLE(bytes, table + 8, 4), 9u);
   const size_t memcpyAt = table + 12 + 12 * 6;  // kind, flags, dynamic, reserved, size, depth

@@ -54,6 +54,7 @@ uint64_t headerSizeOf(const TraceHeader& h) {
   uint64_t size = 136 + 4 + h.kernelName.size() + 4 + h.device.size() + 4 + 8;
   for (const TraceBuffer& b : h.buffers) size += 4 + 4 + b.name.size() + 8 + 8;
   if (h.version == kTraceFormatUnits) size += 8 + 4 + 12 * h.instructions.size();
+  for (const std::string& t : h.instructionTexts) size += 4 + t.size();
   return size;
 }
 
@@ -82,6 +83,8 @@ TraceHeader sampleUnitsHeader(bool compressed) {
       {K::Fence, 0, kFenceRead, 0, DynamicWord::FenceFlags},          // 7
       {K::Load, 2, 0, 9, DynamicWord::None},                          // 8: 9 loops deep
   };
+  h.instructionTexts = {"%1 = load float", "barrier", "store float", "atomic_inc", "constant",
+                        "mem_fence",       "memcpy",  "fence",       ""};
   h.recordCount = 10;
   // Units per work-item: 1 + 1 | - | 1 + 1 | 1 | 2 (3 words + 2 counters) | 1 | 3 (3 + 7) | 1 + 1.
   h.unitCount = 13;

@@ -106,6 +106,7 @@ int run(const WrapFlags& f) {
     for (const std::string& path : traces) {
       cli::Prediction p;
       p.trace = TraceReader(path).header();
+      p.accesses = cli::accessesOf(p.trace);
       p.report = cli::simulateTrace(path, config, f.threads);
       std::ostringstream text;
       cli::printPrediction(text, p);

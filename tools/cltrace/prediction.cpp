@@ -35,6 +35,23 @@ void printDiagnostics(const sched::Scheduler& s) {
 
 }  // namespace
 
+std::vector<passes::AccessInfo> accessesOf(const TraceHeader& header) {
+  std::vector<passes::AccessInfo> accesses;
+  for (size_t i = 0; i < header.instructions.size(); ++i) {
+    const InstructionShape& s = header.instructions[i];
+    passes::AccessInfo a;
+    a.id = static_cast<uint32_t>(i);
+    a.kind = s.kind;
+    a.size = s.size;
+    a.flags = s.flags;
+    a.depth = s.depth;
+    a.dynamic = s.dynamic;
+    if (i < header.instructionTexts.size()) a.text = header.instructionTexts[i];
+    accesses.push_back(std::move(a));
+  }
+  return accesses;
+}
+
 void addThreadsOption(CLI::App& sub, uint32_t& threads) {
   sub.add_option("--threads", threads,
                  "simulation runs that proceed at once (0: one per hardware thread); the results do not "

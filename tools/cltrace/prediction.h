@@ -30,6 +30,8 @@ struct Prediction {
 // configuration the trace does not fit (e.g. a workgroup larger than max_threads_per_sm).
 // `threads` runs proceed at once (0: one per hardware thread); the report is the same for any.
 cachesim::Report simulateTrace(const std::string& tracePath, const cachesim::Config& config, uint32_t threads);
+// The instructions a (version 2) trace header describes, with their texts.
+std::vector<passes::AccessInfo> accessesOf(const TraceHeader& header);
 // Adds --threads to a command that simulates.
 void addThreadsOption(CLI::App& sub, uint32_t& threads);
 

@@ -520,6 +520,8 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   // Format version 2: the device's units are written as they are, rebased in place.
   h.version = kTraceFormatUnits;
   h.instructions = passes::instructionShapes(kernel_.report);
+  for (const passes::AccessInfo& a : kernel_.report.accesses)
+    h.instructionTexts.push_back(a.text.substr(0, kMaxTraceStringLength));
   h.recordCount = kUnknownRecordCount;  // counted as the units are written
   h.unitCount = kUnknownRecordCount;
   struct Region {

@@ -124,6 +124,7 @@ struct TraceHeader {
   // Version 2 only: each instruction's static shape (indexed by instruction id) and the total
   // number of 16-byte units in the body (kUnknownRecordCount when writing: patched by close()).
   std::vector<InstructionShape> instructions;
+  std::vector<std::string> instructionTexts;  // the same length, or empty: each instruction as text
   uint64_t unitCount = 0;
 };
 
