@@ -326,7 +326,13 @@ bool applyManifest(RunSpec& spec, bool haveKernel, bool haveRange, bool haveArgs
     }
     if (!haveArgs) {
       spec.args.clear();
-      for (const auto& a : j.at("args")) spec.args.push_back(parseArgSpec(a.get<std::string>()));
+      for (const auto& a : j.at("args")) {
+        ArgSpec arg = parseArgSpec(a.get<std::string>());
+        // A manifest's file: initialisers name files next to the manifest, wherever cltrace runs.
+        if (arg.init == "file" && std::filesystem::path(arg.value).is_relative())
+          arg.value = (manifest.parent_path() / arg.value).string();
+        spec.args.push_back(std::move(arg));
+      }
     }
   } catch (const std::exception& e) {
     throw std::invalid_argument("launch manifest " + manifest.string() + ": " + e.what());
