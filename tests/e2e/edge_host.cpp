@@ -8,6 +8,7 @@
 //   4 one    clEnqueueTask; its event's command type is printed
 //   5 fill   a kernel from clCreateKernelsInProgram, in a second context
 //   6 fill   waits on a user event the program completes after enqueueing it
+//   7 twice  from a program linked (clLinkProgram) from two compiled (clCompileProgram) sources
 // Prints one line per launch; exits 1 when any result is wrong.
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -192,6 +193,28 @@ int main() {
   f = readBack<int>(q2, fillOut, n);
   report("after user event fill[9]", f[9] == 209, f[9]);
   CHECK(clReleaseEvent(gate));
+
+  // 7: compile two sources, link them, launch a kernel that calls the other unit's function.
+  const char* helperSource = "float times_two(float v) { return 2.0f * v; }\n";
+  const char* mainSource =
+      "float times_two(float v);\n"
+      "__kernel void twice(__global float* x) { size_t i = get_global_id(0); x[i] = times_two(x[i]); }\n";
+  cl_program units[2];
+  units[0] = clCreateProgramWithSource(ctx, 1, &mainSource, nullptr, &err);
+  CHECK(err);
+  units[1] = clCreateProgramWithSource(ctx, 1, &helperSource, nullptr, &err);
+  CHECK(err);
+  for (cl_program u : units) CHECK(clCompileProgram(u, 1, &device, "", 0, nullptr, nullptr, nullptr, nullptr));
+  cl_program linked = clLinkProgram(ctx, 1, &device, "", 2, units, nullptr, nullptr, &err);
+  CHECK(err);
+  cl_kernel twice = clCreateKernel(linked, "twice", &err);
+  CHECK(err);
+  std::vector<float> halves(n, 1.5f);
+  cl_mem X2 = buffer(ctx, CL_MEM_READ_WRITE, n * 4, halves.data());
+  CHECK(clSetKernelArg(twice, 0, sizeof X2, &X2));
+  CHECK(clEnqueueNDRangeKernel(q, twice, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+  std::vector<float> x2 = readBack<float>(q, X2, n);
+  report("linked twice x[3]", x2[3] == 3.0f && x2[n - 1] == 3.0f, long(x2[3]));
 
   clReleaseMemObject(fillOut);
   clReleaseKernel(fill);

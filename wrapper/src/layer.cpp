@@ -145,6 +145,42 @@ cl_int CL_API_CALL buildProgram(cl_program program, cl_uint n, const cl_device_i
   return target->clBuildProgram(program, n, devices, options, notify, data);
 }
 
+cl_int CL_API_CALL compileProgram(cl_program program, cl_uint n, const cl_device_id* devices, const char* options,
+                                  cl_uint headers, const cl_program* headerPrograms, const char** headerNames,
+                                  void(CL_CALLBACK* notify)(cl_program, void*), void* data) {
+  if (!insideLayer) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    auto it = state().programs.find(program);
+    if (it != state().programs.end()) it->second.options = options ? options : "";
+  }
+  return target->clCompileProgram(program, n, devices, options, headers, headerPrograms, headerNames, notify, data);
+}
+
+// A program linked from programs compiled from source is traced from their sources, joined
+// (each keeps its line numbers); embedded headers (clCompileProgram's input headers) are not
+// known, so a program that includes one fails to instrument and runs untraced, with a message.
+cl_program CL_API_CALL linkProgram(cl_context context, cl_uint n, const cl_device_id* devices, const char* options,
+                                   cl_uint inputs, const cl_program* programs,
+                                   void(CL_CALLBACK* notify)(cl_program, void*), void* data, cl_int* err) {
+  cl_program linked = target->clLinkProgram(context, n, devices, options, inputs, programs, notify, data, err);
+  if (linked && !insideLayer && programs) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    ProgramInfo joined;
+    bool known = inputs > 0;
+    for (cl_uint i = 0; i < inputs && known; ++i) {
+      auto it = state().programs.find(programs[i]);
+      if (it == state().programs.end()) {
+        known = false;
+        break;
+      }
+      joined.source += "#line 1\n" + it->second.source + "\n";
+      if (i == 0) joined.options = it->second.options;
+    }
+    if (known) state().programs[linked] = std::move(joined);
+  }
+  return linked;
+}
+
 cl_kernel CL_API_CALL createKernel(cl_program program, const char* name, cl_int* err) {
   cl_kernel k = target->clCreateKernel(program, name, err);
   if (k && !insideLayer) {
@@ -433,6 +469,8 @@ CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint numEntries, const _cl_icd_di
   std::memcpy(&dispatch, targetDispatch, std::min(numEntries, ours) * sizeof(void*));
   dispatch.clCreateProgramWithSource = &createProgramWithSource;
   dispatch.clBuildProgram = &buildProgram;
+  dispatch.clCompileProgram = &compileProgram;
+  dispatch.clLinkProgram = &linkProgram;
   dispatch.clCreateKernel = &createKernel;
   dispatch.clSetKernelArg = &setKernelArg;
   dispatch.clEnqueueNDRangeKernel = &enqueueNDRangeKernel;
