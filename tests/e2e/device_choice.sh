@@ -44,4 +44,21 @@ SAMPLE_PLATFORM=Portable "$CLTRACE" wrap --out "$work/pocl" -- "$SAMPLE_HOST" > 
 for f in vadd-0 scale-1 scale-2 vadd-3; do
   cmp "$work/rusticl/$f.cltrace" "$work/pocl/$f.cltrace" || fail "$f differs between stand-in and direct tracing"
 done
+# The edge host (less common calls) on rusticl: buffers the host may not read are copied on
+# rusticl for the stand-in; a launch rusticl refuses (work-group over its 1024, within PoCL's
+# limit) leaves no trace behind; everything else is traced as on PoCL.
+plain=$(EDGE_PLATFORM=rusticl "$EDGE_HOST")
+wrapped=$(EDGE_PLATFORM=rusticl "$CLTRACE" wrap --out "$work/edge-rusticl" -- "$EDGE_HOST" 2>"$work/err") ||
+  fail "edge host on rusticl: $(cat "$work/err")"
+[ "$plain" = "$wrapped" ] || fail "edge host output differs on rusticl: '$plain' vs '$wrapped'"
+grep -q "the program's twice launch 8 failed (CL_INVALID_WORK_" "$work/err" || fail "refused launch: $(cat "$work/err")"
+[ ! -e "$work/edge-rusticl/twice-8.cltrace" ] || fail "a trace of the refused launch was left"
+EDGE_PLATFORM=Portable "$CLTRACE" wrap --out "$work/edge-pocl" -- "$EDGE_HOST" > /dev/null 2>&1
+[ "$(cut -f2 "$work/edge-rusticl/launches.tsv" | tr '\n' ' ')" = "hist accum scale shape one fill twice " ] ||
+  fail "edge launches on rusticl: $(cat "$work/edge-rusticl/launches.tsv")"
+for f in hist-0 accum-1 scale-2 one-4 fill-5 twice-7; do
+  "$CLTRACE" dump "$work/edge-rusticl/$f.cltrace" | grep -v '^device: ' > "$work/a"
+  "$CLTRACE" dump "$work/edge-pocl/$f.cltrace" | grep -v '^device: ' > "$work/b"
+  cmp -s "$work/a" "$work/b" || fail "edge $f differs between rusticl (stand-in) and PoCL"
+done
 echo "wrap on a device without SPIR: all checks passed"

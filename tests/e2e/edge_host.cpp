@@ -9,6 +9,8 @@
 //   5 fill   a kernel from clCreateKernelsInProgram, in a second context
 //   6 fill   waits on a user event the program completes after enqueueing it
 //   7 twice  from a program linked (clLinkProgram) from two compiled (clCompileProgram) sources
+//   -        a launch with twice the device's work-group size, which the device refuses
+// $EDGE_PLATFORM, when set, names part of the platform to use (default: the first platform).
 // Prints one line per launch; exits 1 when any result is wrong.
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -73,8 +75,20 @@ static std::vector<T> readBack(cl_command_queue q, cl_mem m, size_t n) {
 }
 
 int main() {
-  cl_platform_id platform;
-  CHECK(clGetPlatformIDs(1, &platform, nullptr));
+  cl_platform_id platforms[8];
+  cl_uint platformCount = 0;
+  CHECK(clGetPlatformIDs(8, platforms, &platformCount));
+  const char* wanted = std::getenv("EDGE_PLATFORM");
+  cl_platform_id platform = nullptr;
+  for (cl_uint p = 0; p < platformCount && p < 8 && !platform; ++p) {
+    char name[256] = {};
+    CHECK(clGetPlatformInfo(platforms[p], CL_PLATFORM_NAME, sizeof name - 1, name, nullptr));
+    if (!wanted || std::strstr(name, wanted)) platform = platforms[p];
+  }
+  if (!platform) {
+    std::fprintf(stderr, "no platform named like '%s'\n", wanted);
+    return 3;
+  }
   CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr));
   cl_int err;
   cl_context ctx = makeContext();
@@ -215,6 +229,16 @@ int main() {
   CHECK(clEnqueueNDRangeKernel(q, twice, 1, nullptr, &global, &local, 0, nullptr, nullptr));
   std::vector<float> x2 = readBack<float>(q, X2, n);
   report("linked twice x[3]", x2[3] == 3.0f && x2[n - 1] == 3.0f, long(x2[3]));
+
+  // A launch the device refuses: the program sees the error (and no trace may claim it ran).
+  size_t maxGroup = 0;
+  CHECK(clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof maxGroup, &maxGroup, nullptr));
+  size_t bigLocal = 2 * maxGroup, bigGlobal = 2 * bigLocal;
+  cl_mem big = buffer(ctx, CL_MEM_READ_WRITE, bigGlobal * 4, std::vector<float>(bigGlobal, 1.0f).data());
+  CHECK(clSetKernelArg(twice, 0, sizeof big, &big));
+  cl_int refused = clEnqueueNDRangeKernel(q, twice, 1, nullptr, &bigGlobal, &bigLocal, 0, nullptr, nullptr);
+  std::printf("oversized work-group refused: %s\n", refused != CL_SUCCESS ? "yes" : "no");
+  allOk = allOk && refused != CL_SUCCESS;
 
   clReleaseMemObject(fillOut);
   clReleaseKernel(fill);

@@ -3,6 +3,7 @@
 source "$(dirname "$0")/lib.sh"
 plain=$("$EDGE_HOST")
 [ "$(echo "$plain" | grep -c ' correct$')" -eq 8 ] || fail "edge host alone: $plain"
+echo "$plain" | grep -q "oversized work-group refused: yes" || fail "oversized launch: $plain"
 wrapped=$("$CLTRACE" wrap --out "$work/t" -- "$EDGE_HOST" 2>"$work/err") || fail "wrapped exit status: $(cat "$work/err")"
 [ "$plain" = "$wrapped" ] || fail "output differs:
 $plain

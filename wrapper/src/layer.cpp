@@ -241,7 +241,10 @@ StandIn& standIn(State& s) {
   if (s.standIn) return *s.standIn;
   cl_device_id device = selectDevice("");
   if (programFormatOf(device) == ProgramFormat::None)
-    throw TraceError("no device that takes SPIR or SPIR-V to trace on (install pocl-opencl-icd)");
+    throw TraceError(std::getenv("CLTRACE_DEVICE") && *std::getenv("CLTRACE_DEVICE")
+                         ? "the stand-in device CLTRACE_DEVICE names, '" + describeDevice(device) +
+                               "', takes neither SPIR nor SPIR-V either"
+                         : "no device that takes SPIR or SPIR-V to trace on (install pocl-opencl-icd)");
   auto in = std::make_unique<StandIn>();
   in->device = device;
   in->name = describeDevice(device);
@@ -278,8 +281,24 @@ class StandInBuffers {
     size_t size = 0;
     check(clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof size, &size, nullptr), "clGetMemObjectInfo");
     std::vector<uint8_t> bytes(size);
-    check(clEnqueueReadBuffer(appQueue, buffer, CL_TRUE, 0, size, bytes.data(), 0, nullptr, nullptr),
-          "reading a buffer for the stand-in device (clEnqueueReadBuffer)");
+    cl_mem_flags flags = 0;
+    check(clGetMemObjectInfo(buffer, CL_MEM_FLAGS, sizeof flags, &flags, nullptr), "clGetMemObjectInfo");
+    cl_mem readable = buffer;
+    if (flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY)) {
+      // The host may not read it: copy it on its own device into a buffer the host may read.
+      cl_context appContext = nullptr;
+      check(clGetCommandQueueInfo(appQueue, CL_QUEUE_CONTEXT, sizeof appContext, &appContext, nullptr),
+            "clGetCommandQueueInfo");
+      cl_int err = CL_SUCCESS;
+      readable = clCreateBuffer(appContext, CL_MEM_READ_WRITE, size, nullptr, &err);
+      check(err, "clCreateBuffer (a readable copy for the stand-in device)");
+      err = clEnqueueCopyBuffer(appQueue, buffer, readable, 0, 0, size, 0, nullptr, nullptr);
+      if (err != CL_SUCCESS) clReleaseMemObject(readable);
+      check(err, "clEnqueueCopyBuffer (a readable copy for the stand-in device)");
+    }
+    cl_int readErr = clEnqueueReadBuffer(appQueue, readable, CL_TRUE, 0, size, bytes.data(), 0, nullptr, nullptr);
+    if (readable != buffer) clReleaseMemObject(readable);
+    check(readErr, "reading a buffer for the stand-in device (clEnqueueReadBuffer)");
     cl_int err = CL_SUCCESS;
     cl_mem copy = clCreateBuffer(in.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, size, bytes.data(), &err);
     check(err, "clCreateBuffer (stand-in device)");
@@ -294,11 +313,21 @@ enum class Traced {
   AppLaunchPending,  // traced on copies or restored afterwards: the launch itself is still to run
 };
 
+// A written trace, announced (launches.tsv and a message) once the launch is known to have run.
+struct WrittenTrace {
+  std::string path, note;
+};
+
+void announce(State& s, uint64_t launch, const std::string& kernel, const WrittenTrace& t) {
+  std::ofstream(s.settings.out + "/launches.tsv", std::ios::app) << launch << '\t' << kernel << '\t' << t.path << '\n';
+  message("traced " + kernel + " launch " + std::to_string(launch) + " -> " + t.path + t.note);
+}
+
 // Runs the launch traced; `event` (may be null) receives the trace run's event when the launch
-// was traced in place.
+// was traced in place. `written` receives the trace to announce.
 Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
                  const size_t* global, const size_t* local, uint64_t launch, const KernelInfo& info,
-                 const ProgramInfo& program, cl_event* event) {
+                 const ProgramInfo& program, cl_event* event, WrittenTrace& written) {
   State& s = state();
   try {
     cl_context context = nullptr;
@@ -351,10 +380,9 @@ Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
     if (inPlace) options.traceRunEvent = event;
     LaunchResult r = tk.launch(in ? in->queue : queue, args, range, path, options);
     for (const auto& w : r.warnings) message("warning: " + w);
-    std::ofstream(s.settings.out + "/launches.tsv", std::ios::app) << launch << '\t' << info.name << '\t' << path << '\n';
-    message("traced " + info.name + " launch " + std::to_string(launch) + " -> " + path +
-            (local ? "" : " (local size chosen by cltrace)") +
-            (in ? " on the stand-in device '" + in->name + "'" : ""));
+    written.path = path;
+    written.note = std::string(local ? "" : " (local size chosen by cltrace)") +
+                   (in ? " on the stand-in device '" + in->name + "'" : "");
     return inPlace ? Traced::Done : Traced::AppLaunchPending;
   } catch (const std::exception& e) {
     message("could not trace " + info.name + " launch " + std::to_string(launch) + ": " + e.what() +
@@ -394,11 +422,27 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
   Inside inside;
   if (nEvents > 0 && clWaitForEvents(nEvents, events) != CL_SUCCESS) return forward();
   clFinish(queue);
-  if (traceLaunch(queue, dims, offset, global, local, launch, k->second, p->second, event) != Traced::Done) {
-    insideLayer = false;
-    return forward();
+  WrittenTrace written;
+  const Traced traced = traceLaunch(queue, dims, offset, global, local, launch, k->second, p->second, event, written);
+  if (traced == Traced::Done) {
+    announce(s, launch, k->second.name, written);
+    return CL_SUCCESS;
   }
-  return CL_SUCCESS;
+  insideLayer = false;
+  const cl_int err = forward();
+  if (traced == Traced::AppLaunchPending) {
+    if (err == CL_SUCCESS) {
+      announce(s, launch, k->second.name, written);
+    } else {
+      // The program's own launch failed (its device refused it): no trace of a launch that
+      // did not happen.
+      std::error_code ec;
+      std::filesystem::remove(written.path, ec);
+      message("the program's " + k->second.name + " launch " + std::to_string(launch) + " failed (" +
+              errorName(err) + "); its trace was removed");
+    }
+  }
+  return err;
 }
 
 // A task is a launch of one work-item.

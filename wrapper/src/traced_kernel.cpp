@@ -556,7 +556,10 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
     const uint64_t address = uint64_t(w[0]) | uint64_t(w[1]) << 32;
     auto it = std::upper_bound(regions.begin(), regions.end(), address,
                                [](uint64_t a, const Region& g) { return a < g.device; });
-    if (it != regions.begin() && address - std::prev(it)->device < std::prev(it)->size) {
+    // The region starting last at or below the address; when it ends before the address, an
+    // earlier one may still hold it (a sub-buffer inside its parent, both arguments).
+    while (it != regions.begin() && address - std::prev(it)->device >= std::prev(it)->size) --it;
+    if (it != regions.begin()) {
       --it;
       const uint64_t virt = it->virt + (address - it->device);
       w[0] = static_cast<uint32_t>(virt);
