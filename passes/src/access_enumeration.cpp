@@ -16,6 +16,13 @@ using namespace llvm;
 
 namespace cltrace::passes {
 
+StringRef demangledStem(StringRef mangled) {
+  if (!mangled.consume_front("_Z")) return "";
+  unsigned length = 0;
+  if (mangled.consumeInteger(10, length) || length > mangled.size()) return "";
+  return mangled.take_front(length);
+}
+
 bool isKernel(const Function& f) {
   return !f.isDeclaration() && f.getCallingConv() == CallingConv::SPIR_KERNEL;
 }
@@ -58,18 +65,16 @@ Type* pointeeOf(const Value* pointer) {
 
 bool isAtomicBuiltin(StringRef name) {
   // _Z10atomic_addPU3AS1Vjj, _Z8atom_incPU3AS1j, _Z14atomic_cmpxchgPU3AS1Vjjj, ...
-  if (!name.startswith("_Z")) return false;
-  StringRef rest = name.drop_front(2).ltrim("0123456789");
-  return rest.startswith("atomic_") || rest.startswith("atom_");
+  StringRef stem = demangledStem(name);
+  return stem.startswith("atomic_") || stem.startswith("atom_");
 }
 
 // N of the vloadN / vstoreN builtins ("_Z6vload4jPU3AS1Kf" -> 4), or 0 for anything else.
-unsigned vectorWidth(StringRef name, StringRef stem) {
-  if (!name.consume_front("_Z")) return 0;
-  name = name.ltrim("0123456789");
-  if (!name.consume_front(stem)) return 0;
+unsigned vectorWidth(StringRef name, StringRef prefix) {
+  StringRef stem = demangledStem(name);
+  if (!stem.consume_front(prefix)) return 0;
   unsigned n = 0;
-  if (name.consumeInteger(10, n)) return 0;
+  if (stem.consumeInteger(10, n)) return 0;
   return (n == 2 || n == 3 || n == 4 || n == 8 || n == 16) ? n : 0;
 }
 
@@ -84,10 +89,7 @@ struct HalfBuiltin {
 
 HalfBuiltin halfBuiltin(StringRef name) {
   HalfBuiltin h;
-  if (!name.consume_front("_Z")) return h;
-  unsigned length = 0;
-  if (name.consumeInteger(10, length) || length > name.size()) return h;
-  StringRef stem = name.take_front(length);
+  StringRef stem = demangledStem(name);
   bool aligned = false;
   if (stem.consume_front("vloada_half")) {
     aligned = true;

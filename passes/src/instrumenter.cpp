@@ -19,8 +19,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "cltrace/passes/access_enumeration.h"
@@ -145,17 +145,6 @@ std::vector<KernelArg> kernelArgs(const Function& f) {
   return args;
 }
 
-// The name of an Itanium-mangled function ("_Z10vload_halfmPU3AS1KDh" -> "vload_half"), or
-// "" for a name that is not mangled that way.
-std::string demangledStem(StringRef name) {
-  if (!name.consume_front("_Z")) return "";
-  unsigned length = 0;
-  if (name.consumeInteger(10, length) || length > name.size()) return "";
-  return name.take_front(length).str();
-}
-
-// Builtins that read or write global memory inside the OpenCL library, where the passes
-// cannot see the accesses: a trace would silently miss them.
 // Calls PoCL's SPIR path gets wrong (seen with PoCL 3.1): a builtin taking or returning a
 // double16 by value computes garbage there, so the traced launch would change the kernel's
 // results.
@@ -170,21 +159,23 @@ bool passesDouble16(const Function& f) {
   return false;
 }
 
+// Refuses calls a traced launch cannot run faithfully: builtins that read or write global
+// memory inside the OpenCL library, where the passes cannot see the accesses (a trace would
+// silently miss them), and calls passing a double16 (above).
 void rejectHiddenAccesses(const Function& kernel) {
   for (const BasicBlock& bb : kernel)
     for (const Instruction& inst : bb) {
       const auto* call = dyn_cast<CallBase>(&inst);
       const Function* callee = call ? call->getCalledFunction() : nullptr;
       if (!callee) continue;
+      const std::string stem = demangledStem(callee->getName()).str();
       if (callee->isDeclaration() && passesDouble16(*callee))
-        throw InstrumentError("kernel '" + kernel.getName().str() + "' calls " + demangledStem(callee->getName()) +
+        throw InstrumentError("kernel '" + kernel.getName().str() + "' calls " + stem +
                               " with a double16 value, which PoCL's SPIR path (through which cltrace runs "
                               "kernels) computes wrongly: a traced launch would change the results");
-      const std::string stem = demangledStem(callee->getName());
-      StringRef s(stem);
       // (Reached only when the calls come from an #included file: the source itself gets the
       // prelude that defines them.)
-      if (s.startswith("async_work_group") || s == "wait_group_events")
+      if (StringRef(stem).startswith("async_work_group") || stem == "wait_group_events")
         throw InstrumentError("kernel '" + kernel.getName().str() + "' calls " + stem +
                               ", whose memory accesses happen inside the OpenCL library where cltrace "
                               "cannot record them; rewrite it with plain loads and stores to trace it");
@@ -269,7 +260,7 @@ void useLoadableBuiltins(Module& m) {
   std::vector<CallInst*> fences;
   for (Function& f : m) {
     if (!f.isDeclaration()) continue;
-    const std::string stem = demangledStem(f.getName());
+    const StringRef stem = demangledStem(f.getName());
     if (stem == "mem_fence" || stem == "read_mem_fence" || stem == "write_mem_fence") {
       for (User* u : f.users())
         if (auto* call = dyn_cast<CallInst>(u)) fences.push_back(call);
@@ -285,7 +276,7 @@ void useLoadableBuiltins(Module& m) {
   std::vector<CallInst*> lowered;
   for (Function& f : make_early_inc_range(m)) {
     if (!f.isDeclaration()) continue;
-    const std::string stem = demangledStem(f.getName());
+    const std::string stem = demangledStem(f.getName()).str();
     if (!StringRef(stem).startswith("atom_")) continue;
     const char type = f.getName().back();
     const bool wide = type == 'l' || type == 'm';

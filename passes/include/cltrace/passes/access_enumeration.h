@@ -41,6 +41,9 @@ struct Access {
 };
 
 bool isKernel(const llvm::Function& f);
+// The function name inside an Itanium-mangled name ("_Z10vload_halfmPU3AS1KDh" ->
+// "vload_half"), or "" for a name that is not mangled that way.
+llvm::StringRef demangledStem(llvm::StringRef mangled);
 std::vector<llvm::Function*> kernelsOf(llvm::Module& m);
 
 // Enumerates the accesses of `kernel` in program order (block layout order, then
