@@ -25,8 +25,7 @@ struct OpenCLEnv {
     cl_int err = CL_SUCCESS;
     context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
     wrapper::check(err, "clCreateContext");
-    queue = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
-    wrapper::check(err, "clCreateCommandQueue");
+    queue = wrapper::createCommandQueue(context, device);
   }
   ~OpenCLEnv() {
     for (cl_mem m : buffers) clReleaseMemObject(m);

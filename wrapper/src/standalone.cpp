@@ -110,13 +110,13 @@ void storeText(const ScalarType& t, const std::string& text, const std::string& 
     return;
   }
   const unsigned bits = static_cast<unsigned>(t.size * 8);
+  // Decimal, or hexadecimal with 0x: a leading zero does not make it octal.
+  const size_t digits = text[0] == '-' ? 1 : 0;
+  const int base = text.compare(digits, 2, "0x") == 0 || text.compare(digits, 2, "0X") == 0 ? 16 : 10;
   char* end = nullptr;
   errno = 0;
   if (t.isSigned) {
-    // Decimal, or hexadecimal with 0x: a leading zero does not make it octal.
-    const bool hex = text.rfind("0x", 0) == 0 || text.rfind("0X", 0) == 0 || text.rfind("-0x", 0) == 0 ||
-                     text.rfind("-0X", 0) == 0;
-    long long v = std::strtoll(text.c_str(), &end, hex ? 16 : 10);
+    long long v = std::strtoll(text.c_str(), &end, base);
     if (*end != '\0') throw bad("is not an integer (the argument is " + t.base + ")");
     const long long lo = bits == 64 ? LLONG_MIN : -(1LL << (bits - 1)), hi = bits == 64 ? LLONG_MAX : (1LL << (bits - 1)) - 1;
     if (errno == ERANGE || v < lo || v > hi) throw bad("does not fit in " + t.base);
@@ -126,8 +126,7 @@ void storeText(const ScalarType& t, const std::string& text, const std::string& 
     else put(static_cast<int64_t>(v));
   } else {
     if (text.find('-') != std::string::npos) throw bad("is negative but " + t.base + " is unsigned");
-    const bool hex = text.rfind("0x", 0) == 0 || text.rfind("0X", 0) == 0;
-    unsigned long long v = std::strtoull(text.c_str(), &end, hex ? 16 : 10);
+    unsigned long long v = std::strtoull(text.c_str(), &end, base);
     if (*end != '\0') throw bad("is not an integer (the argument is " + t.base + ")");
     const unsigned long long hi = bits == 64 ? ULLONG_MAX : (1ULL << bits) - 1;
     if (errno == ERANGE || v > hi) throw bad("does not fit in " + t.base);
@@ -242,10 +241,11 @@ ArgSpec parseArgSpec(const std::string& text) {
       } else if (a.init == "fill" || a.init == "file") {
         need(5, a.init == "fill" ? "buffer:TYPE:COUNT:fill:VALUE" : "buffer:TYPE:COUNT:file:PATH");
         a.value = p[4];
-        if (a.init == "fill") {
+        if (a.init == "fill") {  // validates the value now
           uint64_t lanes = 1;
-          std::vector<uint8_t> one(baseType(a.type, &lanes).size);
-          storeText(baseType(a.type, &lanes), a.value, text, one.data());  // validates the value now
+          const ScalarType t = baseType(a.type, &lanes);
+          std::vector<uint8_t> one(t.size);
+          storeText(t, a.value, text, one.data());
         }
       } else if (a.init != "zeros" && a.init != "iota") {
         throw std::invalid_argument("argument '" + text + "': unknown initialiser '" + a.init +
