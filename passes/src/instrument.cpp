@@ -54,9 +54,23 @@ AllocaInst* entryAlloca(Function& f, Type* t, const char* name) {
   return b.CreateAlloca(t, nullptr, name);
 }
 
+// Static allocas first in the entry block, in their order, so that the code added after them
+// stays out of the way: blocks split later keep every alloca in the first block (SPIR-V wants
+// all OpVariables there; inlining a callee with a byval argument leaves one further down).
+Instruction* afterEntryAllocas(BasicBlock& entry) {
+  std::vector<AllocaInst*> allocas;
+  for (Instruction& i : entry)
+    if (auto* a = dyn_cast<AllocaInst>(&i); a && a->isStaticAlloca()) allocas.push_back(a);
+  for (auto a = allocas.rbegin(); a != allocas.rend(); ++a)
+    if (*a != &entry.front()) (*a)->moveBefore(&entry.front());
+  auto first = entry.begin();
+  while (isa<AllocaInst>(*first)) ++first;
+  return &*first;
+}
+
 EntryState emitEntry(Function& f, IRBuilder<>& b) {
   EntryState s;
-  b.SetInsertPoint(&*f.getEntryBlock().getFirstInsertionPt());
+  b.SetInsertPoint(afterEntryAllocas(f.getEntryBlock()));
   s.recordCount = entryAlloca(f, b.getInt64Ty(), "cltrace.n");
   b.CreateStore(b.getInt64(0), s.recordCount);
   s.linearId = emitLinearGlobalId(b, *f.getParent());

@@ -121,7 +121,21 @@ std::optional<LaunchResult> CommandQueue::enqueueNDRangeKernel(Kernel& k, std::v
   NDRange r = NDRange::fromSizes({global.begin(), global.end()}, {local.begin(), local.end()},
                                  {offset.begin(), offset.end()});
   finish();
-  return k.traced().launch(queue_, k.args_, r, trace->path, trace->options);
+  // Where the trace run's writes may differ from the kernel's own (SPIR-V), the buffers are put
+  // back after tracing and the program's kernel itself writes them.
+  wrapper::TracedKernel& traced = k.traced();
+  wrapper::LaunchOptions options = trace->options;
+  const bool runKernelAfter = !traced.writesExactly() && !options.restoreAfterTrace;
+  if (runKernelAfter) options.restoreAfterTrace = true;
+  LaunchResult result = traced.launch(queue_, k.args_, r, trace->path, options);
+  if (runKernelAfter) {
+    check(clEnqueueNDRangeKernel(queue_, k.get(), static_cast<cl_uint>(global.size()),
+                                 offset.empty() ? nullptr : offset.data(), global.data(), local.data(), 0,
+                                 nullptr, nullptr),
+          "clEnqueueNDRangeKernel");
+    finish();
+  }
+  return result;
 }
 
 }  // namespace cltrace::api

@@ -371,12 +371,13 @@ Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
     std::vector<ArgBinding> args = bindingsOf(info, tk.instrumented());
     std::optional<StandInBuffers> copies;
     if (in) copies.emplace(queue, *in, args);
-    // A NULL local size: the trace uses cltrace's choice, but the program's kernel must run with
-    // the driver's (get_local_size may reach its results), so the buffers are put back and the
-    // launch then runs as the program asked.
+    // The buffers are put back and the program's launch then runs as it asked when the trace
+    // run's writes may differ from it: with a NULL local size (the trace uses cltrace's choice,
+    // the program's kernel the driver's, and get_local_size may reach its results), and on
+    // devices where they are not exact (SPIR-V; see TracedKernel::writesExactly).
     LaunchOptions options;
-    options.restoreAfterTrace = !in && !local;
-    const bool inPlace = !in && local;
+    options.restoreAfterTrace = !in && (!local || !tk.writesExactly());
+    const bool inPlace = !in && !options.restoreAfterTrace;
     if (inPlace) options.traceRunEvent = event;
     LaunchResult r = tk.launch(in ? in->queue : queue, args, range, path, options);
     for (const auto& w : r.warnings) message("warning: " + w);

@@ -2,6 +2,7 @@
 
 #include <CL/cl_ext.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -86,7 +87,7 @@ cl_command_queue createCommandQueue(cl_context context, cl_device_id device) {
 ProgramFormat programFormatOf(cl_device_id device) {
   if (deviceString(device, CL_DEVICE_EXTENSIONS).find("cl_khr_spir") != std::string::npos)
     return ProgramFormat::Spir;
-  if (ilVersionOf(device).find("SPIR-V") != std::string::npos) return ProgramFormat::SpirV;
+  if (highestSpirvMinor(ilVersionOf(device)) >= 0) return ProgramFormat::SpirV;
   return ProgramFormat::None;
 }
 
@@ -95,6 +96,19 @@ std::string ilVersionOf(cl_device_id device) {
   size_t size = 0;
   if (clGetDeviceInfo(device, CL_DEVICE_IL_VERSION, 0, nullptr, &size) != CL_SUCCESS || size <= 1) return "";
   return deviceString(device, CL_DEVICE_IL_VERSION);
+}
+
+int highestSpirvMinor(const std::string& ilVersion) {
+  constexpr int kTranslatorHighest = 4;
+  int highest = -1;
+  const std::string prefix = "SPIR-V_1.";
+  for (size_t at = ilVersion.find(prefix); at != std::string::npos; at = ilVersion.find(prefix, at + 1)) {
+    size_t digits = at + prefix.size(), end = digits;
+    while (end < ilVersion.size() && std::isdigit(static_cast<unsigned char>(ilVersion[end]))) ++end;
+    if (end == digits || end - digits > 3) continue;
+    highest = std::max(highest, std::min(kTranslatorHighest, std::stoi(ilVersion.substr(digits, end - digits))));
+  }
+  return highest;
 }
 
 std::string describeProgramFormat(ProgramFormat format) {

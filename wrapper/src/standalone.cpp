@@ -349,6 +349,7 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
   auto stage = Clock::now();
   passes::InstrumentedKernel instrumented = passes::instrumentSource(source, spec.kernel, spec.buildOptions);
   checkArgs(spec.args, instrumented.args);
+  const std::vector<passes::KernelArg> params = instrumented.args;
 
   if (!device) device = defaultDevice();
   RunOutput out;
@@ -393,51 +394,64 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
                                  0, nullptr, nullptr),
             "restoring a buffer");
   };
-  if (!tracePath.empty()) {
-    stage = Clock::now();
-    TracedKernel traced(cl.context, device, std::move(instrumented));
-    out.buildSeconds = since(stage);
-    if (warmUp) {
-      traced.launch(cl.queue, bindings, spec.range, tracePath, options);
-      restoreInitial();
+  // The program's own kernel, built from source as a host program would; run by `runOriginal`.
+  struct OriginalKernel {
+    cl_program program = nullptr;
+    cl_kernel kernel = nullptr;
+    ~OriginalKernel() {
+      if (kernel) clReleaseKernel(kernel);
+      if (program) clReleaseProgram(program);
     }
-    stage = Clock::now();
-    out.launch = traced.launch(cl.queue, bindings, spec.range, tracePath, options);
-    out.traceSeconds = since(stage);
-  } else {
-    const char* text = source.c_str();
-    cl_program program = clCreateProgramWithSource(cl.context, 1, &text, nullptr, &err);
-    check(err, "clCreateProgramWithSource");
-    std::string opts;
-    for (const auto& o : spec.buildOptions) opts += o + " ";
-    err = clBuildProgram(program, 1, &device, opts.c_str(), nullptr, nullptr);
-    if (err != CL_SUCCESS) {
-      clReleaseProgram(program);
-      check(err, "clBuildProgram (original kernel)");
+  } original;
+  auto runOriginal = [&] {
+    if (!original.kernel) {
+      const char* text = source.c_str();
+      original.program = clCreateProgramWithSource(cl.context, 1, &text, nullptr, &err);
+      check(err, "clCreateProgramWithSource");
+      std::string opts;
+      for (const auto& o : spec.buildOptions) opts += o + " ";
+      check(clBuildProgram(original.program, 1, &device, opts.c_str(), nullptr, nullptr),
+            "clBuildProgram (original kernel)");
+      original.kernel = clCreateKernel(original.program, spec.kernel.c_str(), &err);
+      check(err, "clCreateKernel");
+      setKernelArgs(original.kernel, bindings, params);
     }
-    cl_kernel kernel = clCreateKernel(program, spec.kernel.c_str(), &err);
-    check(err, "clCreateKernel");
-    setKernelArgs(kernel, bindings, instrumented.args);
     std::array<size_t, 3> g{}, l{}, o{};
     for (int d = 0; d < 3; ++d) {
       g[d] = spec.range.global[d];
       l[d] = spec.range.local[d];
       o[d] = spec.range.offset[d];
     }
+    check(clEnqueueNDRangeKernel(cl.queue, original.kernel, spec.range.dims, o.data(), g.data(), l.data(), 0,
+                                 nullptr, nullptr),
+          "clEnqueueNDRangeKernel");
+    check(clFinish(cl.queue), "clFinish");
+  };
+  if (!tracePath.empty()) {
+    stage = Clock::now();
+    TracedKernel traced(cl.context, device, std::move(instrumented));
+    out.buildSeconds = since(stage);
+    // Where the trace run's writes may differ from the kernel's own (SPIR-V), the buffers are
+    // put back after tracing and the kernel itself writes them.
+    LaunchOptions launchOptions = options;
+    const bool runKernelAfter = !traced.writesExactly() && !launchOptions.restoreAfterTrace;
+    if (runKernelAfter) launchOptions.restoreAfterTrace = true;
+    if (warmUp) {
+      traced.launch(cl.queue, bindings, spec.range, tracePath, launchOptions);
+      restoreInitial();
+    }
+    stage = Clock::now();
+    out.launch = traced.launch(cl.queue, bindings, spec.range, tracePath, launchOptions);
+    out.traceSeconds = since(stage);
+    if (runKernelAfter) runOriginal();
+  } else {
     // The first enqueue compiles for the work-group size; time a second one, started from the
     // same buffer contents so in-place kernels end as after one run.
+    runOriginal();
+    restoreInitial();
     auto start = std::chrono::steady_clock::now();
-    for (int rep = 0; rep < 2; ++rep) {
-      if (rep > 0) restoreInitial();
-      start = std::chrono::steady_clock::now();
-      check(clEnqueueNDRangeKernel(cl.queue, kernel, spec.range.dims, o.data(), g.data(), l.data(), 0,
-                                   nullptr, nullptr),
-            "clEnqueueNDRangeKernel");
-      check(clFinish(cl.queue), "clFinish");
-    }
+    runOriginal();
     out.kernelSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    clReleaseKernel(kernel);
-    clReleaseProgram(program);
   }
   for (cl_mem m : buffers) {
     size_t size = 0;

@@ -54,13 +54,15 @@ std::string buildLog(cl_program program, cl_device_id device) {
   return log;
 }
 
-std::string toSpirv(const std::string& bitcode) {
+// SPIR-V no newer than 1.`minor`, the highest the device takes.
+std::string toSpirv(const std::string& bitcode, int minor) {
   namespace fs = std::filesystem;
   std::string dir = (fs::temp_directory_path() / "cltrace-spirv-XXXXXX").string();
   if (!mkdtemp(dir.data())) throw TraceError("cannot create a temporary directory");
   fs::path bc = fs::path(dir) / "k.bc", spv = fs::path(dir) / "k.spv";
   std::ofstream(bc, std::ios::binary).write(bitcode.data(), static_cast<std::streamsize>(bitcode.size()));
-  std::string cmd = "llvm-spirv-15 '" + bc.string() + "' -o '" + spv.string() + "'";
+  std::string cmd = "llvm-spirv-15 --spirv-replace-fmuladd-with-ocl-mad=false --spirv-max-version=1." + std::to_string(minor) + " '" + bc.string() + "' -o '" +
+                    spv.string() + "'";
   int status = std::system(cmd.c_str());
   std::ifstream in(spv, std::ios::binary);
   std::ostringstream s;
@@ -228,7 +230,7 @@ cl_program buildInstrumentedProgram(cl_context context, cl_device_id device,
       break;
     }
     case ProgramFormat::SpirV: {
-      std::string spirv = toSpirv(bitcode);
+      std::string spirv = toSpirv(bitcode, highestSpirvMinor(ilVersionOf(device)));
       program = clCreateProgramWithIL(context, spirv.data(), spirv.size(), &err);
       check(err, "clCreateProgramWithIL (SPIR-V)");
       break;
@@ -250,7 +252,7 @@ cl_program buildInstrumentedProgram(cl_context context, cl_device_id device,
 
 TracedKernel::TracedKernel(cl_context context, cl_device_id device,
                            passes::InstrumentedKernel kernel)
-    : context_(context), device_(device), kernel_(std::move(kernel)) {
+    : context_(context), device_(device), format_(programFormatOf(device)), kernel_(std::move(kernel)) {
   clRetainContext(context_);
   try {
     cl_int err = CL_SUCCESS;

@@ -42,6 +42,9 @@ enum class ProgramFormat {
 ProgramFormat programFormatOf(cl_device_id device);
 // What the device says about program formats, for messages: its IL version ("" when none).
 std::string ilVersionOf(cl_device_id device);
+// The highest SPIR-V 1.x minor version an IL version string lists ("SPIR-V_1.0 SPIR-V_1.2" -> 2),
+// capped at 4, the highest llvm-spirv-15 writes; -1 when it lists no SPIR-V.
+int highestSpirvMinor(const std::string& ilVersion);
 std::string describeProgramFormat(ProgramFormat format);
 
 // Every device of every platform, numbered as `clinfo -l` numbers them.

@@ -69,6 +69,14 @@ class TracedKernel {
 
   const passes::InstrumentedKernel& instrumented() const { return kernel_; }
 
+  // Whether the trace run writes exactly what the uninstrumented kernel writes. True for SPIR:
+  // the device compiles the same LLVM IR its source compile makes, plus the recording. False
+  // for SPIR-V: the driver's IL path may contract floating-point operations differently from
+  // its source path (llvm-spirv's reverse translation, as PoCL 4+ uses, drops llvm.fmuladd's
+  // licence to fuse), so callers then set LaunchOptions::restoreAfterTrace and run the
+  // program's own kernel afterwards.
+  bool writesExactly() const { return format_ == ProgramFormat::Spir; }
+
   // Runs the launch traced and writes the trace file to `tracePath`. When it throws, every
   // buffer is as it was before the call.
   LaunchResult launch(cl_command_queue queue, const std::vector<ArgBinding>& args,
@@ -88,6 +96,7 @@ class TracedKernel {
 
   cl_context context_;
   cl_device_id device_;
+  ProgramFormat format_;
   uint16_t launchTag_ = 0;  // 1..65535, the last launch's (see kDiagLaunchTagShift)
   passes::InstrumentedKernel kernel_;
   cl_program countProgram_ = nullptr, traceProgram_ = nullptr;
