@@ -288,6 +288,57 @@ class KernelInstrumenter {
       b.CreateStore(b.CreateLoad(b.getInt64Ty(), s.recordCount),
                     slotPointer(b, control, b.CreateAdd(slot, b.getInt64(1))));
     }
+    readGeometryFromArguments(f, args, originalArgs);
+  }
+
+  // The host may enqueue the trace run in slices of work-groups (each with its own global
+  // offset and size), so every question about the launch's geometry, the kernel's and
+  // cltrace's own, is answered from the slots the host fills (record.h) instead of the device.
+  // get_global_id and get_local_size need no change: a slice's offset keeps global ids.
+  void readGeometryFromArguments(Function& f, Value* args, uint32_t originalArgs) {
+    static const char* const kOffset = "_Z17get_global_offsetj";
+    static const char* const kSize = "_Z15get_global_sizej";
+    static const char* const kGroups = "_Z14get_num_groupsj";
+    static const char* const kGroupId = "_Z12get_group_idj";
+    std::vector<CallInst*> calls;
+    for (BasicBlock& bb : f)
+      for (Instruction& i : bb)
+        if (auto* c = dyn_cast<CallInst>(&i))
+          if (Function* callee = c->getCalledFunction())
+            if (callee->getName() == kOffset || callee->getName() == kSize || callee->getName() == kGroups ||
+                callee->getName() == kGroupId)
+              calls.push_back(c);
+    Module& m = *f.getParent();
+    for (CallInst* c : calls) {
+      IRBuilder<> b(c);
+      StringRef name = c->getCalledFunction()->getName();
+      Value* dim = c->getArgOperand(0);
+      // Dimensions past 2 have offset 0 and size 1, as OpenCL says.
+      auto launchValue = [&](uint32_t firstSlot, uint64_t pastLastDimension) {
+        Value* valid = b.CreateICmpULT(dim, b.getInt32(3));
+        Value* index = b.CreateAdd(b.getInt64(originalArgs + firstSlot),
+                                   b.CreateZExt(b.CreateSelect(valid, dim, b.getInt32(0)), b.getInt64Ty()));
+        Value* v = b.CreateLoad(b.getInt64Ty(), slotPointer(b, args, index));
+        return b.CreateSelect(valid, v, b.getInt64(pastLastDimension));
+      };
+      auto builtin = [&](const char* builtinName) {
+        CallInst* call = b.CreateCall(workItemBuiltin(m, builtinName), {dim});
+        call->setCallingConv(CallingConv::SPIR_FUNC);
+        return call;
+      };
+      Value* v = nullptr;
+      if (name == kOffset)
+        v = launchValue(kGeometryOffsetSlot, 0);
+      else if (name == kSize)
+        v = launchValue(kGeometrySizeSlot, 1);
+      else if (name == kGroups)
+        v = b.CreateUDiv(launchValue(kGeometrySizeSlot, 1), builtin("_Z14get_local_sizej"));
+      else
+        v = b.CreateUDiv(b.CreateSub(builtin("_Z13get_global_idj"), launchValue(kGeometryOffsetSlot, 0)),
+                         builtin("_Z14get_local_sizej"));
+      c->replaceAllUsesWith(b.CreateZExtOrTrunc(v, c->getType()));
+      c->eraseFromParent();
+    }
   }
 
   // Work-item 0 stores the device address of every global/constant pointer argument.

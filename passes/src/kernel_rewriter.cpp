@@ -87,7 +87,7 @@ Function* appendKernelParameters(Function& kernel, const std::vector<AddedParame
   return nf;
 }
 
-static FunctionCallee workItemBuiltin(Module& m, StringRef name) {
+FunctionCallee workItemBuiltin(Module& m, StringRef name) {
   LLVMContext& ctx = m.getContext();
   auto* type = FunctionType::get(Type::getInt64Ty(ctx), {Type::getInt32Ty(ctx)}, false);
   FunctionCallee callee = m.getOrInsertFunction(name, type);

@@ -3,6 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "cltrace/wrapper/traced_kernel.h"
 #include "test_support.h"
@@ -528,4 +532,81 @@ TEST(TracedKernel, AsyncWorkGroupCopiesAreLoopsOfRecordedAccesses) {
     expectRecords(t.workItems[w], want, "work-item " + std::to_string(w));
   }
   std::filesystem::remove(path);
+}
+
+TEST(SliceLayers, GroupsLayersUpToTheBudget) {
+  // Three layers of two work-items; count slots are (units, diagnostics) per work-item.
+  const std::vector<uint64_t> slots{1, 0, 2, 0, 5, 0, 0, 0, 1, 0, 1, 0};
+  using S = wrapper::TraceSlice;
+  EXPECT_EQ(wrapper::sliceLayers(slots.data(), 3, 2, 10), (std::vector<S>{{0, 3, 10}}));
+  EXPECT_EQ(wrapper::sliceLayers(slots.data(), 3, 2, 8), (std::vector<S>{{0, 2, 8}, {2, 1, 2}}));
+  // A layer over the budget (5 units against 3) is a slice of its own.
+  EXPECT_EQ(wrapper::sliceLayers(slots.data(), 3, 2, 3), (std::vector<S>{{0, 1, 3}, {1, 1, 5}, {2, 1, 2}}));
+}
+
+// A launch traced in slices (one work-group layer each) gives the same trace file, byte for
+// byte, as in one piece, and the same outputs: the kernel's questions about the launch's
+// geometry (group ids, group counts, global size and offset) get the whole launch's answers,
+// in 1, 2 and 3 dimensions with global offsets.
+TEST(TracedKernel, SlicedTraceRunEqualsOneRun) {
+  OpenCLEnv env;
+  const char* src = R"CL(
+  __kernel void geo(__global uint* out, __global const uint* in) {
+    size_t group = (get_group_id(2) * get_num_groups(1) + get_group_id(1)) * get_num_groups(0) + get_group_id(0);
+    size_t lid = (get_local_id(2) * get_local_size(1) + get_local_id(1)) * get_local_size(0) + get_local_id(0);
+    size_t i = group * get_local_size(0) * get_local_size(1) * get_local_size(2) + lid;
+    size_t n = get_global_size(0) * get_global_size(1) * get_global_size(2);
+    uint v = 0;
+    for (size_t k = 0; k <= get_group_id(get_work_dim() - 1); ++k) v += in[(i + k) % n];
+    out[i] = v + (uint)(get_global_offset(0) + 10 * get_global_offset(1) + 100 * get_global_offset(2));
+  })CL";
+  struct Case {
+    std::array<uint64_t, 3> global, local, offset;
+    uint32_t dims;
+  };
+  for (const Case& c : {Case{{12, 1, 1}, {4, 1, 1}, {5, 0, 0}, 1}, Case{{8, 6, 1}, {4, 2, 1}, {1, 2, 0}, 2},
+                        Case{{4, 4, 6}, {2, 2, 2}, {1, 2, 3}, 3}}) {
+    SCOPED_TRACE("dimensions " + std::to_string(c.dims));
+    NDRange r;
+    r.dims = c.dims;
+    r.global = c.global;
+    r.local = c.local;
+    r.offset = c.offset;
+    const uint64_t n = r.workItems();
+    std::vector<uint32_t> in(n);
+    for (uint64_t i = 0; i < n; ++i) in[i] = static_cast<uint32_t>(i * 7 + 1);
+    // By hand: the work-item at group-major position i sums in[i .. i + g] (mod n), g its
+    // group id in the slowest dimension, and adds the offset term.
+    const uint64_t perGroup = c.local[0] * c.local[1] * c.local[2];
+    const uint64_t groupsX = c.global[0] / c.local[0], groupsY = c.global[1] / c.local[1];
+    const uint64_t groupsPerLayer = c.dims == 1 ? 1 : c.dims == 2 ? groupsX : groupsX * groupsY;
+    std::vector<uint32_t> expected(n);
+    std::vector<uint64_t> slowestGroup(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      slowestGroup[i] = i / perGroup / groupsPerLayer;
+      uint32_t v = 0;
+      for (uint64_t k = 0; k <= slowestGroup[i]; ++k) v += in[(i + k) % n];
+      expected[i] = v + static_cast<uint32_t>(c.offset[0] + 10 * c.offset[1] + 100 * c.offset[2]);
+    }
+    std::string paths[2];
+    for (int sliced = 0; sliced < 2; ++sliced) {
+      cl_mem out = env.buffer(std::vector<uint32_t>(n, 0)), inBuf = env.buffer(in);
+      wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "geo", {}));
+      wrapper::LaunchOptions options;
+      if (sliced) options.traceBufferBytes = 1;  // one layer per slice
+      paths[sliced] = tempPath("geo-" + std::to_string(c.dims) + "-" + std::to_string(sliced));
+      k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(out), wrapper::ArgBinding::ofBuffer(inBuf)}, r,
+               paths[sliced], options);
+      EXPECT_EQ(env.read<uint32_t>(out, n), expected);
+    }
+    std::ifstream a(paths[0], std::ios::binary), b(paths[1], std::ios::binary);
+    std::string whole((std::istreambuf_iterator<char>(a)), {}), sliced((std::istreambuf_iterator<char>(b)), {});
+    EXPECT_FALSE(whole.empty());
+    EXPECT_TRUE(whole == sliced) << "the sliced trace differs";
+    WholeTrace t = readWholeTrace(paths[1]);
+    ASSERT_EQ(t.workItems.size(), n);
+    // File order is group-major, as `expected`: work-item i makes g + 1 loads and a store.
+    for (uint64_t i = 0; i < n; ++i) EXPECT_EQ(t.workItems[i].size(), slowestGroup[i] + 2) << "work-item " << i;
+    for (const auto& p : paths) std::filesystem::remove(p);
+  }
 }

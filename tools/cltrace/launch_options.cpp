@@ -21,6 +21,11 @@ void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
   sub.add_option("--alignment", f.alignment, "alignment of buffers in the virtual address layout")
       ->capture_default_str();
   sub.add_flag("--compress", f.compress, "zstd-compress the trace body");
+  sub.add_option("--trace-buffer-mib", f.traceBufferMiB,
+                 "most MiB of device records held at once; a launch that makes more is traced in "
+                 "slices of work-group layers (the trace is the same)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   sub.add_option("--device", f.device,
                  "OpenCL device to trace on: P:D (see `cltrace devices`) or part of its name "
                  "(default: $CLTRACE_DEVICE, else the first device that takes SPIR or SPIR-V)");
@@ -61,6 +66,7 @@ wrapper::LaunchOptions launchOptionsOf(const LaunchFlags& f) {
   wrapper::LaunchOptions o;
   o.alignment = f.alignment;
   o.compress = f.compress;
+  o.traceBufferBytes = f.traceBufferMiB << 20;
   return o;
 }
 

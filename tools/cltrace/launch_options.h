@@ -20,6 +20,7 @@ struct LaunchFlags {
   std::vector<std::string> defines, includes;
   std::string buildOptions;
   uint64_t alignment = 256;
+  uint64_t traceBufferMiB = 256;   // LaunchOptions::traceBufferBytes
   bool compress = false;
   std::string device;  // wrapper::selectDevice spec; empty: $CLTRACE_DEVICE or the default
 };

@@ -92,6 +92,23 @@ std::vector<uint64_t> fileOrder(const NDRange& r) {
   return order;
 }
 
+}  // namespace
+
+std::vector<TraceSlice> sliceLayers(const uint64_t* countSlots, uint64_t layers, uint64_t layerItems,
+                                    uint64_t budgetUnits) {
+  std::vector<TraceSlice> slices;
+  for (uint64_t layer = 0; layer < layers; ++layer) {
+    uint64_t units = 0;
+    for (uint64_t i = layer * layerItems; i < (layer + 1) * layerItems; ++i) units += countSlots[kCountSlotsPerWorkItem * i];
+    if (slices.empty() || slices.back().units + units > budgetUnits) slices.push_back({layer, 0, 0});
+    ++slices.back().layers;
+    slices.back().units += units;
+  }
+  return slices;
+}
+
+namespace {
+
 uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 // Uninitialised, 2 MiB-aligned host memory. No MADV_HUGEPAGE: where huge pages must first be
@@ -373,7 +390,9 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
       if (s.size) check(clEnqueueCopyBuffer(queue, s.copy.mem, s.mem, 0, 0, s.size, 0, nullptr, nullptr), "restoring a buffer");
     check(clFinish(queue), "clFinish (restoring buffers)");
   };
-  // From the count run on, a launch that fails leaves the buffers as they were before it.
+  // From the count run on, a launch that fails leaves the buffers as they were before it, and
+  // no trace file (a later slice may fail after the first was written).
+  bool traceFileStarted = false;
   try {
   std::array<size_t, 3> global{}, local{}, off{};
   for (int d = 0; d < 3; ++d) {
@@ -442,19 +461,13 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
                      "Nothing was traced and the buffers are as before the launch");
   }
 
-  // Diagnostics and the exclusive prefix sum of per-work-item units.
+  // Diagnostics and the launch's units (the exclusive prefix sum is made per slice below).
   cl_mem controlBuf = shared(control_, slotBytes).mem;
   // Units [0, kDeviceSinkUnits) are the sink where records that do not fit land.
   uint64_t total = kDeviceSinkUnits, truncated = 0;
-  {
-    Mapping controlMap(queue, controlBuf, CL_MAP_WRITE_INVALIDATE_REGION, slotBytes, "mapping the control buffer");
-    uint64_t* control = controlMap.as<uint64_t>();
-    for (uint64_t i = 0; i < items; ++i) {
-      control[2 * i] = total;
-      control[2 * i + 1] = counts[2 * i] | tag << kControlTagShift;
-      total += counts[2 * i];
-      if (counts[2 * i + 1] & kDiagDepthTruncated) ++truncated;
-    }
+  for (uint64_t i = 0; i < items; ++i) {
+    total += counts[2 * i];
+    if (counts[2 * i + 1] & kDiagDepthTruncated) ++truncated;
   }
   if (truncated)
     result.warnings.push_back(std::to_string(truncated) +
@@ -465,50 +478,38 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   restoreSnapshots();
   if (options.beforeTraceRun) options.beforeTraceRun(queue);
 
-  // Trace run.
-  start = Clock::now();
-  const uint64_t recordBytes = total * kDeviceUnitBytes;
+  // Trace run. The records go to a buffer of at most options.traceBufferBytes (at least one
+  // layer of work-groups): when the launch's records need more, the trace kernel is enqueued in
+  // slices of consecutive work-group layers along the slowest dimension, each slice's records
+  // written to the file before the next runs. A layer is a contiguous range of linear ids and
+  // of the file's work-item order, so slicing changes no byte of the trace.
+  // The slowest dimension with more than one work-item: layers along it are contiguous.
+  int slowest = 0;
+  for (int d = 1; d < 3; ++d)
+    if (range.global[d] > 1) slowest = d;
+  const uint64_t layers = range.global[slowest] / range.local[slowest];
+  const uint64_t layerItems = items / layers;
+  const std::vector<TraceSlice> slices =
+      sliceLayers(counts, layers, layerItems, std::max<uint64_t>(options.traceBufferBytes / kDeviceUnitBytes, 1));
+  uint64_t sliceUnitsMax = 0;
+  for (const TraceSlice& sl : slices) sliceUnitsMax = std::max(sliceUnitsMax, sl.units);
+  const uint64_t recordBytes = (kDeviceSinkUnits + sliceUnitsMax) * kDeviceUnitBytes;
   cl_mem recordBuf = shared(records_, recordBytes).mem;
-  std::vector<uint64_t> argAddresses(std::max<size_t>(args.size(), 1), 0);
-  ScopedMem argsBuf{createBuffer(context_, argAddresses.size() * 8, "creating the argument buffer")};
+  // Argument slots (work-item 0 writes the pointers), then the launch's geometry (record.h).
+  std::vector<uint64_t> argSlots(args.size() + kGeometrySlots, 0);
+  for (int d = 0; d < 3; ++d) {
+    argSlots[args.size() + kGeometryOffsetSlot + d] = range.offset[d];
+    argSlots[args.size() + kGeometrySizeSlot + d] = range.global[d];
+  }
+  ScopedMem argsBuf{createBuffer(context_, argSlots.size() * 8, "creating the argument buffer")};
+  check(clEnqueueWriteBuffer(queue, argsBuf.mem, CL_TRUE, 0, argSlots.size() * 8, argSlots.data(), 0, nullptr,
+                             nullptr),
+        "writing the launch geometry");
   setOriginalArgs(traceKernel_, args);
   check(clSetKernelArg(traceKernel_, argCount, sizeof(cl_mem), &recordBuf), "clSetKernelArg (records)");
   check(clSetKernelArg(traceKernel_, argCount + 1, sizeof(cl_mem), &controlBuf), "clSetKernelArg (control)");
   check(clSetKernelArg(traceKernel_, argCount + 2, sizeof(cl_mem), &argsBuf.mem), "clSetKernelArg (args)");
-  kernelStart = Clock::now();
-  check(clEnqueueNDRangeKernel(queue, traceKernel_, range.dims, off.data(), global.data(),
-                               local.data(), 0, nullptr, options.traceRunEvent),
-        "clEnqueueNDRangeKernel (trace run)");
-  check(clFinish(queue), "clFinish (trace run)");
-  result.traceKernelSeconds = secondsSince(kernelStart);
-  // [2i] still holds the work-item's first unit; the kernel replaced [2i + 1] by the units it produced.
-  Mapping controlMap(queue, controlBuf, CL_MAP_READ, slotBytes, "mapping the control buffer");
-  const uint64_t* control = controlMap.as<const uint64_t>();
-  Mapping recordMap(queue, recordBuf, CL_MAP_READ, recordBytes, "mapping the records");
-  const uint32_t* units = recordMap.as<const uint32_t>();
-  check(clEnqueueReadBuffer(queue, argsBuf.mem, CL_TRUE, 0, argAddresses.size() * 8,
-                            argAddresses.data(), 0, nullptr, nullptr),
-        "reading the argument addresses");
-  result.traceSeconds = secondsSince(start);
   result.deviceRecordBytes = (total - kDeviceSinkUnits) * kDeviceUnitBytes;
-
-  uint64_t over = 0, under = 0;
-  notRun = 0;
-  for (uint64_t i = 0; i < items; ++i) {
-    if (control[2 * i + 1] >> kControlTagShift) {
-      if (notRun++ == 0) firstNotRun = i;
-      continue;
-    }
-    if (control[2 * i + 1] > counts[2 * i]) ++over;
-    if (control[2 * i + 1] < counts[2 * i]) ++under;
-  }
-  if (notRun) throw didNotRun("trace", notRun, firstNotRun);
-  if (over || under)
-    throw TraceError("the trace run took a different path from the count run in " +
-                     std::to_string(over + under) + " work-items (" + std::to_string(over) +
-                     " produced more record units than counted, " + std::to_string(under) +
-                     " fewer): the kernel's control flow depends on data it changes or on "
-                     "timing, so its trace would be wrong; nothing was written out of bounds");
 
   // Virtual layout: buffers in argument order, each at the next multiple of the alignment.
   TraceHeader& h = result.header;
@@ -530,25 +531,9 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
     uint64_t device, size, virt;
   };
   std::vector<Region> regions;
-  std::map<cl_mem, uint64_t> placed;
-  uint64_t next = 0;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].kind != ArgBinding::Kind::Buffer) continue;
-    cl_mem m = args[i].buffer;
-    uint64_t size = bufferSizes[m];
-    auto [it, fresh] = placed.emplace(m, 0);
-    if (fresh) {
-      it->second = alignUp(next, options.alignment);
-      next = it->second + size;
-      regions.push_back({argAddresses[i], size, it->second});
-    }
-    h.buffers.push_back({static_cast<uint32_t>(i), kernel_.args[i].name, size, it->second});
-  }
-  std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.device < b.device; });
-  // Rebase each work-item's device records in a copy of its units and stream them to the file.
   std::map<uint32_t, uint64_t> outsideByInstruction;
   const DeviceRecordDecoder decoder(h.instructions);
-  TraceWriter writer(tracePath, h);
+  std::unique_ptr<TraceWriter> writer;  // opened once the first slice checks out
   std::vector<uint32_t> item;
   uint64_t recordTotal = 0, unitTotal = 0;
   std::string error;
@@ -570,15 +555,94 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
       ++outsideByInstruction[w[2]];
     }
   };
-  for (uint64_t id : fileOrder(range)) {
-    const uint64_t n = counts[2 * id];
-    const uint32_t* first = units + control[2 * id] * kDeviceUnitWords;
-    item.assign(first, first + n * kDeviceUnitWords);
-    if (!decoder.forEach(item.data(), n, rebase, error)) throw TraceError("work-item " + std::to_string(id) + ": " + error);
-    writer.writeWorkItemUnits(item.data(), n);
-    unitTotal += n;
+  const std::vector<uint64_t> order = fileOrder(range);
+
+  for (size_t sliceIndex = 0; sliceIndex < slices.size(); ++sliceIndex) {
+    const TraceSlice& slice = slices[sliceIndex];
+    const uint64_t firstItem = slice.firstLayer * layerItems, endItem = firstItem + slice.layers * layerItems;
+    start = Clock::now();
+    {
+      // The slice's work-items: where their records start, and the counted length under the tag.
+      Mapping controlMap(queue, controlBuf, CL_MAP_WRITE_INVALIDATE_REGION, slotBytes, "mapping the control buffer");
+      uint64_t* control = controlMap.as<uint64_t>();
+      uint64_t unit = kDeviceSinkUnits;
+      for (uint64_t i = firstItem; i < endItem; ++i) {
+        control[2 * i] = unit;
+        control[2 * i + 1] = counts[2 * i] | tag << kControlTagShift;
+        unit += counts[2 * i];
+      }
+    }
+    std::array<size_t, 3> sliceGlobal = global, sliceOffset = off;
+    sliceGlobal[slowest] = slice.layers * local[slowest];
+    sliceOffset[slowest] = off[slowest] + slice.firstLayer * local[slowest];
+    const bool last = sliceIndex + 1 == slices.size();
+    kernelStart = Clock::now();
+    check(clEnqueueNDRangeKernel(queue, traceKernel_, range.dims, sliceOffset.data(), sliceGlobal.data(),
+                                 local.data(), 0, nullptr, last ? options.traceRunEvent : nullptr),
+          "clEnqueueNDRangeKernel (trace run)");
+    check(clFinish(queue), "clFinish (trace run)");
+    result.traceKernelSeconds += secondsSince(kernelStart);
+    // [2i] still holds the work-item's first unit; the kernel replaced [2i + 1] by the units it produced.
+    Mapping controlMap(queue, controlBuf, CL_MAP_READ, slotBytes, "mapping the control buffer");
+    const uint64_t* control = controlMap.as<const uint64_t>();
+    Mapping recordMap(queue, recordBuf, CL_MAP_READ, (kDeviceSinkUnits + slice.units) * kDeviceUnitBytes,
+                      "mapping the records");
+    const uint32_t* units = recordMap.as<const uint32_t>();
+    if (sliceIndex == 0)  // work-item 0, in the first layer, wrote the argument addresses
+      check(clEnqueueReadBuffer(queue, argsBuf.mem, CL_TRUE, 0, args.size() * 8, argSlots.data(), 0, nullptr,
+                                nullptr),
+            "reading the argument addresses");
+    result.traceSeconds += secondsSince(start);
+
+    uint64_t over = 0, under = 0;
+    notRun = 0;
+    for (uint64_t i = firstItem; i < endItem; ++i) {
+      if (control[2 * i + 1] >> kControlTagShift) {
+        if (notRun++ == 0) firstNotRun = i;
+        continue;
+      }
+      if (control[2 * i + 1] > counts[2 * i]) ++over;
+      if (control[2 * i + 1] < counts[2 * i]) ++under;
+    }
+    if (notRun) throw didNotRun("trace", notRun, firstNotRun);
+    if (over || under)
+      throw TraceError("the trace run took a different path from the count run in " +
+                       std::to_string(over + under) + " work-items (" + std::to_string(over) +
+                       " produced more record units than counted, " + std::to_string(under) +
+                       " fewer): the kernel's control flow depends on data it changes or on "
+                       "timing, so its trace would be wrong; nothing was written out of bounds");
+
+    if (!writer) {
+      std::map<cl_mem, uint64_t> placed;
+      uint64_t next = 0;
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i].kind != ArgBinding::Kind::Buffer) continue;
+        cl_mem m = args[i].buffer;
+        uint64_t size = bufferSizes[m];
+        auto [it, fresh] = placed.emplace(m, 0);
+        if (fresh) {
+          it->second = alignUp(next, options.alignment);
+          next = it->second + size;
+          regions.push_back({argSlots[i], size, it->second});
+        }
+        h.buffers.push_back({static_cast<uint32_t>(i), kernel_.args[i].name, size, it->second});
+      }
+      std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.device < b.device; });
+      writer = std::make_unique<TraceWriter>(tracePath, h);
+      traceFileStarted = true;
+    }
+    // Rebase each work-item's device records in a copy of its units and stream them to the file.
+    for (uint64_t at = firstItem; at < endItem; ++at) {
+      const uint64_t id = order[at];
+      const uint64_t n = counts[2 * id];
+      const uint32_t* first = units + control[2 * id] * kDeviceUnitWords;
+      item.assign(first, first + n * kDeviceUnitWords);
+      if (!decoder.forEach(item.data(), n, rebase, error)) throw TraceError("work-item " + std::to_string(id) + ": " + error);
+      writer->writeWorkItemUnits(item.data(), n);
+      unitTotal += n;
+    }
   }
-  writer.close();
+  writer->close();
   h.recordCount = recordTotal;
   h.unitCount = unitTotal;
   for (auto [inst, n] : outsideByInstruction) {
@@ -594,6 +658,10 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
     if (options.traceRunEvent && *options.traceRunEvent) {
       clReleaseEvent(*options.traceRunEvent);
       *options.traceRunEvent = nullptr;
+    }
+    if (traceFileStarted) {
+      std::error_code ignored;
+      std::filesystem::remove(tracePath, ignored);
     }
     try {
       restoreSnapshots();

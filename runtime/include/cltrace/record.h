@@ -85,7 +85,14 @@ inline constexpr uint32_t kControlTagShift = 48;
 inline constexpr uint32_t kControlSlotsPerWorkItem = 2;
 
 // Argument buffer (added by cltrace-trace): one 64-bit slot per original kernel argument;
-// work-item 0 stores the device address of every global/constant pointer argument.
+// work-item 0 stores the device address of every global/constant pointer argument. Then the
+// launch's geometry, written by the host: the global offset of dimensions 0..2, then the
+// global size of dimensions 0..2. The trace kernel answers get_global_offset, get_global_size,
+// get_num_groups and get_group_id from them rather than from the device, so the host may
+// enqueue it in slices of work-groups, each with a global offset and size of its own.
+inline constexpr uint32_t kGeometryOffsetSlot = 0;  // after the original arguments' slots
+inline constexpr uint32_t kGeometrySizeSlot = 3;
+inline constexpr uint32_t kGeometrySlots = 6;
 
 // Linear global id used to index the buffers above: x fastest, relative to the global offset.
 //   id = ((gz - oz) * Gy + (gy - oy)) * Gx + (gx - ox)

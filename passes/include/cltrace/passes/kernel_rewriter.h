@@ -26,6 +26,8 @@ llvm::Function* appendKernelParameters(llvm::Function& kernel,
 
 // Emits the linear global id (x fastest, relative to the global offset) at the builder's point.
 llvm::Value* emitLinearGlobalId(llvm::IRBuilder<>& b, llvm::Module& m);
+// Declares (once) the work-item function `name` (size_t f(uint), e.g. "_Z13get_global_idj").
+llvm::FunctionCallee workItemBuiltin(llvm::Module& m, llvm::StringRef name);
 
 // Builds an i64 pointer to slot `index` of a __global ulong buffer.
 llvm::Value* slotPointer(llvm::IRBuilder<>& b, llvm::Value* buffer, llvm::Value* index);

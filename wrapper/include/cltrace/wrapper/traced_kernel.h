@@ -39,9 +39,28 @@ struct LaunchOptions {
   // Put the buffers back as they were before the launch once the trace is written (the caller
   // then runs the kernel itself, e.g. with a work-group size of its own).
   bool restoreAfterTrace = false;
-  // Where to put the trace run's event (the caller releases it); null: no event.
+  // Where to put the trace run's event (the caller releases it); null: no event. With several
+  // slices, the last slice's.
   cl_event* traceRunEvent = nullptr;
+  // Most bytes of device records held at once. A launch that makes more is traced in slices of
+  // work-group layers along its slowest dimension (at least one layer each), each slice's
+  // records written to the file before the next slice runs; the trace is the same.
+  uint64_t traceBufferBytes = uint64_t{1} << 28;
 };
+
+// One trace run slice: `layers` consecutive work-group layers from `firstLayer`, `units`
+// device record units.
+struct TraceSlice {
+  uint64_t firstLayer = 0, layers = 0, units = 0;
+  bool operator==(const TraceSlice& o) const {
+    return firstLayer == o.firstLayer && layers == o.layers && units == o.units;
+  }
+};
+// Groups `layers` layers of `layerItems` work-items each (count slots as the count run wrote
+// them, kCountSlotsPerWorkItem per work-item) into slices of at most `budgetUnits` units; a
+// layer larger than the budget is a slice of its own.
+std::vector<TraceSlice> sliceLayers(const uint64_t* countSlots, uint64_t layers, uint64_t layerItems,
+                                    uint64_t budgetUnits);
 
 struct LaunchResult {
   TraceHeader header;
