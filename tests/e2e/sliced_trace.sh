@@ -7,7 +7,8 @@ source "$(dirname "$0")/lib.sh"
 # 128x128 work-items x (2 x 128 loads + 1 store) x 16 bytes = 67 MB: 1 MiB slices hold one layer each.
 "$CLTRACE" run "$KERNELS/mm.cl" --global 128,128 --local 16,16 --arg buffer:float:16384:random:1 \
   --arg buffer:float:16384:random:2 --arg buffer:float:16384 --arg scalar:int:128 --trace-buffer-mib 1 \
-  -o "$work/mm-sliced.cltrace" > /dev/null
+  -o "$work/mm-sliced.cltrace" > "$work/out"
+grep -q "in 8 slices" "$work/out" || fail "mm: expected 8 slices (one layer of 16 rows each): $(cat "$work/out")"
 cmp "$work/mm-whole.cltrace" "$work/mm-sliced.cltrace" || fail "mm: the sliced trace differs"
 echo "ok: mm 128x128 in slices"
 "$CLTRACE" run "$KERNELS/stencil.cl" -o "$work/st-whole.cltrace" > /dev/null

@@ -19,7 +19,8 @@ void run(const RunFlags& f) {
   const TraceHeader& h = out.launch.header;
   fmt::print("traced {} on {}: {} work-items, {} records -> {}\n", h.kernelName, h.device,
              h.workItemCount, h.recordCount, f.out);
-  fmt::print("count run {:.3f} s, trace run {:.3f} s\n", out.launch.countSeconds, out.launch.traceSeconds);
+  fmt::print("count run {:.3f} s, trace run {:.3f} s{}\n", out.launch.countSeconds, out.launch.traceSeconds,
+             out.launch.traceSlices > 1 ? fmt::format(" in {} slices", out.launch.traceSlices) : "");
   cli::requireAccessesInsideBuffers(out);
 }
 

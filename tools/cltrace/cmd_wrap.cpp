@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "cltrace/trace_file.h"
@@ -30,6 +31,7 @@ struct WrapFlags {
   std::vector<std::string> sets;
   uint32_t runs = 20;
   uint32_t threads = 0;
+  std::optional<uint64_t> traceBufferMiB;  // unset: $CLTRACE_TRACE_BUFFER_BYTES, else 256 MiB
   std::vector<std::string> kernels;
   std::vector<uint64_t> launches;
   std::vector<std::string> command;
@@ -69,6 +71,7 @@ int run(const WrapFlags& f) {
   std::vector<std::string> launches;
   for (uint64_t n : f.launches) launches.push_back(std::to_string(n));
   setenv("CLTRACE_LAUNCHES", joined(launches).c_str(), 1);
+  if (f.traceBufferMiB) setenv("CLTRACE_TRACE_BUFFER_BYTES", std::to_string(*f.traceBufferMiB << 20).c_str(), 1);
 
   std::vector<char*> argv;
   for (const auto& a : f.command) argv.push_back(const_cast<char*>(a.c_str()));
@@ -122,6 +125,10 @@ cli::CommandRegistration registration("wrap", [](CLI::App& app) {
   sub->add_option("-o,--out", f->out, "directory for the traces")->capture_default_str();
   sub->add_option("-k,--kernel", f->kernels, "trace only these kernels");
   sub->add_option("-n,--launch", f->launches, "trace only these launches (0-based, all kernels counted)");
+  sub->add_option("--trace-buffer-mib", f->traceBufferMiB,
+                  "most MiB of device records held at once per launch; more are traced in slices "
+                  "(default 256)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   sub->add_flag("--predict", f->predict, "simulate each traced launch and print its report (on stderr)");
   sub->add_option("--config", f->config, "with --predict: preset or JSON file")->capture_default_str();
   sub->add_option("--set", f->sets, "with --predict: KEY=VALUE configuration override");

@@ -71,6 +71,7 @@ struct Settings {
   std::string out = "cltrace-traces";
   std::set<std::string> kernels;
   std::set<uint64_t> launches;
+  uint64_t traceBufferBytes = LaunchOptions{}.traceBufferBytes;
   Settings() {
     if (const char* o = std::getenv("CLTRACE_OUT"); o && *o) out = o;
     auto split = [](const char* s, auto add) {
@@ -82,6 +83,13 @@ struct Settings {
     };
     split(std::getenv("CLTRACE_KERNELS"), [&](const std::string& k) { kernels.insert(k); });
     split(std::getenv("CLTRACE_LAUNCHES"), [&](const std::string& n) { launches.insert(std::stoull(n)); });
+    // Bytes (`cltrace wrap --trace-buffer-mib` sets it); anything but a positive number keeps
+    // the default.
+    if (const char* bytes = std::getenv("CLTRACE_TRACE_BUFFER_BYTES"); bytes && *bytes) {
+      char* end = nullptr;
+      unsigned long long v = std::strtoull(bytes, &end, 10);
+      if (*end == '\0' && v >= 1 && v <= (1ull << 60)) traceBufferBytes = v;
+    }
   }
 };
 
@@ -376,6 +384,7 @@ Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
     // the program's kernel the driver's, and get_local_size may reach its results), and on
     // devices where they are not exact (SPIR-V; see TracedKernel::writesExactly).
     LaunchOptions options;
+    options.traceBufferBytes = s.settings.traceBufferBytes;
     options.restoreAfterTrace = !in && (!local || !tk.writesExactly());
     const bool inPlace = !in && !options.restoreAfterTrace;
     if (inPlace) options.traceRunEvent = event;
@@ -383,6 +392,7 @@ Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
     for (const auto& w : r.warnings) message("warning: " + w);
     written.path = path;
     written.note = std::string(local ? "" : " (local size chosen by cltrace)") +
+                   (r.traceSlices > 1 ? " (in " + std::to_string(r.traceSlices) + " slices)" : "") +
                    (in ? " on the stand-in device '" + in->name + "'" : "");
     return inPlace ? Traced::Done : Traced::AppLaunchPending;
   } catch (const std::exception& e) {

@@ -491,6 +491,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   const uint64_t layerItems = items / layers;
   const std::vector<TraceSlice> slices =
       sliceLayers(counts, layers, layerItems, std::max<uint64_t>(options.traceBufferBytes / kDeviceUnitBytes, 1));
+  result.traceSlices = slices.size();
   uint64_t sliceUnitsMax = 0;
   for (const TraceSlice& sl : slices) sliceUnitsMax = std::max(sliceUnitsMax, sl.units);
   const uint64_t recordBytes = (kDeviceSinkUnits + sliceUnitsMax) * kDeviceUnitBytes;

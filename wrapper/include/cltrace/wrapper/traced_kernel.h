@@ -70,6 +70,7 @@ struct LaunchResult {
   double countKernelSeconds = 0, traceKernelSeconds = 0;  // the kernels alone (enqueue to finish)
   double launchSeconds = 0;  // the whole traced launch: snapshots, both runs, rebasing, file
   uint64_t deviceRecordBytes = 0;  // what the trace run wrote (compact device records)
+  uint64_t traceSlices = 0;        // trace kernel enqueues (LaunchOptions::traceBufferBytes)
 };
 
 // Thrown when a launch cannot be traced faithfully (overflow, bad arguments); what() says why.
