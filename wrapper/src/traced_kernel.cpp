@@ -335,25 +335,122 @@ void setKernelArgs(cl_kernel k, const std::vector<ArgBinding>& args,
   }
 }
 
-LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgBinding>& args,
-                                  const NDRange& range, const std::string& tracePath,
-                                  const LaunchOptions& options) {
-  const auto launchStart = Clock::now();
-  validateRange(range);
-  if (args.size() != kernel_.args.size())
-    throw TraceError("kernel '" + kernel_.kernel + "' takes " + std::to_string(kernel_.args.size()) +
-                     " arguments, " + std::to_string(args.size()) + " given");
-  if (options.alignment == 0 || (options.alignment & (options.alignment - 1)))
-    throw TraceError("alignment must be a power of two");
-  const uint64_t items = range.workItems();
-  const auto argCount = static_cast<cl_uint>(args.size());
-  LaunchResult result;
+namespace {
 
-  // Buffers the kernel may write (bound to any __global parameter) are snapshot so the trace
-  // run starts from the same state. The snapshots are device-side copies: clEnqueueCopyBuffer
-  // works whatever host access the program gave its buffers (CL_MEM_HOST_NO_ACCESS, ...).
-  std::map<cl_mem, uint64_t> bufferSizes;
-  std::vector<cl_mem> writable;
+// Device-side copies of the buffers a launch may write (bound to any __global parameter), so
+// the trace run starts from the count run's state and a failed launch can put them back.
+// clEnqueueCopyBuffer works whatever host access the program gave its buffers.
+class BufferSnapshots {
+ public:
+  BufferSnapshots(cl_context context, cl_command_queue queue, const std::vector<cl_mem>& buffers,
+                  const std::map<cl_mem, uint64_t>& sizes)
+      : queue_(queue) {
+    snapshots_.reserve(buffers.size());
+    for (cl_mem m : buffers) {
+      Snapshot& s = snapshots_.emplace_back(Snapshot{m, {}, sizes.at(m)});
+      if (s.size == 0) continue;
+      s.copy.mem = createBuffer(context, s.size, "creating a buffer snapshot");
+      check(clEnqueueCopyBuffer(queue, m, s.copy.mem, 0, 0, s.size, 0, nullptr, nullptr), "snapshotting a buffer");
+    }
+    check(clFinish(queue), "clFinish (snapshots)");
+  }
+  void restore() {
+    for (const Snapshot& s : snapshots_)
+      if (s.size)
+        check(clEnqueueCopyBuffer(queue_, s.copy.mem, s.mem, 0, 0, s.size, 0, nullptr, nullptr), "restoring a buffer");
+    check(clFinish(queue_), "clFinish (restoring buffers)");
+  }
+
+ private:
+  struct Snapshot {
+    cl_mem mem;
+    ScopedMem copy;
+    uint64_t size;
+  };
+  cl_command_queue queue_;
+  std::vector<Snapshot> snapshots_;
+};
+
+std::array<size_t, 3> sizesOf(const std::array<uint64_t, 3>& v) {
+  return {static_cast<size_t>(v[0]), static_cast<size_t>(v[1]), static_cast<size_t>(v[2])};
+}
+
+TraceError didNotRun(const char* run, uint64_t n, uint64_t items, uint64_t first) {
+  return TraceError("the device did not run " + std::to_string(n) + " of the " + std::to_string(items) +
+                    " work-items of the " + run + " run (the first, work-item " + std::to_string(first) +
+                    ", linear global id) and reported no error: their slots were not written. "
+                    "Nothing was traced and the buffers are as before the launch");
+}
+
+// Device addresses -> the trace's virtual layout: buffers in argument order, each at the next
+// multiple of the alignment. Addresses outside every buffer are counted per instruction.
+class Rebaser {
+ public:
+  // Fills header.buffers; `deviceAddresses` holds each buffer argument's device address.
+  Rebaser(const std::vector<ArgBinding>& args, const std::vector<passes::KernelArg>& params,
+          const std::map<cl_mem, uint64_t>& sizes, const std::vector<uint64_t>& deviceAddresses, uint64_t alignment,
+          TraceHeader& header) {
+    std::map<cl_mem, uint64_t> placed;
+    uint64_t next = 0;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i].kind != ArgBinding::Kind::Buffer) continue;
+      cl_mem m = args[i].buffer;
+      uint64_t size = sizes.at(m);
+      auto [it, fresh] = placed.emplace(m, 0);
+      if (fresh) {
+        it->second = alignUp(next, alignment);
+        next = it->second + size;
+        regions_.push_back({deviceAddresses[i], size, it->second});
+      }
+      header.buffers.push_back({static_cast<uint32_t>(i), params[i].name, size, it->second});
+    }
+    std::sort(regions_.begin(), regions_.end(), [](const Region& a, const Region& b) { return a.device < b.device; });
+  }
+
+  // Rebases the record `w` (device record words) in place.
+  void operator()(uint32_t* w, const InstructionShape& s) {
+    ++records_;
+    if (!isMemoryAccess(s.kind)) return;
+    const uint64_t address = uint64_t(w[0]) | uint64_t(w[1]) << 32;
+    auto it = std::upper_bound(regions_.begin(), regions_.end(), address,
+                               [](uint64_t a, const Region& g) { return a < g.device; });
+    // The region starting last at or below the address; when it ends before the address, an
+    // earlier one may still hold it (a sub-buffer inside its parent, both arguments).
+    while (it != regions_.begin() && address - std::prev(it)->device >= std::prev(it)->size) --it;
+    if (it != regions_.begin()) {
+      --it;
+      const uint64_t virt = it->virt + (address - it->device);
+      w[0] = static_cast<uint32_t>(virt);
+      w[1] = static_cast<uint32_t>(virt >> 32);
+    } else {
+      ++outsideByInstruction_[w[2]];
+    }
+  }
+
+  uint64_t records() const { return records_; }
+  const std::map<uint32_t, uint64_t>& outsideByInstruction() const { return outsideByInstruction_; }
+
+ private:
+  struct Region {
+    uint64_t device, size, virt;
+  };
+  std::vector<Region> regions_;
+  std::map<uint32_t, uint64_t> outsideByInstruction_;
+  uint64_t records_ = 0;
+};
+
+}  // namespace
+
+// What the count run leaves for the trace run: per work-item units and diagnostics.
+struct TracedKernel::CountRun {
+  std::unique_ptr<Mapping> map;
+  const uint64_t* slots = nullptr;  // kCountSlotsPerWorkItem per work-item
+  uint64_t tag = 0;                 // this launch's tag
+  uint64_t units = 0;               // the launch's device record units
+};
+
+std::map<cl_mem, uint64_t> TracedKernel::bufferSizesOf(const std::vector<ArgBinding>& args) const {
+  std::map<cl_mem, uint64_t> sizes;
   for (size_t i = 0; i < args.size(); ++i) {
     const passes::KernelArg& p = kernel_.args[i];
     ArgBinding::Kind wanted = !p.isPointer ? ArgBinding::Kind::Scalar
@@ -364,93 +461,68 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
       throw TraceError("argument " + std::to_string(i) + " (" + p.type + " " + p.name + ") needs " +
                        kNeeds[static_cast<int>(wanted)]);
     if (args[i].kind != ArgBinding::Kind::Buffer) continue;
-    cl_mem m = args[i].buffer;
     size_t size = 0;
-    check(clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, nullptr), "clGetMemObjectInfo");
-    bufferSizes.emplace(m, size);
-    if (kernel_.args[i].addressSpace == 1 && std::find(writable.begin(), writable.end(), m) == writable.end())
-      writable.push_back(m);
+    check(clGetMemObjectInfo(args[i].buffer, CL_MEM_SIZE, sizeof size, &size, nullptr), "clGetMemObjectInfo");
+    sizes.emplace(args[i].buffer, size);
   }
-  struct Snapshot {
-    cl_mem mem;
-    ScopedMem copy;
-    uint64_t size;
-  };
-  std::vector<Snapshot> snapshots;
-  snapshots.reserve(writable.size());
-  for (cl_mem m : writable) {
-    Snapshot& s = snapshots.emplace_back(Snapshot{m, {}, bufferSizes[m]});
-    if (s.size == 0) continue;
-    s.copy.mem = createBuffer(context_, s.size, "creating a buffer snapshot");
-    check(clEnqueueCopyBuffer(queue, m, s.copy.mem, 0, 0, s.size, 0, nullptr, nullptr), "snapshotting a buffer");
-  }
-  check(clFinish(queue), "clFinish (snapshots)");
-  auto restoreSnapshots = [&] {
-    for (const Snapshot& s : snapshots)
-      if (s.size) check(clEnqueueCopyBuffer(queue, s.copy.mem, s.mem, 0, 0, s.size, 0, nullptr, nullptr), "restoring a buffer");
-    check(clFinish(queue), "clFinish (restoring buffers)");
-  };
-  // From the count run on, a launch that fails leaves the buffers as they were before it, and
-  // no trace file (a later slice may fail after the first was written).
-  bool traceFileStarted = false;
-  try {
-  std::array<size_t, 3> global{}, local{}, off{};
-  for (int d = 0; d < 3; ++d) {
-    global[d] = range.global[d];
-    local[d] = range.local[d];
-    off[d] = range.offset[d];
-  }
+  return sizes;
+}
 
-  // Count run: device record units per work-item. The count, control and record buffers are
-  // host memory the device uses in place (CL_MEM_USE_HOST_PTR): no copies on CPU devices, where
-  // mapping them is free; elsewhere the maps copy.
-  auto start = Clock::now();
+std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue queue,
+                                                              const std::vector<ArgBinding>& args,
+                                                              const NDRange& range,
+                                                              const std::map<cl_mem, uint64_t>& bufferSizes,
+                                                              LaunchResult& result) {
+  // The count, control and record buffers are host memory the device uses in place
+  // (CL_MEM_USE_HOST_PTR): no copies on CPU devices, where mapping them is free; elsewhere the
+  // maps copy.
+  const auto start = Clock::now();
+  const uint64_t items = range.workItems();
+  const auto argCount = static_cast<cl_uint>(args.size());
+  auto run = std::make_unique<CountRun>();
   // No clearing needed: every work-item writes both of its slots when it returns.
   const uint64_t slotBytes = items * kCountSlotsPerWorkItem * sizeof(uint64_t);
-  static_assert(kCountSlotsPerWorkItem == kControlSlotsPerWorkItem);
   cl_mem countBuf = shared(counts_, slotBytes).mem;
-  // Byte size of the buffer behind each argument: the count run checks every access against them.
-  // Then the launch tag (kDiagLaunchTagShift): slots without it were not written by this launch.
+  // Byte size of the buffer behind each argument: the count run checks every access against
+  // them. Then the launch tag (kDiagLaunchTagShift): slots without it were not written by this launch.
   launchTag_ = static_cast<uint16_t>(launchTag_ % kLaunchTagMask + 1);
-  const uint64_t tag = launchTag_;
+  run->tag = launchTag_;
   std::vector<uint64_t> bounds(args.size() + 1, 0);
   for (size_t i = 0; i < args.size(); ++i)
-    if (args[i].kind == ArgBinding::Kind::Buffer) bounds[i] = bufferSizes[args[i].buffer];
-  bounds[args.size()] = tag;
+    if (args[i].kind == ArgBinding::Kind::Buffer) bounds[i] = bufferSizes.at(args[i].buffer);
+  bounds[args.size()] = run->tag;
   ScopedMem boundsBuf{createBuffer(context_, bounds.size() * 8, "creating the bounds buffer")};
   check(clEnqueueWriteBuffer(queue, boundsBuf.mem, CL_TRUE, 0, bounds.size() * 8, bounds.data(), 0, nullptr, nullptr),
         "writing the bounds buffer");
   setOriginalArgs(countKernel_, args);
   check(clSetKernelArg(countKernel_, argCount, sizeof(cl_mem), &countBuf), "clSetKernelArg (counts)");
   check(clSetKernelArg(countKernel_, argCount + 1, sizeof(cl_mem), &boundsBuf.mem), "clSetKernelArg (bounds)");
-  auto kernelStart = Clock::now();
-  check(clEnqueueNDRangeKernel(queue, countKernel_, range.dims, off.data(), global.data(),
-                               local.data(), 0, nullptr, nullptr),
+  const auto kernelStart = Clock::now();
+  const auto global = sizesOf(range.global), local = sizesOf(range.local), offset = sizesOf(range.offset);
+  check(clEnqueueNDRangeKernel(queue, countKernel_, range.dims, offset.data(), global.data(), local.data(), 0,
+                               nullptr, nullptr),
         "clEnqueueNDRangeKernel (count run)");
   check(clFinish(queue), "clFinish (count run)");
   result.countKernelSeconds = secondsSince(kernelStart);
-  Mapping countMap(queue, countBuf, CL_MAP_READ, slotBytes, "mapping the counts");
-  const uint64_t* counts = countMap.as<const uint64_t>();
+  run->map = std::make_unique<Mapping>(queue, countBuf, CL_MAP_READ, slotBytes, "mapping the counts");
+  run->slots = run->map->as<const uint64_t>();
   result.countSeconds = secondsSince(start);
 
   // Accesses outside their buffers were skipped by the count run; tracing would perform them.
-  uint64_t outsideItems = 0, firstOutside = 0, firstOutsideDiag = 0, notRun = 0, firstNotRun = 0;
+  const uint64_t* counts = run->slots;
+  uint64_t outsideItems = 0, firstOutside = 0, firstOutsideDiag = 0, notRun = 0, firstNotRun = 0, truncated = 0;
   for (uint64_t i = 0; i < items; ++i) {
     uint64_t d = counts[2 * i + 1];
-    if (((d >> kDiagLaunchTagShift) & kLaunchTagMask) != tag && notRun++ == 0) firstNotRun = i;
+    if (((d >> kDiagLaunchTagShift) & kLaunchTagMask) != run->tag && notRun++ == 0) firstNotRun = i;
+    if (d & kDiagDepthTruncated) ++truncated;
+    run->units += counts[2 * i];
     if (!(d & kDiagOutsideBuffers)) continue;
     if (outsideItems++ == 0) {
       firstOutside = i;
       firstOutsideDiag = d;
     }
   }
-  auto didNotRun = [&](const char* run, uint64_t n, uint64_t first) {
-    return TraceError("the device did not run " + std::to_string(n) + " of the " + std::to_string(items) +
-                      " work-items of the " + run + " run (the first, work-item " + std::to_string(first) +
-                      ", linear global id) and reported no error: their slots were not written. "
-                      "Nothing was traced and the buffers are as before the launch");
-  };
-  if (notRun) throw didNotRun("count", notRun, firstNotRun);
+  if (notRun) throw didNotRun("count", notRun, items, firstNotRun);
   if (outsideItems) {
     uint64_t inst = (firstOutsideDiag >> kDiagFirstOutsideShift) - 1;
     std::string text = instructionText(inst);
@@ -460,29 +532,43 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
                      std::to_string(inst) + text + ". Is a buffer smaller than the kernel reads or writes? "
                      "Nothing was traced and the buffers are as before the launch");
   }
-
-  // Diagnostics and the launch's units (the exclusive prefix sum is made per slice below).
-  cl_mem controlBuf = shared(control_, slotBytes).mem;
-  // Units [0, kDeviceSinkUnits) are the sink where records that do not fit land.
-  uint64_t total = kDeviceSinkUnits, truncated = 0;
-  for (uint64_t i = 0; i < items; ++i) {
-    total += counts[2 * i];
-    if (counts[2 * i + 1] & kDiagDepthTruncated) ++truncated;
-  }
   if (truncated)
-    result.warnings.push_back(std::to_string(truncated) +
-                              " work-items made accesses in loops nested deeper than " +
-                              std::to_string(kMaxLoopDepth) +
-                              "; their records keep only the outermost counters");
+    result.warnings.push_back(std::to_string(truncated) + " work-items made accesses in loops nested deeper than " +
+                              std::to_string(kMaxLoopDepth) + "; their records keep only the outermost counters");
+  return run;
+}
 
-  restoreSnapshots();
-  if (options.beforeTraceRun) options.beforeTraceRun(queue);
+TraceHeader TracedKernel::headerFor(const NDRange& range, const LaunchOptions& options) const {
+  TraceHeader h;
+  h.kernelName = kernel_.kernel;
+  h.sourceHash = kernel_.sourceHash;
+  h.device = describeDevice(device_);
+  h.range = range;
+  h.alignment = options.alignment;
+  h.compressed = options.compress;
+  h.workItemCount = range.workItems();
+  // Format version 2: the device's units are written as they are, rebased in place.
+  h.version = kTraceFormatUnits;
+  h.instructions = passes::instructionShapes(kernel_.report);
+  for (const passes::AccessInfo& a : kernel_.report.accesses)
+    h.instructionTexts.push_back(a.text.substr(0, kMaxTraceStringLength));
+  h.recordCount = kUnknownRecordCount;  // counted as the units are written
+  h.unitCount = kUnknownRecordCount;
+  return h;
+}
 
-  // Trace run. The records go to a buffer of at most options.traceBufferBytes (at least one
-  // layer of work-groups): when the launch's records need more, the trace kernel is enqueued in
-  // slices of consecutive work-group layers along the slowest dimension, each slice's records
-  // written to the file before the next runs. A layer is a contiguous range of linear ids and
-  // of the file's work-item order, so slicing changes no byte of the trace.
+void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<ArgBinding>& args,
+                                    const NDRange& range, const std::map<cl_mem, uint64_t>& bufferSizes,
+                                    const CountRun& count, const std::string& tracePath,
+                                    const LaunchOptions& options, LaunchResult& result, bool& traceFileStarted) {
+  const uint64_t items = range.workItems();
+  const auto argCount = static_cast<cl_uint>(args.size());
+  const uint64_t* counts = count.slots;
+  // The records go to a buffer of at most options.traceBufferBytes (at least one layer of
+  // work-groups): when the launch's records need more, the trace kernel is enqueued in slices
+  // of consecutive work-group layers along the slowest dimension, each slice's records written
+  // to the file before the next runs. A layer is a contiguous range of linear ids and of the
+  // file's work-item order, so slicing changes no byte of the trace.
   // The slowest dimension with more than one work-item: layers along it are contiguous.
   int slowest = 0;
   for (int d = 1; d < 3; ++d)
@@ -492,10 +578,14 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   const std::vector<TraceSlice> slices =
       sliceLayers(counts, layers, layerItems, std::max<uint64_t>(options.traceBufferBytes / kDeviceUnitBytes, 1));
   result.traceSlices = slices.size();
+  result.deviceRecordBytes = count.units * kDeviceUnitBytes;
   uint64_t sliceUnitsMax = 0;
   for (const TraceSlice& sl : slices) sliceUnitsMax = std::max(sliceUnitsMax, sl.units);
+  // Units [0, kDeviceSinkUnits) are the sink where records that do not fit land.
   const uint64_t recordBytes = (kDeviceSinkUnits + sliceUnitsMax) * kDeviceUnitBytes;
   cl_mem recordBuf = shared(records_, recordBytes).mem;
+  const uint64_t slotBytes = items * kControlSlotsPerWorkItem * sizeof(uint64_t);
+  cl_mem controlBuf = shared(control_, slotBytes).mem;
   // Argument slots (work-item 0 writes the pointers), then the launch's geometry (record.h).
   std::vector<uint64_t> argSlots(args.size() + kGeometrySlots, 0);
   for (int d = 0; d < 3; ++d) {
@@ -510,58 +600,22 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   check(clSetKernelArg(traceKernel_, argCount, sizeof(cl_mem), &recordBuf), "clSetKernelArg (records)");
   check(clSetKernelArg(traceKernel_, argCount + 1, sizeof(cl_mem), &controlBuf), "clSetKernelArg (control)");
   check(clSetKernelArg(traceKernel_, argCount + 2, sizeof(cl_mem), &argsBuf.mem), "clSetKernelArg (args)");
-  result.deviceRecordBytes = (total - kDeviceSinkUnits) * kDeviceUnitBytes;
 
-  // Virtual layout: buffers in argument order, each at the next multiple of the alignment.
   TraceHeader& h = result.header;
-  h.kernelName = kernel_.kernel;
-  h.sourceHash = kernel_.sourceHash;
-  h.device = describeDevice(device_);
-  h.range = range;
-  h.alignment = options.alignment;
-  h.compressed = options.compress;
-  h.workItemCount = items;
-  // Format version 2: the device's units are written as they are, rebased in place.
-  h.version = kTraceFormatUnits;
-  h.instructions = passes::instructionShapes(kernel_.report);
-  for (const passes::AccessInfo& a : kernel_.report.accesses)
-    h.instructionTexts.push_back(a.text.substr(0, kMaxTraceStringLength));
-  h.recordCount = kUnknownRecordCount;  // counted as the units are written
-  h.unitCount = kUnknownRecordCount;
-  struct Region {
-    uint64_t device, size, virt;
-  };
-  std::vector<Region> regions;
-  std::map<uint32_t, uint64_t> outsideByInstruction;
-  const DeviceRecordDecoder decoder(h.instructions);
+  h = headerFor(range, options);
+  std::unique_ptr<Rebaser> rebase;      // once the first slice gave the argument addresses
   std::unique_ptr<TraceWriter> writer;  // opened once the first slice checks out
+  const DeviceRecordDecoder decoder(h.instructions);
   std::vector<uint32_t> item;
-  uint64_t recordTotal = 0, unitTotal = 0;
+  uint64_t unitTotal = 0;
   std::string error;
-  auto rebase = [&](uint32_t* w, const InstructionShape& s) {
-    ++recordTotal;
-    if (!isMemoryAccess(s.kind)) return;
-    const uint64_t address = uint64_t(w[0]) | uint64_t(w[1]) << 32;
-    auto it = std::upper_bound(regions.begin(), regions.end(), address,
-                               [](uint64_t a, const Region& g) { return a < g.device; });
-    // The region starting last at or below the address; when it ends before the address, an
-    // earlier one may still hold it (a sub-buffer inside its parent, both arguments).
-    while (it != regions.begin() && address - std::prev(it)->device >= std::prev(it)->size) --it;
-    if (it != regions.begin()) {
-      --it;
-      const uint64_t virt = it->virt + (address - it->device);
-      w[0] = static_cast<uint32_t>(virt);
-      w[1] = static_cast<uint32_t>(virt >> 32);
-    } else {
-      ++outsideByInstruction[w[2]];
-    }
-  };
   const std::vector<uint64_t> order = fileOrder(range);
+  const auto global = sizesOf(range.global), local = sizesOf(range.local), offset = sizesOf(range.offset);
 
   for (size_t sliceIndex = 0; sliceIndex < slices.size(); ++sliceIndex) {
     const TraceSlice& slice = slices[sliceIndex];
     const uint64_t firstItem = slice.firstLayer * layerItems, endItem = firstItem + slice.layers * layerItems;
-    start = Clock::now();
+    const auto start = Clock::now();
     {
       // The slice's work-items: where their records start, and the counted length under the tag.
       Mapping controlMap(queue, controlBuf, CL_MAP_WRITE_INVALIDATE_REGION, slotBytes, "mapping the control buffer");
@@ -569,15 +623,15 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
       uint64_t unit = kDeviceSinkUnits;
       for (uint64_t i = firstItem; i < endItem; ++i) {
         control[2 * i] = unit;
-        control[2 * i + 1] = counts[2 * i] | tag << kControlTagShift;
+        control[2 * i + 1] = counts[2 * i] | count.tag << kControlTagShift;
         unit += counts[2 * i];
       }
     }
-    std::array<size_t, 3> sliceGlobal = global, sliceOffset = off;
+    std::array<size_t, 3> sliceGlobal = global, sliceOffset = offset;
     sliceGlobal[slowest] = slice.layers * local[slowest];
-    sliceOffset[slowest] = off[slowest] + slice.firstLayer * local[slowest];
+    sliceOffset[slowest] = offset[slowest] + slice.firstLayer * local[slowest];
     const bool last = sliceIndex + 1 == slices.size();
-    kernelStart = Clock::now();
+    const auto kernelStart = Clock::now();
     check(clEnqueueNDRangeKernel(queue, traceKernel_, range.dims, sliceOffset.data(), sliceGlobal.data(),
                                  local.data(), 0, nullptr, last ? options.traceRunEvent : nullptr),
           "clEnqueueNDRangeKernel (trace run)");
@@ -595,8 +649,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
             "reading the argument addresses");
     result.traceSeconds += secondsSince(start);
 
-    uint64_t over = 0, under = 0;
-    notRun = 0;
+    uint64_t over = 0, under = 0, notRun = 0, firstNotRun = 0;
     for (uint64_t i = firstItem; i < endItem; ++i) {
       if (control[2 * i + 1] >> kControlTagShift) {
         if (notRun++ == 0) firstNotRun = i;
@@ -605,7 +658,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
       if (control[2 * i + 1] > counts[2 * i]) ++over;
       if (control[2 * i + 1] < counts[2 * i]) ++under;
     }
-    if (notRun) throw didNotRun("trace", notRun, firstNotRun);
+    if (notRun) throw didNotRun("trace", notRun, items, firstNotRun);
     if (over || under)
       throw TraceError("the trace run took a different path from the count run in " +
                        std::to_string(over + under) + " work-items (" + std::to_string(over) +
@@ -614,21 +667,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
                        "timing, so its trace would be wrong; nothing was written out of bounds");
 
     if (!writer) {
-      std::map<cl_mem, uint64_t> placed;
-      uint64_t next = 0;
-      for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i].kind != ArgBinding::Kind::Buffer) continue;
-        cl_mem m = args[i].buffer;
-        uint64_t size = bufferSizes[m];
-        auto [it, fresh] = placed.emplace(m, 0);
-        if (fresh) {
-          it->second = alignUp(next, options.alignment);
-          next = it->second + size;
-          regions.push_back({argSlots[i], size, it->second});
-        }
-        h.buffers.push_back({static_cast<uint32_t>(i), kernel_.args[i].name, size, it->second});
-      }
-      std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.device < b.device; });
+      rebase = std::make_unique<Rebaser>(args, kernel_.args, bufferSizes, argSlots, options.alignment, h);
       writer = std::make_unique<TraceWriter>(tracePath, h);
       traceFileStarted = true;
     }
@@ -638,23 +677,50 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
       const uint64_t n = counts[2 * id];
       const uint32_t* first = units + control[2 * id] * kDeviceUnitWords;
       item.assign(first, first + n * kDeviceUnitWords);
-      if (!decoder.forEach(item.data(), n, rebase, error)) throw TraceError("work-item " + std::to_string(id) + ": " + error);
+      if (!decoder.forEach(item.data(), n, *rebase, error))
+        throw TraceError("work-item " + std::to_string(id) + ": " + error);
       writer->writeWorkItemUnits(item.data(), n);
       unitTotal += n;
     }
   }
   writer->close();
-  h.recordCount = recordTotal;
+  h.recordCount = rebase->records();
   h.unitCount = unitTotal;
-  for (auto [inst, n] : outsideByInstruction) {
+  for (auto [inst, n] : rebase->outsideByInstruction()) {
     result.outsideAccesses += n;
-    std::string text = instructionText(inst);
-    result.warnings.push_back(std::to_string(n) + " accesses of instruction " + std::to_string(inst) +
-                              " (" + text + ") fall outside every known buffer; their addresses are "
+    result.warnings.push_back(std::to_string(n) + " accesses of instruction " + std::to_string(inst) + " (" +
+                              instructionText(inst) + ") fall outside every known buffer; their addresses are "
                               "left as device addresses");
   }
+}
 
-  if (options.restoreAfterTrace) restoreSnapshots();
+LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgBinding>& args,
+                                  const NDRange& range, const std::string& tracePath,
+                                  const LaunchOptions& options) {
+  const auto launchStart = Clock::now();
+  validateRange(range);
+  if (args.size() != kernel_.args.size())
+    throw TraceError("kernel '" + kernel_.kernel + "' takes " + std::to_string(kernel_.args.size()) +
+                     " arguments, " + std::to_string(args.size()) + " given");
+  if (options.alignment == 0 || (options.alignment & (options.alignment - 1)))
+    throw TraceError("alignment must be a power of two");
+  LaunchResult result;
+  const std::map<cl_mem, uint64_t> bufferSizes = bufferSizesOf(args);
+  std::vector<cl_mem> writable;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].kind == ArgBinding::Kind::Buffer && kernel_.args[i].addressSpace == 1 &&
+        std::find(writable.begin(), writable.end(), args[i].buffer) == writable.end())
+      writable.push_back(args[i].buffer);
+  BufferSnapshots snapshots(context_, queue, writable, bufferSizes);
+  // From the count run on, a launch that fails leaves the buffers as they were before it, and
+  // no trace file (a later slice may fail after the first was written).
+  bool traceFileStarted = false;
+  try {
+    std::unique_ptr<CountRun> count = runCount(queue, args, range, bufferSizes, result);
+    snapshots.restore();
+    if (options.beforeTraceRun) options.beforeTraceRun(queue);
+    runTraceAndWrite(queue, args, range, bufferSizes, *count, tracePath, options, result, traceFileStarted);
+    if (options.restoreAfterTrace) snapshots.restore();
   } catch (...) {
     if (options.traceRunEvent && *options.traceRunEvent) {
       clReleaseEvent(*options.traceRunEvent);
@@ -665,7 +731,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
       std::filesystem::remove(tracePath, ignored);
     }
     try {
-      restoreSnapshots();
+      snapshots.restore();
     } catch (...) {
       // The first error says more than a failed restore.
     }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -111,6 +112,18 @@ class TracedKernel {
   std::unique_ptr<SharedBuffer> counts_, control_, records_;
   SharedBuffer& shared(std::unique_ptr<SharedBuffer>& slot, uint64_t bytes);
   void setOriginalArgs(cl_kernel k, const std::vector<ArgBinding>& args);
+  // The steps of launch(): argument kinds checked and each buffer's size; the count run and its
+  // diagnostics; the trace run, in slices, with its records rebased and written to the file.
+  struct CountRun;
+  std::map<cl_mem, uint64_t> bufferSizesOf(const std::vector<ArgBinding>& args) const;
+  std::unique_ptr<CountRun> runCount(cl_command_queue queue, const std::vector<ArgBinding>& args,
+                                     const NDRange& range, const std::map<cl_mem, uint64_t>& bufferSizes,
+                                     LaunchResult& result);
+  TraceHeader headerFor(const NDRange& range, const LaunchOptions& options) const;
+  void runTraceAndWrite(cl_command_queue queue, const std::vector<ArgBinding>& args, const NDRange& range,
+                        const std::map<cl_mem, uint64_t>& bufferSizes, const CountRun& count,
+                        const std::string& tracePath, const LaunchOptions& options, LaunchResult& result,
+                        bool& traceFileStarted);
   // The readable instruction with id `id` ("" for an id the kernel does not have).
   std::string instructionText(uint64_t id) const;
 
