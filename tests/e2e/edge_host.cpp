@@ -10,6 +10,7 @@
 //   6 fill   waits on a user event the program completes after enqueueing it
 //   7 twice  from a program linked (clLinkProgram) from two compiled (clCompileProgram) sources
 //   -        a launch with twice the device's work-group size, which the device refuses
+//   9 overlap a sub-buffer and its parent as two arguments
 // $EDGE_PLATFORM, when set, names part of the platform to use (default: the first platform).
 // Prints one line per launch; exits 1 when any result is wrong.
 #define CL_TARGET_OPENCL_VERSION 120
@@ -38,6 +39,10 @@ __kernel void accum(__global const int* x, __global int* acc) { size_t i = get_g
 __kernel void scale(__constant float* c, __global float* x) { size_t i = get_global_id(0); x[i] = x[i] * c[0] + 1.0f; }
 __kernel void shape(__global int* out) { out[get_global_id(0)] = (int)get_local_size(0); }
 __kernel void one(__global int* out) { out[0] += 41; }
+__kernel void overlap(__global const int* whole, __global int* part) {
+  size_t i = get_global_id(0);
+  part[i] = whole[i] * 2 + whole[128 + i];
+}
 )CL";
 static const char* kFillSource = R"CL(
 __kernel void fill(__global int* out, int v) { out[get_global_id(0)] = v + (int)get_global_id(0); }
@@ -239,6 +244,27 @@ int main() {
   cl_int refused = clEnqueueNDRangeKernel(q, twice, 1, nullptr, &bigGlobal, &bigLocal, 0, nullptr, nullptr);
   std::printf("oversized work-group refused: %s\n", refused != CL_SUCCESS ? "yes" : "no");
   allOk = allOk && refused != CL_SUCCESS;
+
+  // 9: a sub-buffer (from byte 512 of its parent, int 128) and its parent in one launch; the
+  // kernel reads the sub-buffer's range through the parent too.
+  std::vector<int> w(1024);
+  for (int i = 0; i < 1024; ++i) w[i] = i;
+  cl_mem whole = buffer(ctx, CL_MEM_READ_WRITE, 1024 * 4, w.data());
+  cl_buffer_region region{512, 1024};
+  cl_mem part = clCreateSubBuffer(whole, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+  CHECK(err);
+  cl_kernel overlap = clCreateKernel(prog, "overlap", &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(overlap, 0, sizeof whole, &whole));
+  CHECK(clSetKernelArg(overlap, 1, sizeof part, &part));
+  size_t overlapGlobal = 128, overlapLocal = 64;
+  CHECK(clEnqueueNDRangeKernel(q, overlap, 1, nullptr, &overlapGlobal, &overlapLocal, 0, nullptr, nullptr));
+  std::vector<int> after = readBack<int>(q, whole, 1024);
+  bool overlapOk = true;
+  for (int i = 0; i < 1024; ++i) overlapOk = overlapOk && after[i] == (i >= 128 && i < 256 ? 2 * (i - 128) + i : i);
+  report("sub-buffer and parent whole[200]", overlapOk, long(after[200]));
+  clReleaseMemObject(part);
+  clReleaseMemObject(whole);
 
   clReleaseMemObject(fillOut);
   clReleaseKernel(fill);

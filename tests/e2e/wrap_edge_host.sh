@@ -2,7 +2,7 @@
 # the same output and exit status as unwrapped, and the launches traced that can be.
 source "$(dirname "$0")/lib.sh"
 plain=$("$EDGE_HOST")
-[ "$(echo "$plain" | grep -c ' correct$')" -eq 8 ] || fail "edge host alone: $plain"
+[ "$(echo "$plain" | grep -c ' correct$')" -eq 9 ] || fail "edge host alone: $plain"
 echo "$plain" | grep -q "oversized work-group refused: yes" || fail "oversized launch: $plain"
 wrapped=$("$CLTRACE" wrap --out "$work/t" -- "$EDGE_HOST" 2>"$work/err") || fail "wrapped exit status: $(cat "$work/err")"
 [ "$plain" = "$wrapped" ] || fail "output differs:
@@ -14,9 +14,9 @@ echo "ok: same output, including the event types and the driver's own work-group
 # 1024 x 3, scale 64 x (constant load + load + store), shape 6000 stores (local size 250 chosen
 # by cltrace: the largest divisor of 6000 up to 256), the task 1 x (load + store), fill 1024,
 # and the linked program's kernel 1024 x (load + store) after the untraced launch 6.
-[ "$(cut -f2 "$work/t/launches.tsv" | tr '\n' ' ')" = "hist accum scale shape one fill twice " ] ||
+[ "$(cut -f2 "$work/t/launches.tsv" | tr '\n' ' ')" = "hist accum scale shape one fill twice overlap " ] ||
   fail "launches: $(cat "$work/t/launches.tsv")"
-for pair in hist-0:2048 accum-1:3072 scale-2:192 shape-3:6000 one-4:2 fill-5:1024 twice-7:2048; do
+for pair in hist-0:2048 accum-1:3072 scale-2:192 shape-3:6000 one-4:2 fill-5:1024 twice-7:2048 overlap-9:384; do
   f=${pair%:*}; n=${pair#*:}
   "$CLTRACE" stats "$work/t/$f.cltrace" | grep -qE "^records: $n$" || fail "$f: $("$CLTRACE" stats "$work/t/$f.cltrace" | head -3)"
 done
@@ -26,6 +26,11 @@ done
 "$CLTRACE" dump "$work/t/scale-2.cltrace" --limit 3 | tr '\n' '|' |
   grep -q "load instr 0 addr 0x100 size 4 .*constant_load instr 1 addr 0x0 size 4 .*store instr 2 addr 0x100 size 4" ||
   fail "scale: $("$CLTRACE" dump "$work/t/scale-2.cltrace" --limit 3)"
+# A sub-buffer (int 128 on) and its parent: work-item 0 reads whole[0] at 0 and whole[128],
+# which lies in the sub-buffer, at the sub-buffer's region (0x1000), where it stores part[0].
+"$CLTRACE" dump "$work/t/overlap-9.cltrace" --limit 3 | tr '\n' '|' |
+  grep -q "load instr 0 addr 0x0 size 4 .*load instr 1 addr 0x1000 size 4 .*store instr 2 addr 0x1000 size 4" ||
+  fail "overlap: $("$CLTRACE" dump "$work/t/overlap-9.cltrace" --limit 3)"
 grep -q "cannot trace fill launch 6: the program has user events it has not completed yet" "$work/err" ||
   fail "user event: $(cat "$work/err")"
 echo "ok: traces and record counts"

@@ -23,6 +23,7 @@
 #include <CL/cl_icd.h>
 #include <CL/cl_layer.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
@@ -229,14 +230,17 @@ std::vector<ArgBinding> bindingsOf(const KernelInfo& k, const passes::Instrument
       continue;
     }
     auto v = k.values.find(i);
-    if (v == k.values.end() && p.isPointer && k.nullValues.count(i))  // clSetKernelArg(k, i, size, NULL)
-      throw TraceError("argument " + std::to_string(i) + " (" + p.name + ") is a NULL buffer");
+    // A buffer argument set with a NULL value, or with a null cl_mem.
+    const bool setToNull = v == k.values.end() ? p.isPointer && k.nullValues.count(i)
+                                               : p.isPointer && v->second.size() == sizeof(cl_mem) &&
+                                                     std::all_of(v->second.begin(), v->second.end(),
+                                                                 [](uint8_t b) { return b == 0; });
+    if (setToNull) throw TraceError("argument " + std::to_string(i) + " (" + p.name + ") is a NULL buffer");
     if (v == k.values.end()) throw TraceError("argument " + std::to_string(i) + " is not set");
     if (p.isPointer) {
       cl_mem m = nullptr;
       if (v->second.size() != sizeof(cl_mem)) throw TraceError("argument " + std::to_string(i) + " is not a buffer");
       std::memcpy(&m, v->second.data(), sizeof m);
-      if (!m) throw TraceError("argument " + std::to_string(i) + " (" + p.name + ") is a NULL buffer");
       args.push_back(ArgBinding::ofBuffer(m));
     } else {
       args.push_back(ArgBinding::ofScalar(v->second.data(), v->second.size()));
@@ -269,22 +273,64 @@ StandIn& standIn(State& s) {
 // them alias.
 class StandInBuffers {
  public:
-  StandInBuffers(cl_command_queue appQueue, const StandIn& in, std::vector<ArgBinding>& args) {
-    for (ArgBinding& a : args) {
-      if (a.kind != ArgBinding::Kind::Buffer || !a.buffer) continue;
-      auto [it, fresh] = copies_.try_emplace(a.buffer, nullptr);
-      if (fresh) it->second = copy(appQueue, in, a.buffer);
-      a.buffer = it->second;
+  // Buffers that share memory on the program's device (a sub-buffer and its parent, or two
+  // sub-buffers of one parent) share it on the stand-in too, or the trace's addresses would not
+  // overlap where the program's do: their parent is copied once and each sub-buffer is made
+  // again inside the copy. `notes` gets a line for each that could not be (the stand-in's
+  // alignment refused its origin) and was copied apart.
+  StandInBuffers(cl_command_queue appQueue, const StandIn& in, std::vector<ArgBinding>& args,
+                 std::vector<std::string>& notes) {
+    try {
+      copyAll(appQueue, in, args, notes);
+    } catch (...) {
+      releaseOwned();  // no destructor runs for a half-made object
+      throw;
     }
   }
-  ~StandInBuffers() {
-    for (auto& [app, copy] : copies_)
-      if (copy) clReleaseMemObject(copy);
-  }
+  ~StandInBuffers() { releaseOwned(); }
   StandInBuffers(const StandInBuffers&) = delete;
   StandInBuffers& operator=(const StandInBuffers&) = delete;
 
  private:
+  void copyAll(cl_command_queue appQueue, const StandIn& in, std::vector<ArgBinding>& args,
+               std::vector<std::string>& notes) {
+    std::map<cl_mem, std::set<cl_mem>> byParent;
+    for (const ArgBinding& a : args)
+      if (a.kind == ArgBinding::Kind::Buffer && a.buffer) byParent[parentOf(a.buffer)].insert(a.buffer);
+    for (const auto& [parent, members] : byParent) {
+      if (members.size() == 1) {
+        copies_[*members.begin()] = own(copy(appQueue, in, *members.begin()));
+        continue;
+      }
+      cl_mem parentCopy = own(copy(appQueue, in, parent));
+      for (cl_mem m : members) {
+        if (m == parent) {
+          copies_[m] = parentCopy;
+          continue;
+        }
+        cl_buffer_region region{};
+        check(clGetMemObjectInfo(m, CL_MEM_OFFSET, sizeof region.origin, &region.origin, nullptr), "clGetMemObjectInfo");
+        check(clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof region.size, &region.size, nullptr), "clGetMemObjectInfo");
+        cl_int err = CL_SUCCESS;
+        cl_mem sub = clCreateSubBuffer(parentCopy, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+        if (err == CL_SUCCESS) {
+          copies_[m] = own(sub);
+        } else {
+          notes.push_back("the stand-in device cannot make a sub-buffer at offset " + std::to_string(region.origin) +
+                          " (error " + std::to_string(err) + "); it is traced as a separate buffer, so its "
+                          "addresses do not overlap its parent's");
+          copies_[m] = own(copy(appQueue, in, m));
+        }
+      }
+    }
+    for (ArgBinding& a : args)
+      if (a.kind == ArgBinding::Kind::Buffer && a.buffer) a.buffer = copies_.at(a.buffer);
+  }
+  void releaseOwned() {
+    // Sub-buffers before the parents they were made in.
+    for (auto m = owned_.rbegin(); m != owned_.rend(); ++m) clReleaseMemObject(*m);
+    owned_.clear();
+  }
   static cl_mem copy(cl_command_queue appQueue, const StandIn& in, cl_mem buffer) {
     size_t size = 0;
     check(clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof size, &size, nullptr), "clGetMemObjectInfo");
@@ -312,7 +358,19 @@ class StandInBuffers {
     check(err, "clCreateBuffer (stand-in device)");
     return copy;
   }
-  std::map<cl_mem, cl_mem> copies_;
+  // The buffer a sub-buffer was made in; a buffer that is none is its own.
+  static cl_mem parentOf(cl_mem buffer) {
+    cl_mem parent = nullptr;
+    check(clGetMemObjectInfo(buffer, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, nullptr),
+          "clGetMemObjectInfo");
+    return parent ? parent : buffer;
+  }
+  cl_mem own(cl_mem m) {
+    owned_.push_back(m);
+    return m;
+  }
+  std::map<cl_mem, cl_mem> copies_;  // the program's buffer -> its stand-in
+  std::vector<cl_mem> owned_;        // in creation order
 };
 
 enum class Traced {
@@ -378,7 +436,9 @@ Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
     std::string path = s.settings.out + "/" + info.name + "-" + std::to_string(launch) + ".cltrace";
     std::vector<ArgBinding> args = bindingsOf(info, tk.instrumented());
     std::optional<StandInBuffers> copies;
-    if (in) copies.emplace(queue, *in, args);
+    std::vector<std::string> notes;
+    if (in) copies.emplace(queue, *in, args, notes);
+    for (const auto& n : notes) message("warning: " + info.name + " launch " + std::to_string(launch) + ": " + n);
     // The buffers are put back and the program's launch then runs as it asked when the trace
     // run's writes may differ from it: with a NULL local size (the trace uses cltrace's choice,
     // the program's kernel the driver's, and get_local_size may reach its results), and on
