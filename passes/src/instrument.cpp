@@ -293,49 +293,61 @@ class KernelInstrumenter {
 
   // The host may enqueue the trace run in slices of work-groups (each with its own global
   // offset and size), so every question about the launch's geometry, the kernel's and
-  // cltrace's own, is answered from the slots the host fills (record.h) instead of the device.
-  // get_global_id and get_local_size need no change: a slice's offset keeps global ids.
+  // cltrace's own (get_global_offset, get_global_size, get_num_groups, get_group_id,
+  // get_global_linear_id), is answered from the slots the host fills (record.h) instead of the
+  // device. get_global_id and get_local_size need no change: a slice's offset keeps global ids.
   void readGeometryFromArguments(Function& f, Value* args, uint32_t originalArgs) {
     static const char* const kOffset = "_Z17get_global_offsetj";
     static const char* const kSize = "_Z15get_global_sizej";
     static const char* const kGroups = "_Z14get_num_groupsj";
     static const char* const kGroupId = "_Z12get_group_idj";
-    std::vector<CallInst*> calls;
-    for (BasicBlock& bb : f)
-      for (Instruction& i : bb)
-        if (auto* c = dyn_cast<CallInst>(&i))
-          if (Function* callee = c->getCalledFunction())
-            if (callee->getName() == kOffset || callee->getName() == kSize || callee->getName() == kGroups ||
-                callee->getName() == kGroupId)
-              calls.push_back(c);
+    static const char* const kLinearId = "_Z20get_global_linear_idv";  // OpenCL C 2.0
+    auto callsTo = [&](std::initializer_list<StringRef> names) {
+      std::vector<CallInst*> calls;
+      for (BasicBlock& bb : f)
+        for (Instruction& i : bb)
+          if (auto* c = dyn_cast<CallInst>(&i))
+            if (Function* callee = c->getCalledFunction())
+              if (std::find(names.begin(), names.end(), callee->getName()) != names.end()) calls.push_back(c);
+      return calls;
+    };
     Module& m = *f.getParent();
-    for (CallInst* c : calls) {
+    // The linear id is cltrace's own formula, whose builtins are answered below.
+    for (CallInst* c : callsTo({kLinearId})) {
       IRBuilder<> b(c);
-      StringRef name = c->getCalledFunction()->getName();
+      c->replaceAllUsesWith(b.CreateZExtOrTrunc(emitLinearGlobalId(b, m), c->getType()));
+      c->eraseFromParent();
+    }
+    for (CallInst* c : callsTo({kOffset, kSize, kGroups, kGroupId})) {
       Value* dim = c->getArgOperand(0);
-      // Dimensions past 2 have offset 0 and size 1, as OpenCL says.
-      auto launchValue = [&](uint32_t firstSlot, uint64_t pastLastDimension) {
-        Value* valid = b.CreateICmpULT(dim, b.getInt32(3));
-        Value* index = b.CreateAdd(b.getInt64(originalArgs + firstSlot),
-                                   b.CreateZExt(b.CreateSelect(valid, dim, b.getInt32(0)), b.getInt64Ty()));
-        Value* v = b.CreateLoad(b.getInt64Ty(), slotPointer(b, args, index));
-        return b.CreateSelect(valid, v, b.getInt64(pastLastDimension));
+      const auto* constantDim = dyn_cast<ConstantInt>(dim);
+      // Past dimension 2 the device answers as it does for the uninstrumented kernel (PoCL
+      // says 0 where OpenCL says 1); there is nothing of the launch to emulate.
+      if (constantDim && constantDim->getZExtValue() >= 3) continue;
+      IRBuilder<> b(c);
+      Value* valid = constantDim ? nullptr : b.CreateICmpULT(dim, b.getInt32(3));
+      Value* knownDim = valid ? b.CreateSelect(valid, dim, b.getInt32(0)) : dim;  // 0..2
+      auto slot = [&](uint32_t firstSlot) {
+        Value* index = b.CreateAdd(b.getInt64(originalArgs + firstSlot), b.CreateZExt(knownDim, b.getInt64Ty()));
+        return b.CreateLoad(b.getInt64Ty(), slotPointer(b, args, index));
       };
-      auto builtin = [&](const char* builtinName) {
-        CallInst* call = b.CreateCall(workItemBuiltin(m, builtinName), {dim});
+      auto device = [&](StringRef builtinName, Value* d) {
+        CallInst* call = b.CreateCall(workItemBuiltin(m, builtinName), {d});
         call->setCallingConv(CallingConv::SPIR_FUNC);
         return call;
       };
+      StringRef name = c->getCalledFunction()->getName();
       Value* v = nullptr;
       if (name == kOffset)
-        v = launchValue(kGeometryOffsetSlot, 0);
+        v = slot(kGeometryOffsetSlot);
       else if (name == kSize)
-        v = launchValue(kGeometrySizeSlot, 1);
+        v = slot(kGeometrySizeSlot);
       else if (name == kGroups)
-        v = b.CreateUDiv(launchValue(kGeometrySizeSlot, 1), builtin("_Z14get_local_sizej"));
+        v = b.CreateUDiv(slot(kGeometrySizeSlot), device("_Z14get_local_sizej", knownDim));
       else
-        v = b.CreateUDiv(b.CreateSub(builtin("_Z13get_global_idj"), launchValue(kGeometryOffsetSlot, 0)),
-                         builtin("_Z14get_local_sizej"));
+        v = b.CreateUDiv(b.CreateSub(device("_Z13get_global_idj", knownDim), slot(kGeometryOffsetSlot)),
+                         device("_Z14get_local_sizej", knownDim));
+      if (valid) v = b.CreateSelect(valid, v, device(name, dim));
       c->replaceAllUsesWith(b.CreateZExtOrTrunc(v, c->getType()));
       c->eraseFromParent();
     }

@@ -4,7 +4,10 @@
 #include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
+#include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
@@ -484,6 +487,42 @@ std::vector<std::string> splitOptions(const std::string& options) {
   }
   if (inWord) words.push_back(word);
   return words;
+}
+
+std::string spirvReady(const std::string& bitcode) {
+  LLVMContext ctx;
+  std::unique_ptr<Module> m = parseBitcode(bitcode, ctx);
+  static const std::map<std::string, uint64_t> kPastLastDimension = {
+      {"_Z13get_global_idj", 0},    {"_Z12get_local_idj", 0},     {"_Z12get_group_idj", 0},
+      {"_Z17get_global_offsetj", 0}, {"_Z15get_global_sizej", 1}, {"_Z14get_local_sizej", 1},
+      {"_Z14get_num_groupsj", 1},    {"_Z23get_enqueued_local_sizej", 1}};
+  std::vector<IntrinsicInst*> multiplyAdds;
+  std::vector<std::pair<CallInst*, uint64_t>> pastLastDimension;
+  for (Function& f : *m)
+    for (Instruction& i : instructions(f)) {
+      if (auto* call = dyn_cast<IntrinsicInst>(&i); call && call->getIntrinsicID() == Intrinsic::fmuladd) {
+        multiplyAdds.push_back(call);
+      } else if (auto* c = dyn_cast<CallInst>(&i); c && c->getCalledFunction() && c->arg_size() == 1) {
+        auto known = kPastLastDimension.find(c->getCalledFunction()->getName().str());
+        auto* dim = dyn_cast<ConstantInt>(c->getArgOperand(0));
+        if (known != kPastLastDimension.end() && dim && dim->getZExtValue() >= 3)
+          pastLastDimension.push_back({c, known->second});
+      }
+    }
+  if (multiplyAdds.empty() && pastLastDimension.empty()) return bitcode;
+  for (IntrinsicInst* call : multiplyAdds) {
+    Function* fma = Intrinsic::getDeclaration(m.get(), Intrinsic::fma, {call->getType()});
+    IRBuilder<> b(call);
+    CallInst* fused = b.CreateCall(fma, {call->getArgOperand(0), call->getArgOperand(1), call->getArgOperand(2)});
+    fused->copyFastMathFlags(call);
+    call->replaceAllUsesWith(fused);
+    call->eraseFromParent();
+  }
+  for (auto [call, value] : pastLastDimension) {
+    call->replaceAllUsesWith(ConstantInt::get(call->getType(), value));
+    call->eraseFromParent();
+  }
+  return toBitcode(*m);
 }
 
 }  // namespace cltrace::passes

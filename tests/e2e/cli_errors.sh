@@ -57,4 +57,10 @@ for cmd in stats simulate schedule; do
   out=(); [ "$cmd" = schedule ] && out=(-o "$work/zx.sched")
   expect_error "trailing data after the compressed body" "$CLTRACE" "$cmd" "$work/zx.cltrace" "${out[@]}"
 done
+# A trace that fails while being written (here: over the file size limit) leaves the path as
+# it was, with no partial file beside it.
+echo OLD > "$work/old.cltrace"
+expect_error "write error" bash -c "ulimit -f 1000; exec '$CLTRACE' run '$KERNELS/mm.cl' -o '$work/old.cltrace'"
+[ "$(cat "$work/old.cltrace")" = OLD ] || fail "the old trace was overwritten"
+[ ! -e "$work/old.cltrace.partial" ] || fail "a partial trace was left"
 echo "cli errors: all checks passed"

@@ -610,3 +610,68 @@ TEST(TracedKernel, SlicedTraceRunEqualsOneRun) {
     for (const auto& p : paths) std::filesystem::remove(p);
   }
 }
+
+// The kernel itself, built from source and run once on `env`'s device.
+static void runPlain(OpenCLEnv& env, const char* src, const char* name, const char* options,
+                     const std::vector<cl_mem>& buffers, const NDRange& r) {
+  cl_int err = CL_SUCCESS;
+  cl_program p = clCreateProgramWithSource(env.context, 1, &src, nullptr, &err);
+  wrapper::check(err, "clCreateProgramWithSource");
+  wrapper::check(clBuildProgram(p, 1, &env.device, options, nullptr, nullptr), "clBuildProgram");
+  cl_kernel k = clCreateKernel(p, name, &err);
+  wrapper::check(err, "clCreateKernel");
+  for (cl_uint i = 0; i < buffers.size(); ++i) wrapper::check(clSetKernelArg(k, i, sizeof(cl_mem), &buffers[i]), "arg");
+  std::array<size_t, 3> g{r.global[0], r.global[1], r.global[2]}, l{r.local[0], r.local[1], r.local[2]},
+      o{r.offset[0], r.offset[1], r.offset[2]};
+  wrapper::check(clEnqueueNDRangeKernel(env.queue, k, r.dims, o.data(), g.data(), l.data(), 0, nullptr, nullptr),
+                 "clEnqueueNDRangeKernel");
+  wrapper::check(clFinish(env.queue), "clFinish");
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
+// In sliced trace runs the device's own answers stay where there is no launch geometry to
+// emulate (dimensions past 2, where PoCL says 0 and OpenCL 1), and OpenCL C 2.0's
+// get_global_linear_id counts over the whole launch: the outputs equal the plain kernel's and
+// the sliced trace the unsliced one.
+TEST(TracedKernel, SlicedRunsKeepDimensionsPastTwoAndTheGlobalLinearId) {
+  OpenCLEnv env;
+  const char* src = R"CL(
+  __kernel void k(__global ulong* o, __global const uint* dims) {
+    size_t l = get_global_linear_id();
+    uint d = dims[0];  // 3, not known when compiling
+    o[2 * l] = get_num_groups(3) + 10 * get_group_id(3) + 100 * get_global_size(d) + 1000 * get_num_groups(d) +
+               10000 * get_group_id(d) + 100000 * get_global_offset(d) + 1000000 * get_group_id(dims[1]);
+    o[2 * l + 1] = l;
+  })CL";
+  NDRange r = NDRange::fromSizes({8, 12}, {4, 4}, {1, 2});
+  const uint64_t n = r.workItems();
+  cl_mem plainOut = env.buffer(std::vector<uint64_t>(2 * n, 7)), dims = env.buffer(std::vector<uint32_t>{3, 1});
+  runPlain(env, src, "k", "-cl-std=CL2.0", {plainOut, dims}, r);
+  const std::vector<uint64_t> plain = env.read<uint64_t>(plainOut, 2 * n);
+  // By hand: l counts the launch's work-items, x fastest; group ids in dimension 1 are 0..2.
+  for (uint64_t y = 0; y < 12; ++y)
+    for (uint64_t x = 0; x < 8; ++x) {
+      EXPECT_EQ(plain[2 * (y * 8 + x) + 1], y * 8 + x);
+      EXPECT_EQ(plain[2 * (y * 8 + x)] % 1000000 == 0 ? plain[2 * (y * 8 + x)] / 1000000 : ~0ull, y / 4);
+    }
+  std::string paths[2];
+  for (int sliced = 0; sliced < 2; ++sliced) {
+    cl_mem out = env.buffer(std::vector<uint64_t>(2 * n, 7));
+    wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "k", {"-cl-std=CL2.0"}));
+    wrapper::LaunchOptions options;
+    if (sliced) options.traceBufferBytes = 1;
+    paths[sliced] = tempPath("past-two-" + std::to_string(sliced));
+    wrapper::LaunchResult result =
+        k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(out), wrapper::ArgBinding::ofBuffer(dims)}, r,
+                 paths[sliced], options);
+    EXPECT_EQ(result.traceSlices, sliced ? 3u : 1u);
+    // On a SPIR-V device constant dimensions past 2 get OpenCL's answers (passes::spirvReady),
+    // and the buffers are the program's kernel's to write (TracedKernel::writesExactly).
+    if (k.writesExactly()) EXPECT_EQ(env.read<uint64_t>(out, 2 * n), plain);
+  }
+  std::ifstream a(paths[0], std::ios::binary), b(paths[1], std::ios::binary);
+  std::string whole((std::istreambuf_iterator<char>(a)), {}), sliced((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_TRUE(!whole.empty() && whole == sliced) << "the sliced trace differs";
+  for (const auto& p : paths) std::filesystem::remove(p);
+}

@@ -1,5 +1,6 @@
 #include <fmt/core.h>
 
+#include <csignal>
 #include <exception>
 #include <map>
 
@@ -19,6 +20,8 @@ CommandRegistration::CommandRegistration(const std::string& name, CommandSetup s
 }  // namespace cltrace::cli
 
 int main(int argc, char** argv) {
+  // A file over the size limit (ulimit -f) is a write error with a message, not a silent kill.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"cltrace: predict the Fermi L1 cache behaviour of OpenCL kernels"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "cltrace 0.1.0");

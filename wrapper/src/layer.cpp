@@ -24,6 +24,7 @@
 #include <CL/cl_layer.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
@@ -84,12 +85,16 @@ struct Settings {
     };
     split(std::getenv("CLTRACE_KERNELS"), [&](const std::string& k) { kernels.insert(k); });
     split(std::getenv("CLTRACE_LAUNCHES"), [&](const std::string& n) { launches.insert(std::stoull(n)); });
-    // Bytes (`cltrace wrap --trace-buffer-mib` sets it); anything but a positive number keeps
-    // the default.
+    // Bytes (`cltrace wrap --trace-buffer-mib` sets it); anything else keeps the default, with a
+    // warning.
     if (const char* bytes = std::getenv("CLTRACE_TRACE_BUFFER_BYTES"); bytes && *bytes) {
       char* end = nullptr;
       unsigned long long v = std::strtoull(bytes, &end, 10);
-      if (*end == '\0' && v >= 1 && v <= (1ull << 60)) traceBufferBytes = v;
+      if (std::isdigit(static_cast<unsigned char>(*bytes)) && *end == '\0' && v >= 1 && v <= (1ull << 60))
+        traceBufferBytes = v;
+      else
+        std::fprintf(stderr, "cltrace: warning: CLTRACE_TRACE_BUFFER_BYTES='%s' is not a byte count from 1 to 2^60; "
+                     "using %llu\n", bytes, static_cast<unsigned long long>(traceBufferBytes));
     }
   }
 };

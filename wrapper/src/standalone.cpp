@@ -443,7 +443,16 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
     stage = Clock::now();
     out.launch = traced.launch(cl.queue, bindings, spec.range, tracePath, launchOptions);
     out.traceSeconds = since(stage);
-    if (runKernelAfter) runOriginal();
+    if (runKernelAfter) {
+      try {
+        runOriginal();
+      } catch (const std::exception& e) {
+        std::error_code ignored;
+        std::filesystem::remove(tracePath, ignored);
+        throw TraceError(std::string("the kernel itself, run after tracing to write the buffers (the device takes "
+                                     "SPIR-V), failed; no trace was kept: ") + e.what());
+      }
+    }
   } else {
     // The first enqueue compiles for the work-group size; time a second one, started from the
     // same buffer contents so in-place kernels end as after one run.

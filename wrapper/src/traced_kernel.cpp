@@ -61,7 +61,7 @@ std::string toSpirv(const std::string& bitcode, int minor) {
   if (!mkdtemp(dir.data())) throw TraceError("cannot create a temporary directory");
   fs::path bc = fs::path(dir) / "k.bc", spv = fs::path(dir) / "k.spv";
   std::ofstream(bc, std::ios::binary).write(bitcode.data(), static_cast<std::streamsize>(bitcode.size()));
-  std::string cmd = "llvm-spirv-15 --spirv-replace-fmuladd-with-ocl-mad=false --spirv-max-version=1." + std::to_string(minor) + " '" + bc.string() + "' -o '" +
+  std::string cmd = "llvm-spirv-15 --spirv-max-version=1." + std::to_string(minor) + " '" + bc.string() + "' -o '" +
                     spv.string() + "'";
   int status = std::system(cmd.c_str());
   std::ifstream in(spv, std::ios::binary);
@@ -247,7 +247,7 @@ cl_program buildInstrumentedProgram(cl_context context, cl_device_id device,
       break;
     }
     case ProgramFormat::SpirV: {
-      std::string spirv = toSpirv(bitcode, highestSpirvMinor(ilVersionOf(device)));
+      std::string spirv = toSpirv(passes::spirvReady(bitcode), highestSpirvMinor(ilVersionOf(device)));
       program = clCreateProgramWithIL(context, spirv.data(), spirv.size(), &err);
       check(err, "clCreateProgramWithIL (SPIR-V)");
       break;
@@ -375,6 +375,14 @@ std::array<size_t, 3> sizesOf(const std::array<uint64_t, 3>& v) {
   return {static_cast<size_t>(v[0]), static_cast<size_t>(v[1]), static_cast<size_t>(v[2])};
 }
 
+// Where a trace for `path` is written before it is complete (see runTraceAndWrite).
+std::string partialPathFor(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) return path;
+  return path + ".partial";
+}
+
 TraceError didNotRun(const char* run, uint64_t n, uint64_t items, uint64_t first) {
   return TraceError("the device did not run " + std::to_string(n) + " of the " + std::to_string(items) +
                     " work-items of the " + run + " run (the first, work-item " + std::to_string(first) +
@@ -495,6 +503,7 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
   check(clEnqueueWriteBuffer(queue, boundsBuf.mem, CL_TRUE, 0, bounds.size() * 8, bounds.data(), 0, nullptr, nullptr),
         "writing the bounds buffer");
   setOriginalArgs(countKernel_, args);
+  requireLocalMemory(args);
   check(clSetKernelArg(countKernel_, argCount, sizeof(cl_mem), &countBuf), "clSetKernelArg (counts)");
   check(clSetKernelArg(countKernel_, argCount + 1, sizeof(cl_mem), &boundsBuf.mem), "clSetKernelArg (bounds)");
   const auto kernelStart = Clock::now();
@@ -538,6 +547,24 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
   return run;
 }
 
+void TracedKernel::requireLocalMemory(const std::vector<ArgBinding>& args) const {
+  // Some devices abort on a launch that wants more local memory than they have (PoCL asserts):
+  // say so instead. The kernel's own __local variables come from the driver.
+  cl_ulong deviceBytes = 0, kernelBytes = 0;
+  if (clGetDeviceInfo(device_, CL_DEVICE_LOCAL_MEM_SIZE, sizeof deviceBytes, &deviceBytes, nullptr) != CL_SUCCESS ||
+      clGetKernelWorkGroupInfo(countKernel_, device_, CL_KERNEL_LOCAL_MEM_SIZE, sizeof kernelBytes, &kernelBytes,
+                               nullptr) != CL_SUCCESS)
+    return;  // nothing to compare against: let the driver decide
+  uint64_t argumentBytes = 0;
+  for (const ArgBinding& a : args)
+    if (a.kind == ArgBinding::Kind::Local) argumentBytes += a.localSize;
+  const uint64_t needed = std::max<uint64_t>(kernelBytes, argumentBytes);
+  if (needed > deviceBytes)
+    throw TraceError("the launch needs " + std::to_string(needed) + " bytes of local memory (" +
+                     std::to_string(argumentBytes) + " in __local arguments), the device has " +
+                     std::to_string(deviceBytes));
+}
+
 TraceHeader TracedKernel::headerFor(const NDRange& range, const LaunchOptions& options) const {
   TraceHeader h;
   h.kernelName = kernel_.kernel;
@@ -575,12 +602,17 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
     if (range.global[d] > 1) slowest = d;
   const uint64_t layers = range.global[slowest] / range.local[slowest];
   const uint64_t layerItems = items / layers;
-  const std::vector<TraceSlice> slices =
-      sliceLayers(counts, layers, layerItems, std::max<uint64_t>(options.traceBufferBytes / kDeviceUnitBytes, 1));
+  const uint64_t budgetUnits = std::max<uint64_t>(options.traceBufferBytes / kDeviceUnitBytes, 1);
+  const std::vector<TraceSlice> slices = sliceLayers(counts, layers, layerItems, budgetUnits);
   result.traceSlices = slices.size();
   result.deviceRecordBytes = count.units * kDeviceUnitBytes;
   uint64_t sliceUnitsMax = 0;
   for (const TraceSlice& sl : slices) sliceUnitsMax = std::max(sliceUnitsMax, sl.units);
+  if (sliceUnitsMax > budgetUnits)
+    result.warnings.push_back("a layer of work-groups along dimension " + std::to_string(slowest) + " makes " +
+                              std::to_string(sliceUnitsMax * kDeviceUnitBytes) + " bytes of records, more than "
+                              "the trace buffer's " + std::to_string(options.traceBufferBytes) +
+                              "; it was traced in one piece");
   // Units [0, kDeviceSinkUnits) are the sink where records that do not fit land.
   const uint64_t recordBytes = (kDeviceSinkUnits + sliceUnitsMax) * kDeviceUnitBytes;
   cl_mem recordBuf = shared(records_, recordBytes).mem;
@@ -603,6 +635,10 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
 
   TraceHeader& h = result.header;
   h = headerFor(range, options);
+  // The file is written next to its path and renamed over it at the end, so that a launch that
+  // fails leaves whatever the path held; a path that is not a regular file (/dev/null, a pipe)
+  // is written directly.
+  const std::string writtenPath = partialPathFor(tracePath);
   std::unique_ptr<Rebaser> rebase;      // once the first slice gave the argument addresses
   std::unique_ptr<TraceWriter> writer;  // opened once the first slice checks out
   const DeviceRecordDecoder decoder(h.instructions);
@@ -668,7 +704,7 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
 
     if (!writer) {
       rebase = std::make_unique<Rebaser>(args, kernel_.args, bufferSizes, argSlots, options.alignment, h);
-      writer = std::make_unique<TraceWriter>(tracePath, h);
+      writer = std::make_unique<TraceWriter>(writtenPath, h);
       traceFileStarted = true;
     }
     // Rebase each work-item's device records in a copy of its units and stream them to the file.
@@ -684,6 +720,11 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
     }
   }
   writer->close();
+  if (writtenPath != tracePath) {
+    std::error_code ec;
+    std::filesystem::rename(writtenPath, tracePath, ec);
+    if (ec) throw TraceError("cannot rename " + writtenPath + " to " + tracePath + ": " + ec.message());
+  }
   h.recordCount = rebase->records();
   h.unitCount = unitTotal;
   for (auto [inst, n] : rebase->outsideByInstruction()) {
@@ -713,7 +754,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
       writable.push_back(args[i].buffer);
   BufferSnapshots snapshots(context_, queue, writable, bufferSizes);
   // From the count run on, a launch that fails leaves the buffers as they were before it, and
-  // no trace file (a later slice may fail after the first was written).
+  // the trace's path as it was (a later slice may fail after the first was written).
   bool traceFileStarted = false;
   try {
     std::unique_ptr<CountRun> count = runCount(queue, args, range, bufferSizes, result);
@@ -728,7 +769,8 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
     }
     if (traceFileStarted) {
       std::error_code ignored;
-      std::filesystem::remove(tracePath, ignored);
+      const std::string written = partialPathFor(tracePath);
+      if (written != tracePath) std::filesystem::remove(written, ignored);
     }
     try {
       snapshots.restore();

@@ -52,6 +52,17 @@ InstrumentedKernel instrumentSource(const std::string& source, const std::string
 // Readable IR of a bitcode string.
 std::string bitcodeToText(const std::string& bitcode);
 
+// `bitcode` made ready for llvm-spirv-15:
+// - every llvm.fmuladd (clang's a * b + c under OpenCL C's default FP_CONTRACT ON) becomes an
+//   llvm.fma. llvm-spirv turns fmuladd into OpenCL's mad or a separate multiply and add, which
+//   a driver's IL path computes unfused, while its source path fuses them on hardware with FMA
+//   (GPUs since Fermi, this CPU): an address computed from such an expression would differ
+//   between the trace and the program.
+// - work-item functions asked about a constant dimension past 2 get OpenCL's answer (0 for ids
+//   and offsets, 1 for sizes and counts): llvm-spirv-15 would read the builtin vector out of
+//   bounds, which makes the module invalid.
+std::string spirvReady(const std::string& bitcode);
+
 // Splits a clBuildProgram option string into words (honours simple quotes).
 std::vector<std::string> splitOptions(const std::string& options);
 

@@ -120,6 +120,8 @@ class TracedKernel {
                                      const NDRange& range, const std::map<cl_mem, uint64_t>& bufferSizes,
                                      LaunchResult& result);
   TraceHeader headerFor(const NDRange& range, const LaunchOptions& options) const;
+  // Throws TraceError when the launch needs more local memory than the device has.
+  void requireLocalMemory(const std::vector<ArgBinding>& args) const;
   void runTraceAndWrite(cl_command_queue queue, const std::vector<ArgBinding>& args, const NDRange& range,
                         const std::map<cl_mem, uint64_t>& bufferSizes, const CountRun& count,
                         const std::string& tracePath, const LaunchOptions& options, LaunchResult& result,
