@@ -28,6 +28,10 @@ head -c 5000 "$work/mt.cltrace" > "$work/cut.cltrace"
 expect_error "truncated" "$CLTRACE" stats "$work/cut.cltrace"
 head -c 20 "$work/mt.cltrace" > "$work/cut2.cltrace"
 expect_error "truncated" "$CLTRACE" dump "$work/cut2.cltrace"
+# The same with a plain (uncompressed) body, which readers map rather than stream.
+"$CLTRACE" run "$KERNELS/mt.cl" --no-compress -o "$work/mt-plain.cltrace" >/dev/null
+head -c 5000 "$work/mt-plain.cltrace" > "$work/cut3.cltrace"
+for cmd in stats simulate; do expect_error "truncated" "$CLTRACE" "$cmd" "$work/cut3.cltrace"; done
 # Sizes: negative, and so large that per-work-item bookkeeping would overflow 64 bits.
 expect_error "--local: '-1' is negative" "$CLTRACE" run "$mm" --global 64,64 --local -1,16 -o "$work/t"
 expect_error "the NDRange (1152921504606846976 x 1 x 1) has too many work-items to trace" \
@@ -60,7 +64,7 @@ done
 # A trace that fails while being written (here: over the file size limit) leaves the path as
 # it was, with no partial file beside it.
 echo OLD > "$work/old.cltrace"
-expect_error "write error" bash -c "ulimit -f 1000; exec '$CLTRACE' run '$KERNELS/mm.cl' -o '$work/old.cltrace'"
+expect_error "write error" bash -c "ulimit -f 1000; exec '$CLTRACE' run '$KERNELS/mm.cl' --no-compress -o '$work/old.cltrace'"
 [ "$(cat "$work/old.cltrace")" = OLD ] || fail "the old trace was overwritten"
 [ ! -e "$work/old.cltrace.partial" ] || fail "a partial trace was left"
 echo "cli errors: all checks passed"

@@ -20,7 +20,7 @@ void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
   sub.add_option("--build-options", f.buildOptions, "further clBuildProgram-style options");
   sub.add_option("--alignment", f.alignment, "alignment of buffers in the virtual address layout")
       ->capture_default_str();
-  sub.add_flag("--compress", f.compress, "zstd-compress the trace body");
+  sub.add_flag("--compress,!--no-compress", f.compress, "zstd-compress the trace body (the default; --no-compress writes it plain)");
   sub.add_option("--trace-buffer-mib", f.traceBufferMiB,
                  "most MiB of device records held at once; a launch that makes more is traced in "
                  "slices of work-group layers (the trace is the same)")

