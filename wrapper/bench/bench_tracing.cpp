@@ -3,10 +3,12 @@
 // stencil. Prints figures; it is not a timed test. Usage: bench_tracing [KERNELS_DIR]
 // The main figures are warm: each traced figure is a second launch of the same instrumented
 // kernel (buffers and memory kept from the first), the uninstrumented one a second run (after
-// the device's compile); the fastest of several. First launches (compile included) follow.
+// the device's compile); the median of several. First launches (compile included) follow.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 
 #include "cltrace/wrapper/standalone.h"
 
@@ -14,7 +16,7 @@ using namespace cltrace;
 
 namespace {
 
-constexpr int kRepeats = 5;
+constexpr int kRepeats = 7;
 
 void bench(const std::string& name, wrapper::RunSpec spec) {
   std::string path = (std::filesystem::temp_directory_path() / ("bench-" + name + ".cltrace")).string();
@@ -22,18 +24,22 @@ void bench(const std::string& name, wrapper::RunSpec spec) {
   // keeps compiled kernels in its disk cache, so a repeated bench may find them there).
   wrapper::RunOutput coldPlain = wrapper::runStandalone(spec, "", {}, nullptr, false);
   wrapper::RunOutput coldTraced = wrapper::runStandalone(spec, path, {}, nullptr, false);
-  // Then the fastest of a few warm repetitions of each: the machine is shared and noisy.
-  // Plain and traced launches alternate so that a busy spell of the machine hits both.
-  wrapper::RunOutput plain = wrapper::runStandalone(spec, "", {}, nullptr, true);
-  wrapper::RunOutput traced = wrapper::runStandalone(spec, path, {}, nullptr, true);
+  // Then the median of a few warm repetitions of each: the machine is shared and noisy (the
+  // fastest of them let one lucky uninstrumented run decide). Plain and traced launches
+  // alternate so that a busy spell of the machine hits both.
+  std::vector<wrapper::RunOutput> plains, traceds;
   for (int i = 0; i < kRepeats; ++i) {
-    wrapper::RunOutput again = wrapper::runStandalone(spec, "", {}, nullptr, true);
-    if (again.kernelSeconds < plain.kernelSeconds) plain = std::move(again);
-    again = wrapper::runStandalone(spec, path, {}, nullptr, true);
-    if (again.launch.countKernelSeconds + again.launch.traceKernelSeconds <
-        traced.launch.countKernelSeconds + traced.launch.traceKernelSeconds)
-      traced = std::move(again);
+    plains.push_back(wrapper::runStandalone(spec, "", {}, nullptr, true));
+    traceds.push_back(wrapper::runStandalone(spec, path, {}, nullptr, true));
   }
+  auto kernelsOf = [](const wrapper::RunOutput& o) { return o.launch.countKernelSeconds + o.launch.traceKernelSeconds; };
+  std::sort(plains.begin(), plains.end(), [](const auto& a, const auto& b) { return a.kernelSeconds < b.kernelSeconds; });
+  std::sort(traceds.begin(), traceds.end(), [&](const auto& a, const auto& b) { return kernelsOf(a) < kernelsOf(b); });
+  const wrapper::RunOutput& plain = plains[kRepeats / 2];
+  const wrapper::RunOutput& traced = traceds[kRepeats / 2];
+  fmt::print("{} repetitions each; uninstrumented kernel {:.4f}..{:.4f} s, count + trace kernels {:.4f}..{:.4f} s\n",
+             kRepeats, plains.front().kernelSeconds, plains.back().kernelSeconds, kernelsOf(traceds.front()),
+             kernelsOf(traceds.back()));
   const auto& l = traced.launch;
   double kernels = l.countKernelSeconds + l.traceKernelSeconds;
   double total = l.countSeconds + l.traceSeconds;
@@ -52,8 +58,10 @@ void bench(const std::string& name, wrapper::RunSpec spec) {
   fmt::print("  records per second (trace kernel) {:.1f} M\n", l.header.recordCount / l.traceKernelSeconds / 1e6);
   const auto& c = coldTraced.launch;
   fmt::print("  first launch in the process, device compile included:\n");
-  fmt::print("    uninstrumented kernel   {:9.4f} s\n", coldPlain.kernelSeconds);
-  fmt::print("    count + trace runs      {:9.4f} s  = {:6.1f}x uninstrumented\n", c.countSeconds + c.traceSeconds,
+  fmt::print("    uninstrumented kernel   {:9.4f} s first enqueue, {:.4f} s second\n", coldPlain.firstKernelSeconds,
+             coldPlain.kernelSeconds);
+  fmt::print("    count + trace runs      {:9.4f} s  = {:6.1f}x the first enqueue, {:.1f}x the second\n",
+             c.countSeconds + c.traceSeconds, (c.countSeconds + c.traceSeconds) / coldPlain.firstKernelSeconds,
              (c.countSeconds + c.traceSeconds) / coldPlain.kernelSeconds);
   fmt::print("    whole traced launch     {:9.4f} s\n", c.launchSeconds);
   std::filesystem::remove(path);

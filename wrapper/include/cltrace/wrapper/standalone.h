@@ -50,7 +50,8 @@ bool applyManifest(RunSpec& spec, bool haveKernel, bool haveRange, bool haveArgs
 struct RunOutput {
   LaunchResult launch;                       // when traced
   std::vector<std::vector<uint8_t>> buffers; // final contents of each buffer argument, in order
-  double kernelSeconds = 0;                  // uninstrumented run (when not traced)
+  double kernelSeconds = 0;                  // uninstrumented run (when not traced), the second enqueue
+  double firstKernelSeconds = 0;             // its first enqueue: the device's compile for the sizes
   double instrumentSeconds = 0;              // compile with clang-15 and instrument
   double buildSeconds = 0;                   // build the instrumented programs on the device
   double traceSeconds = 0;                   // count and trace runs with transfers, file written
