@@ -77,6 +77,15 @@ EntryState emitEntry(Function& f, IRBuilder<>& b) {
   return s;
 }
 
+std::vector<CallInst*> printfCalls(Function& f) {
+  std::vector<CallInst*> calls;
+  for (BasicBlock& bb : f)
+    for (Instruction& i : bb)
+      if (auto* c = dyn_cast<CallInst>(&i))
+        if (Function* callee = c->getCalledFunction(); callee && callee->getName() == "printf") calls.push_back(c);
+  return calls;
+}
+
 Value* argByName(Function& f, StringRef name) {
   for (Argument& a : f.args())
     if (a.getName() == name) return &a;
@@ -148,6 +157,11 @@ class KernelInstrumenter {
   }
 
   void instrumentCount(Function& f, uint32_t originalArgs) {
+    // The count run never prints (the trace run or the program's own launch does, once).
+    for (CallInst* c : printfCalls(f)) {
+      c->replaceAllUsesWith(ConstantInt::get(c->getType(), 0));
+      c->eraseFromParent();
+    }
     IRBuilder<> b(f.getContext());
     EntryState s = emitEntry(f, b);
     AllocaInst* diag = entryAlloca(f, b.getInt64Ty(), "cltrace.diag");
@@ -289,6 +303,26 @@ class KernelInstrumenter {
                     slotPointer(b, control, b.CreateAdd(slot, b.getInt64(1))));
     }
     readGeometryFromArguments(f, args, originalArgs);
+    printOnlyWhenAsked(f, args, originalArgs);
+  }
+
+  // The trace run's printf calls print only when the host's print word says so (record.h).
+  void printOnlyWhenAsked(Function& f, Value* args, uint32_t originalArgs) {
+    for (CallInst* c : printfCalls(f)) {
+      IRBuilder<> b(c);
+      Value* print = b.CreateICmpNE(b.CreateLoad(b.getInt64Ty(), slotPointer(b, args, b.getInt64(originalArgs + kPrintSlot))),
+                                    b.getInt64(0));
+      Instruction* then = SplitBlockAndInsertIfThen(print, c, false);
+      BasicBlock* head = cast<Instruction>(print)->getParent();  // branches past the call when 0
+      c->moveBefore(then);
+      if (!c->use_empty()) {
+        IRBuilder<> m(&*then->getParent()->getSingleSuccessor()->getFirstInsertionPt());
+        PHINode* phi = m.CreatePHI(c->getType(), 2);
+        c->replaceAllUsesWith(phi);
+        phi->addIncoming(c, then->getParent());
+        phi->addIncoming(ConstantInt::get(c->getType(), 0), head);
+      }
+    }
   }
 
   // The host may enqueue the trace run in slices of work-groups (each with its own global

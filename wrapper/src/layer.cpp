@@ -60,6 +60,7 @@ struct Inside {
 struct ProgramInfo {
   std::string source;
   std::string options;
+  bool released = false;  // the program let its last reference go; its kernels may live on
 };
 struct KernelInfo {
   cl_program program = nullptr;
@@ -450,6 +451,7 @@ Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
     // devices where they are not exact (SPIR-V; see TracedKernel::writesExactly).
     LaunchOptions options;
     options.traceBufferBytes = s.settings.traceBufferBytes;
+    options.traceRunPrints = !in;  // on a stand-in device the program's launch runs (and prints) after
     options.restoreAfterTrace = !in && (!local || !tk.writesExactly());
     const bool inPlace = !in && !options.restoreAfterTrace;
     if (inPlace) options.traceRunEvent = event;
@@ -547,6 +549,65 @@ cl_int CL_API_CALL createKernelsInProgram(cl_program program, cl_uint n, cl_kern
   return err;
 }
 
+// A clone takes the original's arguments, as the driver's clone does (OpenCL 2.1).
+cl_kernel CL_API_CALL cloneKernel(cl_kernel source, cl_int* err) {
+  if (!target->clCloneKernel) {  // a platform before OpenCL 2.1
+    if (err) *err = CL_INVALID_OPERATION;
+    return nullptr;
+  }
+  cl_kernel k = target->clCloneKernel(source, err);
+  if (k && !insideLayer) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    auto original = state().kernels.find(source);
+    if (original != state().kernels.end()) state().kernels[k] = original->second;
+  }
+  return k;
+}
+
+// Programs and kernels are forgotten when the program lets its last reference go, so that an
+// object the driver later makes at the same address (from a binary, say) is not taken for
+// them. A released program stays known while kernels made from it live.
+void forgetProgramIfUnused(State& s, cl_program program) {
+  auto p = s.programs.find(program);
+  if (p == s.programs.end() || !p->second.released) return;
+  for (const auto& [kernel, info] : s.kernels)
+    if (info.program == program) return;
+  s.programs.erase(p);
+}
+
+cl_int CL_API_CALL releaseProgram(cl_program program) {
+  cl_uint references = 0;
+  if (!insideLayer &&
+      target->clGetProgramInfo(program, CL_PROGRAM_REFERENCE_COUNT, sizeof references, &references, nullptr) ==
+          CL_SUCCESS &&
+      references == 1) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    auto p = state().programs.find(program);
+    if (p != state().programs.end()) {
+      p->second.released = true;
+      forgetProgramIfUnused(state(), program);
+    }
+  }
+  return target->clReleaseProgram(program);
+}
+
+cl_int CL_API_CALL releaseKernel(cl_kernel kernel) {
+  cl_uint references = 0;
+  if (!insideLayer &&
+      target->clGetKernelInfo(kernel, CL_KERNEL_REFERENCE_COUNT, sizeof references, &references, nullptr) ==
+          CL_SUCCESS &&
+      references == 1) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    auto k = state().kernels.find(kernel);
+    if (k != state().kernels.end()) {
+      cl_program program = k->second.program;
+      state().kernels.erase(k);
+      forgetProgramIfUnused(state(), program);
+    }
+  }
+  return target->clReleaseKernel(kernel);
+}
+
 cl_event CL_API_CALL createUserEvent(cl_context context, cl_int* err) {
   cl_event e = target->clCreateUserEvent(context, err);
   if (e && !insideLayer) {
@@ -596,6 +657,9 @@ CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint numEntries, const _cl_icd_di
   dispatch.clEnqueueNDRangeKernel = &enqueueNDRangeKernel;
   dispatch.clEnqueueTask = &enqueueTask;
   dispatch.clCreateKernelsInProgram = &createKernelsInProgram;
+  dispatch.clCloneKernel = &cloneKernel;
+  dispatch.clReleaseProgram = &releaseProgram;
+  dispatch.clReleaseKernel = &releaseKernel;
   dispatch.clCreateUserEvent = &createUserEvent;
   dispatch.clSetUserEventStatus = &setUserEventStatus;
   *numEntriesRet = ours;

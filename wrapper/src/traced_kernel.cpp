@@ -609,21 +609,23 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
   uint64_t sliceUnitsMax = 0;
   for (const TraceSlice& sl : slices) sliceUnitsMax = std::max(sliceUnitsMax, sl.units);
   if (sliceUnitsMax > budgetUnits)
-    result.warnings.push_back("a layer of work-groups along dimension " + std::to_string(slowest) + " makes " +
-                              std::to_string(sliceUnitsMax * kDeviceUnitBytes) + " bytes of records, more than "
-                              "the trace buffer's " + std::to_string(options.traceBufferBytes) +
-                              "; it was traced in one piece");
+    result.warnings.push_back("the trace buffer grew to " + std::to_string(sliceUnitsMax * kDeviceUnitBytes) +
+                              " bytes, past the " + std::to_string(options.traceBufferBytes) +
+                              " asked for: a slice holds at least one layer of work-groups along dimension " +
+                              std::to_string(slowest) + ", and one needs that much");
   // Units [0, kDeviceSinkUnits) are the sink where records that do not fit land.
   const uint64_t recordBytes = (kDeviceSinkUnits + sliceUnitsMax) * kDeviceUnitBytes;
   cl_mem recordBuf = shared(records_, recordBytes).mem;
   const uint64_t slotBytes = items * kControlSlotsPerWorkItem * sizeof(uint64_t);
   cl_mem controlBuf = shared(control_, slotBytes).mem;
-  // Argument slots (work-item 0 writes the pointers), then the launch's geometry (record.h).
-  std::vector<uint64_t> argSlots(args.size() + kGeometrySlots, 0);
+  // Argument slots (work-item 0 writes the pointers), then the launch's geometry and whether
+  // the trace run prints (record.h).
+  std::vector<uint64_t> argSlots(args.size() + kLaunchSlots, 0);
   for (int d = 0; d < 3; ++d) {
     argSlots[args.size() + kGeometryOffsetSlot + d] = range.offset[d];
     argSlots[args.size() + kGeometrySizeSlot + d] = range.global[d];
   }
+  argSlots[args.size() + kPrintSlot] = options.traceRunPrints && !options.restoreAfterTrace;
   ScopedMem argsBuf{createBuffer(context_, argSlots.size() * 8, "creating the argument buffer")};
   check(clEnqueueWriteBuffer(queue, argsBuf.mem, CL_TRUE, 0, argSlots.size() * 8, argSlots.data(), 0, nullptr,
                              nullptr),

@@ -90,9 +90,13 @@ inline constexpr uint32_t kControlSlotsPerWorkItem = 2;
 // global size of dimensions 0..2. The trace kernel answers get_global_offset, get_global_size,
 // get_num_groups and get_group_id from them rather than from the device, so the host may
 // enqueue it in slices of work-groups, each with a global offset and size of its own.
+// Then one word saying whether the trace run's printf calls print: 1 when the trace run is
+// the launch the program sees, 0 when the kernel itself runs again afterwards (the count run
+// never prints), so that a kernel's output appears once.
 inline constexpr uint32_t kGeometryOffsetSlot = 0;  // after the original arguments' slots
 inline constexpr uint32_t kGeometrySizeSlot = 3;
-inline constexpr uint32_t kGeometrySlots = 6;
+inline constexpr uint32_t kPrintSlot = 6;
+inline constexpr uint32_t kLaunchSlots = 7;  // geometry and print word
 
 // Linear global id used to index the buffers above: x fastest, relative to the global offset.
 //   id = ((gz - oz) * Gy + (gy - oy)) * Gx + (gx - ox)

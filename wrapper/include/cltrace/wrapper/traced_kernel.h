@@ -38,8 +38,12 @@ struct LaunchOptions {
   // the trace run see different data than the count run did.
   std::function<void(cl_command_queue)> beforeTraceRun;
   // Put the buffers back as they were before the launch once the trace is written (the caller
-  // then runs the kernel itself, e.g. with a work-group size of its own).
+  // then runs the kernel itself, e.g. with a work-group size of its own). The trace run then
+  // does not print.
   bool restoreAfterTrace = false;
+  // Whether the kernel's printf calls print in the trace run (the count run never prints).
+  // False where the caller runs the kernel itself afterwards in any case (a stand-in device).
+  bool traceRunPrints = true;
   // Where to put the trace run's event (the caller releases it); null: no event. With several
   // slices, the last slice's.
   cl_event* traceRunEvent = nullptr;
