@@ -37,15 +37,15 @@ void bench(const std::string& name, wrapper::RunSpec spec) {
   std::sort(traceds.begin(), traceds.end(), [&](const auto& a, const auto& b) { return kernelsOf(a) < kernelsOf(b); });
   const wrapper::RunOutput& plain = plains[kRepeats / 2];
   const wrapper::RunOutput& traced = traceds[kRepeats / 2];
-  fmt::print("{} repetitions each; uninstrumented kernel {:.4f}..{:.4f} s, count + trace kernels {:.4f}..{:.4f} s\n",
-             kRepeats, plains.front().kernelSeconds, plains.back().kernelSeconds, kernelsOf(traceds.front()),
-             kernelsOf(traceds.back()));
   const auto& l = traced.launch;
   double kernels = l.countKernelSeconds + l.traceKernelSeconds;
   double total = l.countSeconds + l.traceSeconds;
   fmt::print("{}: {} work-items, {} records ({:.1f} MB written by the trace kernel, {:.1f} MB in the file)\n",
              name, l.header.workItemCount, l.header.recordCount, l.deviceRecordBytes / 1e6,
              std::filesystem::file_size(path) / 1e6);
+  fmt::print("  {} repetitions each; uninstrumented kernel {:.4f}..{:.4f} s, count + trace kernels {:.4f}..{:.4f} s\n",
+             kRepeats, plains.front().kernelSeconds, plains.back().kernelSeconds, kernelsOf(traceds.front()),
+             kernelsOf(traceds.back()));
   fmt::print("  uninstrumented kernel     {:9.4f} s\n", plain.kernelSeconds);
   fmt::print("  count kernel              {:9.4f} s\n", l.countKernelSeconds);
   fmt::print("  trace kernel              {:9.4f} s\n", l.traceKernelSeconds);
