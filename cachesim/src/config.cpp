@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -74,7 +75,8 @@ uint64_t parseUnsigned(const std::string& key, const std::string& raw, bool size
   uint64_t multiplier = 1;
   std::string suffix = lower(trim(v.substr(digits)));
   if (!suffix.empty()) {
-    if (!sizes) badValue(key, raw, "expected a non-negative integer");
+    if (!sizes || !std::isalpha(static_cast<unsigned char>(suffix[0])))
+      badValue(key, raw, "expected a non-negative integer");
     if (suffix == "k" || suffix == "kb" || suffix == "kib")
       multiplier = 1024;
     else if (suffix == "m" || suffix == "mb" || suffix == "mib")
@@ -98,7 +100,9 @@ uint32_t parseU32(const std::string& key, const std::string& raw) {
 
 double parseNonNegativeDouble(const std::string& key, const std::string& raw) {
   std::string v = trim(raw);
-  if (v.empty()) badValue(key, raw, "expected a number");
+  // Decimal only: strtod would also take hexadecimal floats, "inf" and "nan".
+  if (v.empty() || v.find_first_not_of("0123456789.eE+-") != std::string::npos)
+    badValue(key, raw, "expected a decimal number");
   errno = 0;
   char* end = nullptr;
   double d = std::strtod(v.c_str(), &end);
@@ -231,7 +235,9 @@ const std::vector<KeyDef>& keyDefs() {
        [](const Config& c) {
          return c.sm.kind == SmSelection::Kind::Index ? json(c.sm.index) : json(toString(c.sm));
        }},
-      {"runs", [](Config& c, const std::string& k, const std::string& v) { c.runs = parseU32(k, v); },
+      {"runs", [](Config& c, const std::string& k, const std::string& v) {
+         c.runs = static_cast<uint32_t>(parseUnsigned(k, v, false, kMaxRuns));
+       },
        [](const Config& c) { return json(c.runs); }},
       {"seed", [](Config& c, const std::string& k, const std::string& v) { c.seed = parseUnsigned(k, v); },
        [](const Config& c) { return json(c.seed); }},
@@ -275,6 +281,11 @@ void Config::set(const std::string& key, const json& value) {
       double d = value.get<double>();
       if (key != "latency_sigma" && std::isfinite(d) && d >= 0 && d < 1.8e19 && std::floor(d) == d) {
         set(key, std::to_string(static_cast<uint64_t>(d)));
+      } else if (key != "latency_sigma" && std::isfinite(d) && std::fabs(d) >= 1.8e19) {
+        // Spelled out in digits, so that integer keys say "too large" rather than misreading 1.8e+19.
+        char digits[400];
+        std::snprintf(digits, sizeof digits, "%.0f", d);
+        set(key, std::string(digits));
       } else {
         set(key, value.dump());
       }

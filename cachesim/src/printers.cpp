@@ -71,6 +71,7 @@ json statsToJson(const Stats& s) {
 json reportToJson(const Report& r) {
   json j = statsToJson(r.stats);
   j["sm"] = r.sm;
+  j["warnings"] = r.warnings;
   j["config"] = r.config.toJson();
   j["runs"] = json{{"count", r.runs.count},           {"median", r.runs.median},
                    {"rsd", r.runs.rsd},               {"values", r.runs.values},
@@ -95,6 +96,7 @@ void printText(std::ostream& out, const Report& report) {
                c.mshrsPerWarp == 0 ? std::string("unlimited") : std::to_string(c.mshrsPerWarp), c.minLatency,
                c.latencySigma, c.hitLatency);
   fmt::print(out, "SM: {}\n", report.sm);
+  for (const std::string& w : report.warnings) fmt::print(out, "warning: {}\n", w);
   fmt::print(out, "requests        {:>12} ({} lane accesses before coalescing)\n", s.requests,
              s.requestsBeforeCoalescing);
   fmt::print(out, "reads           {:>12}\n", s.reads);

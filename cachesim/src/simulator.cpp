@@ -382,6 +382,7 @@ Report Simulator::runMany(const StepSourceFactory& factory) {
   const uint32_t n = config_.runs;
   std::vector<Stats> all(n);
   std::vector<uint32_t> sms(n, 0);
+  std::atomic<uint32_t> busySms{UINT32_MAX};  // as the sources report it (the same for every run)
   std::vector<std::exception_ptr> errors(n);
   std::atomic<uint32_t> nextRun{0};
   std::atomic<bool> failed{false};
@@ -392,6 +393,7 @@ Report Simulator::runMany(const StepSourceFactory& factory) {
         const uint64_t seed = config_.seed + i;
         std::unique_ptr<sched::StepSource> source = factory(seed);
         if (!source) throw std::runtime_error("cachesim: the step source factory returned no source");
+        busySms = source->busySms();
         all[i] = runOne(*source, seed, sms[i]);
       } catch (...) {
         errors[i] = std::current_exception();
@@ -410,6 +412,10 @@ Report Simulator::runMany(const StepSourceFactory& factory) {
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
   if (n > 0) lastSm_ = sms[n - 1];
+  if (config_.sm.kind == SmSelection::Kind::Index && config_.sm.index >= busySms.load())
+    report.warnings.push_back("SM " + std::to_string(config_.sm.index) + " receives no workgroups (the launch keeps " +
+                              (busySms == 1 ? std::string("only SM 0") : "SMs 0.." + std::to_string(busySms - 1)) +
+                              " busy), so every count is 0; choose one of those SMs, all, or random");
 
   RunSummary& rs = report.runs;
   rs.count = n;

@@ -162,6 +162,24 @@ TEST(Coalescing, LargeCopiesAreEveryLineOnceInOrder) {
   EXPECT_EQ(lines.back(), 262144u);
 }
 
+TEST(Coalescing, AnAccessOverTheLimitIsRefusedWithItsInstruction) {
+  // A corrupt size (say 0xFFFFFFFF from a damaged instruction table) must not expand into
+  // 33 million lines per lane.
+  sched::WarpStep st = testing::load(0, {0x0, 0x1000});
+  st.instruction = 7;
+  st.workgroup = 3;
+  st.lanes[1].size = (1u << 20) + 1;
+  std::vector<uint64_t> lines;
+  try {
+    coalesce(st, 7, lines);
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(),
+                 "instruction 7 accesses 1048577 bytes at once (local thread 1 of workgroup 3); the simulator "
+                 "models accesses of at most 1048576 bytes");
+  }
+}
+
 TEST(Coalescing, AnAccessRunningPastTheAddressSpaceStopsAtItsEnd) {
   sched::WarpStep st = testing::load(0, {~uint64_t{0} - 63});
   st.lanes[0].size = 4096;

@@ -137,6 +137,34 @@ TEST(Config, ErrorsNameTheKey) {
   EXPECT_EQ(overrideError({"size=16K", "set_index=linear", "associativity=3", "size=12K"}), "");  // 32 sets of 3
 }
 
+std::string writeTemp(const std::string& name, const std::string& text) {
+  std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(Config, ExactMessagesForOddNumbers) {
+  EXPECT_EQ(overrideError({"runs=1000000000"}),
+            "invalid value '1000000000' for configuration key 'runs': too large (at most 100000)");
+  EXPECT_EQ(overrideError({"runs=100000"}), "");
+  EXPECT_EQ(overrideError({"latency_sigma=0x1p3"}),
+            "invalid value '0x1p3' for configuration key 'latency_sigma': expected a decimal number");
+  EXPECT_EQ(overrideError({"latency_sigma=inf"}),
+            "invalid value 'inf' for configuration key 'latency_sigma': expected a decimal number");
+  EXPECT_EQ(overrideError({"latency_sigma=2.5e1"}), "");
+  EXPECT_EQ(overrideError({"size=16.5K"}),
+            "invalid value '16.5K' for configuration key 'size': expected a non-negative integer");
+  // JSON numbers past 64 bits arrive as doubles: too large, not a misread exponent.
+  std::string huge = writeTemp("cachesim_huge.json", R"({"size": 18446744073709551616})");
+  EXPECT_NE(errorOf([&] { loadConfig(huge); })
+                .find("invalid value '18446744073709551616' for configuration key 'size': too large"),
+            std::string::npos);
+  std::string fraction = writeTemp("cachesim_fraction.json", R"({"associativity": 4.5})");
+  EXPECT_NE(errorOf([&] { loadConfig(fraction); })
+                .find("invalid value '4.5' for configuration key 'associativity': expected a non-negative integer"),
+            std::string::npos);
+}
+
 TEST(Config, RegisterLimitedResidency) {
   Config c = loadConfig("gtx480-16k", {});
   EXPECT_EQ(c.registersPerThread, 0u);
@@ -158,12 +186,6 @@ TEST(Config, RegisterLimitedResidency) {
   EXPECT_EQ(errorOf([&] { registerLimitedWorkgroups(c, 256); }),
             "configuration keys 'registers_per_thread' and 'registers_per_sm': a workgroup of 256 threads needs "
             "6656 registers, the SM has 6000");
-}
-
-std::string writeTemp(const std::string& name, const std::string& text) {
-  std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
 }
 
 TEST(Config, JsonFiles) {

@@ -244,6 +244,26 @@ TEST(SmSelection, OneSmAllSmsOrARandomOne) {
   }
 }
 
+TEST(SmSelection, AnIdleSmIsReportedNotJustZero) {
+  // twoSms() gives work to SMs 0 and 1 only; SM 3 of 15 sees nothing.
+  struct TwoBusySms : FakeStepSource {
+    uint32_t busySms() const override { return 2; }
+  };
+  auto factory = [](uint64_t) {
+    auto src = std::make_unique<TwoBusySms>();
+    static_cast<FakeStepSource&>(*src) = twoSms();
+    return std::unique_ptr<sched::StepSource>(std::move(src));
+  };
+  Report idle = simulate(timed({"timing=off", "sm=3"}), factory);
+  EXPECT_EQ(idle.stats.reads, 0u);
+  EXPECT_EQ(idle.warnings, (std::vector<std::string>{
+                               "SM 3 receives no workgroups (the launch keeps SMs 0..1 busy), so every count is 0; "
+                               "choose one of those SMs, all, or random"}));
+  Report busy = simulate(timed({"timing=off", "sm=1"}), factory);
+  EXPECT_EQ(busy.stats.reads, 3u);
+  EXPECT_TRUE(busy.warnings.empty());
+}
+
 // Seed s: 4 reads of which s are cold misses (miss rates 0.25, 0.5, 0.75 for seeds 1, 2, 3).
 std::unique_ptr<sched::StepSource> seedManyColdMisses(uint64_t seed) {
   auto src = std::make_unique<FakeStepSource>();

@@ -67,4 +67,17 @@ echo OLD > "$work/old.cltrace"
 expect_error "write error" bash -c "ulimit -f 1000; exec '$CLTRACE' run '$KERNELS/mm.cl' --no-compress -o '$work/old.cltrace'"
 [ "$(cat "$work/old.cltrace")" = OLD ] || fail "the old trace was overwritten"
 [ ! -e "$work/old.cltrace.partial" ] || fail "a partial trace was left"
+# A report that cannot reach standard output is a failure, not a silent success.
+for cmd in stats simulate "dump --limit 3"; do
+  expect_error "cannot write standard output: No space left on device" \
+    bash -c "exec '$CLTRACE' $cmd '$work/mt.cltrace' > /dev/full"
+done
+# An SM that receives no workgroups: every count is 0, and the report says why.
+"$CLTRACE" simulate "$work/v.cltrace" --sm 3 > "$work/idle.txt" 2> "$work/idle.err"
+idle="SM 3 receives no workgroups (the launch keeps only SM 0 busy), so every count is 0"
+grep -qF "warning: $idle" "$work/idle.txt" && grep -qF "cltrace: warning: $idle" "$work/idle.err" ||
+  fail "idle SM: $(cat "$work/idle.txt" "$work/idle.err")"
+echo "ok: idle SM reported"
+expect_error "invalid value '1000000000' for configuration key 'runs': too large (at most 100000)" \
+  "$CLTRACE" simulate "$work/mt.cltrace" --runs 1000000000
 echo "cli errors: all checks passed"

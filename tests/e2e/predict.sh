@@ -66,4 +66,14 @@ printf '__kernel void guarded(__global const float* a, __global float* b, int n)
 [ "$(field "$work/guarded-report.json" "(d['runs']['median'], sorted(set(d['runs']['sms'])), d['reads'])")" = "(1.0, ['0', '1'], 2)" ] ||
   fail "guarded: $(field "$work/guarded-report.json" "(d['runs']['median'], d['runs']['sms'], d['reads'])")"
 echo "ok: sm=random among the 2 busy SMs of 8 workgroups"
+# Precedence: --set wins over a flag's default, a flag given on the command line over --set.
+"$CLTRACE" predict "$work/guarded.cl" --kernel guarded --global 512 --local 64 --arg buffer:float:512 \
+  --arg buffer:float:512 --arg scalar:int:128 --set runs=3 --set sm=1 --json > "$work/set.json"
+[ "$(field "$work/set.json" "(d['runs']['count'], d['sm'])")" = "(3, '1')" ] ||
+  fail "--set over defaults: $(field "$work/set.json" "(d['runs']['count'], d['sm'])")"
+"$CLTRACE" predict "$work/guarded.cl" --kernel guarded --global 512 --local 64 --arg buffer:float:512 \
+  --arg buffer:float:512 --arg scalar:int:128 --set runs=3 --runs 2 --set sm=1 --sm 0 --json > "$work/flag.json"
+[ "$(field "$work/flag.json" "(d['runs']['count'], d['sm'])")" = "(2, '0')" ] ||
+  fail "flags over --set: $(field "$work/flag.json" "(d['runs']['count'], d['sm'])")"
+echo "ok: flags, --set and defaults in that order"
 echo "predict: all checks passed"

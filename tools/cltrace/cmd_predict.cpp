@@ -28,12 +28,22 @@ struct PredictFlags {
   bool json = false;
   std::string keepTrace;
   uint32_t threads = 0;
+  struct {
+    bool policy = false, runs = false, sm = false;
+  } given;  // which of the flags with defaults the command line names
 };
 
+// As in `cltrace simulate`: a flag given on the command line wins over --set; the flags'
+// defaults (warp, 20 runs, a random SM) give way to --set.
 cachesim::Config configOf(const PredictFlags& f) {
-  std::vector<std::string> overrides = {"scheduling=" + f.policy, "runs=" + std::to_string(f.runs), "sm=" + f.sm};
-  if (!f.seed.empty()) overrides.push_back("seed=" + f.seed);
+  std::vector<std::string> defaults, given;
+  (f.given.policy ? given : defaults).push_back("scheduling=" + f.policy);
+  (f.given.runs ? given : defaults).push_back("runs=" + std::to_string(f.runs));
+  (f.given.sm ? given : defaults).push_back("sm=" + f.sm);
+  if (!f.seed.empty()) given.push_back("seed=" + f.seed);
+  std::vector<std::string> overrides = defaults;
   overrides.insert(overrides.end(), f.sets.begin(), f.sets.end());
+  overrides.insert(overrides.end(), given.begin(), given.end());
   try {
     return cachesim::loadConfig(f.config, overrides);
   } catch (const std::invalid_argument& e) {
@@ -82,15 +92,21 @@ cli::CommandRegistration registration("predict", [](CLI::App& app) {
   sub->add_option("--config", f->config, "preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file")
       ->capture_default_str();
   sub->add_option("--set", f->sets, "KEY=VALUE configuration override (see docs/cachesim.md)");
-  sub->add_option("--policy", f->policy, "scheduling policy: warp[:INTER_WARP], sequential, round-robin, random")
-      ->capture_default_str();
-  sub->add_option("--runs", f->runs, "simulation runs (median and spread reported)")->capture_default_str();
+  CLI::Option* policy =
+      sub->add_option("--policy", f->policy, "scheduling policy: warp[:INTER_WARP], sequential, round-robin, random")
+          ->capture_default_str();
+  CLI::Option* runs =
+      sub->add_option("--runs", f->runs, "simulation runs (median and spread reported)")->capture_default_str();
   sub->add_option("--seed", f->seed, "seed of the first run");
-  sub->add_option("--sm", f->sm, "SM whose L1 is simulated: an index, all, or random (per run)")->capture_default_str();
+  CLI::Option* sm = sub->add_option("--sm", f->sm, "SM whose L1 is simulated: an index, all, or random (per run)")
+                        ->capture_default_str();
   cli::addThreadsOption(*sub, f->threads);
   sub->add_flag("--json", f->json, "print JSON instead of text");
   sub->add_option("--keep-trace", f->keepTrace, "also keep the trace file at this path");
-  sub->callback([f] { run(*f); });
+  sub->callback([f, policy, runs, sm] {
+    f->given = {policy->count() > 0, runs->count() > 0, sm->count() > 0};
+    run(*f);
+  });
 });
 
 }  // namespace

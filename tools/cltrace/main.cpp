@@ -1,8 +1,13 @@
 #include <fmt/core.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 #include <map>
+#include <string>
 
 #include "commands.h"
 
@@ -17,6 +22,25 @@ CommandRegistration::CommandRegistration(const std::string& name, CommandSetup s
   registry().emplace(name, std::move(setup));
 }
 
+namespace {
+
+// A report that did not reach standard output (a full disk, /dev/full, a closed pipe with
+// SIGPIPE ignored) is a failure: the caller must not take a truncated report for a whole one.
+int checkedExit(int code) {
+  errno = 0;
+  std::cout.flush();
+  const bool lost = std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout.good();
+  if (lost && code == 0) {  // a failed command has already said why
+    const std::string why = errno != 0 ? std::string(": ") + std::strerror(errno) : std::string();
+    fmt::print(stderr, "cltrace: error: cannot write standard output{}\n", why);
+    code = 1;
+  }
+  if ((std::fflush(stderr) != 0 || std::ferror(stderr)) && code == 0) code = 1;
+  return code;
+}
+
+}  // namespace
+
 }  // namespace cltrace::cli
 
 int main(int argc, char** argv) {
@@ -29,12 +53,12 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return cltrace::cli::checkedExit(app.exit(e));
   } catch (const cltrace::cli::ExitStatus& s) {
-    return s.code;
+    return cltrace::cli::checkedExit(s.code);
   } catch (const std::exception& e) {
     fmt::print(stderr, "cltrace: error: {}\n", e.what());
-    return 1;
+    return cltrace::cli::checkedExit(1);
   }
-  return 0;
+  return cltrace::cli::checkedExit(0);
 }

@@ -66,8 +66,10 @@ void progress(const std::string& what) {
 cachesim::Report simulateTrace(const std::string& tracePath, const cachesim::Config& config, uint32_t threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   try {
-    return cachesim::simulate(config, cachesim::traceStepSourceFactory(tracePath, config, printDiagnostics), {},
-                              threads);
+    cachesim::Report report =
+        cachesim::simulate(config, cachesim::traceStepSourceFactory(tracePath, config, printDiagnostics), {}, threads);
+    for (const std::string& w : report.warnings) fmt::print(stderr, "cltrace: warning: {}\n", w);
+    return report;
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   }

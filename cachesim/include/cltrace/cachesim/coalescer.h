@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <unordered_set>
 #include <vector>
 
@@ -14,7 +16,13 @@
 
 namespace cltrace::cachesim {
 
+// The largest single lane access the simulator expands into line requests (8192 lines of 128
+// bytes). Real accesses are at most a few hundred bytes (double16, struct copies); a larger size
+// is a corrupt trace and would otherwise take hours and gigabytes to expand.
+inline constexpr uint64_t kMaxLaneAccessBytes = uint64_t{1} << 20;
+
 // Replaces `lines` with the distinct line addresses (byte address >> lineShift) of `step`.
+// Throws std::runtime_error for a lane access over kMaxLaneAccessBytes.
 inline void coalesce(const sched::WarpStep& step, uint32_t lineShift, std::vector<uint64_t>& lines) {
   lines.clear();
   if (step.lanes.empty()) return;
@@ -36,6 +44,12 @@ inline void coalesce(const sched::WarpStep& step, uint32_t lineShift, std::vecto
   std::unordered_set<uint64_t> seenSet;  // filled once the list reaches kScanLimit
   uint64_t last = ~0ull;
   for (const sched::LaneAccess& lane : step.lanes) {
+    if (lane.size > kMaxLaneAccessBytes)
+      throw std::runtime_error("instruction " + std::to_string(step.instruction) + " accesses " +
+                               std::to_string(lane.size) + " bytes at once (local thread " +
+                               std::to_string(lane.localThread) + " of workgroup " + std::to_string(step.workgroup) +
+                               "); the simulator models accesses of at most " +
+                               std::to_string(kMaxLaneAccessBytes) + " bytes");
     uint64_t first = lane.address >> lineShift;
     uint64_t lastByte = lane.address;
     if (lane.size != 0 && __builtin_add_overflow(lane.address, uint64_t{lane.size} - 1, &lastByte))

@@ -31,6 +31,10 @@ const char* toString(Replacement r);
 const char* toString(WritePolicy w);
 std::string toString(const SmSelection& s);
 
+// Each run replays the whole trace; the thesis used 20. The cap keeps a typo from asking for
+// gigabytes of per-run results.
+inline constexpr uint32_t kMaxRuns = 100000;
+
 struct Config {
   std::string presetName = "gtx480-16k";  // informational: the preset this config started from
 
@@ -64,7 +68,7 @@ struct Config {
 
   // What to simulate.
   SmSelection sm;         // one SM, every SM ("all"), or one chosen at random per run
-  uint32_t runs = 1;      // repetitions with seeds seed, seed+1, ...
+  uint32_t runs = 1;      // repetitions with seeds seed, seed+1, ... (at most kMaxRuns)
   uint64_t seed = 1;
   bool classify = true;   // reuse-distance tracking: cold/capacity/conflict split + histogram
 

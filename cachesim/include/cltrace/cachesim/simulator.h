@@ -74,6 +74,7 @@ struct Report {
   Stats stats;  // statistics of the representative run
   std::string sm;  // SM of the representative run
   RunSummary runs;
+  std::vector<std::string> warnings;  // e.g. the chosen SM received no workgroups
 };
 
 class Simulator {
