@@ -33,24 +33,27 @@ struct Progress {
 
 // One simulated SM: its L1 and per-instruction statistics.
 struct SmState {
+  static constexpr uint32_t kDirectIds = 1u << 16;  // ids below this are found by indexing
   std::unique_ptr<SmModel> model;
-  std::unordered_map<uint32_t, uint32_t> insIndex;
+  std::vector<uint32_t> directIndex;                  // id -> position in `ins` + 1 (0: none yet)
+  std::unordered_map<uint32_t, uint32_t> farIndex;    // larger ids (trace files have dense ids)
   std::vector<InstructionStats> ins;
-  uint32_t lastInstruction = ~uint32_t(0);
-  uint32_t lastIndex = 0;
 
+  // Warps interleave their instructions, so the previous id rarely repeats: a lookup per step.
   InstructionStats& instruction(uint32_t id) {
-    if (id != lastInstruction) {
-      // try_emplace looks the id up before allocating a node (emplace would allocate each time).
-      auto [it, inserted] = insIndex.try_emplace(id, static_cast<uint32_t>(ins.size()));
-      if (inserted) {
-        ins.emplace_back();
-        ins.back().instruction = id;
-      }
-      lastInstruction = id;
-      lastIndex = it->second;
+    uint32_t* slot;
+    if (id < kDirectIds) {
+      if (id >= directIndex.size()) directIndex.resize(std::max<size_t>(size_t(id) + 1, directIndex.size() * 2));
+      slot = &directIndex[id];
+    } else {
+      slot = &farIndex[id];
     }
-    return ins[lastIndex];
+    if (*slot == 0) {
+      ins.emplace_back();
+      ins.back().instruction = id;
+      *slot = static_cast<uint32_t>(ins.size());
+    }
+    return ins[*slot - 1];
   }
 };
 

@@ -749,7 +749,7 @@ void Scheduler::Impl::issueWarp(Workgroup& wg, uint32_t w, WarpStep& out) {
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t t = chosen[i];
     const CompactRecord& r = records[cursor[t]];
-    lanes[i] = LaneAccess{t, r.address, op.size};
+    lanes[i] = LaneAccess{t, op.size, r.address};
     advance(wg, t);
   }
 }
@@ -772,7 +772,7 @@ void Scheduler::Impl::issue(uint32_t smIndex, UnitRef pick, WarpStep& out) {
     const CompactRecord& r = wg.records[wg.cursor[t]];
     out.lanes.clear();
     const OpInfo& op = wg.op(r);
-    out.lanes.push_back(LaneAccess{t, r.address, op.size});
+    out.lanes.push_back(LaneAccess{t, op.size, r.address});
     out.instruction = op.instruction;
     out.kind = static_cast<AccessKind>(op.kind);
     out.flags = op.flags;

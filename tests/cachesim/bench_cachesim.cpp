@@ -137,7 +137,7 @@ class SyntheticSource : public sched::StepSource {
     out.lanes.resize(32);
     sched::LaneAccess* lane = out.lanes.data();
     const uint64_t base = r.line * 128, stride = r.broadcast ? 0 : 4;
-    for (uint32_t i = 0; i < 32; ++i) lane[i] = sched::LaneAccess{i, base + stride * i, 4};
+    for (uint32_t i = 0; i < 32; ++i) lane[i] = sched::LaneAccess{i, 4, base + stride * i};
     return true;
   }
   void delayWarp(uint64_t warpKey, uint64_t readyCycle) override {

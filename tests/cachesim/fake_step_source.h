@@ -27,7 +27,7 @@ inline WarpStep makeStep(AccessKind kind, uint32_t instruction, const std::vecto
   s.kind = kind;
   s.instruction = instruction;
   for (size_t i = 0; i < addresses.size(); ++i)
-    s.lanes.push_back(LaneAccess{static_cast<uint32_t>(i), addresses[i], size});
+    s.lanes.push_back(LaneAccess{static_cast<uint32_t>(i), size, addresses[i]});
   return s;
 }
 

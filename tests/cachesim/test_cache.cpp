@@ -162,6 +162,59 @@ TEST(Coalescing, LargeCopiesAreEveryLineOnceInOrder) {
   EXPECT_EQ(lines.back(), 262144u);
 }
 
+TEST(Coalescing, EdgesOfOneLine) {
+  std::vector<uint64_t> lines;
+  sched::WarpStep st = testing::load(0, {0x17C, 0x100}, 4);  // bytes 0x17C..0x17F: line 2 only
+  coalesce(st, 7, lines);
+  EXPECT_EQ(lines, (std::vector<uint64_t>{2}));
+  st = testing::load(0, {0x17D, 0x100}, 4);  // 0x17D..0x180 reaches line 3
+  coalesce(st, 7, lines);
+  EXPECT_EQ(lines, (std::vector<uint64_t>{2, 3}));
+  st = testing::load(0, {0x17F, 0x101}, 0);  // size 0 counts as one byte
+  coalesce(st, 7, lines);
+  EXPECT_EQ(lines, (std::vector<uint64_t>{2}));
+  st = testing::load(0, {0x140, 0x130}, 16);  // offsets OR to 0x70, + 16 = 0x80: fits
+  coalesce(st, 7, lines);
+  EXPECT_EQ(lines, (std::vector<uint64_t>{2}));
+  st = testing::load(0, {0x150, 0x128}, 8);  // offsets OR to 0x78 + 8: one line (the bound is exact here)
+  coalesce(st, 7, lines);
+  EXPECT_EQ(lines, (std::vector<uint64_t>{2}));
+  st = testing::load(0, {0x154, 0x128}, 8);  // OR 0x7C + 8 > 0x80 yet both end in line 2: exact path
+  coalesce(st, 7, lines);
+  EXPECT_EQ(lines, (std::vector<uint64_t>{2}));
+}
+
+TEST(Coalescing, AgreesWithTheDefinitionOnRandomSteps) {
+  // Every line any lane's bytes touch, each once, in first-touch order.
+  auto reference = [](const sched::WarpStep& st, uint32_t shift) {
+    std::vector<uint64_t> out;
+    for (const sched::LaneAccess& l : st.lanes) {
+      uint64_t end = l.address + (l.size ? l.size - 1 : 0);
+      for (uint64_t line = l.address >> shift; line <= end >> shift; ++line)
+        if (std::find(out.begin(), out.end(), line) == out.end()) out.push_back(line);
+    }
+    return out;
+  };
+  uint64_t state = 12345;
+  auto rnd = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 33;
+  };
+  std::vector<uint64_t> lines;
+  for (int trial = 0; trial < 20000; ++trial) {
+    sched::WarpStep st;
+    const uint32_t n = 1 + rnd() % 32;
+    const uint64_t base = (rnd() % 8) * 128 + (rnd() % 2 ? 0 : rnd() % 128);
+    const uint32_t size = std::vector<uint32_t>{0, 1, 2, 4, 8, 16, 32, 100, 128, 300}[rnd() % 10];
+    const uint64_t stride = std::vector<uint64_t>{0, 1, 4, 8, 16, 128}[rnd() % 6];
+    for (uint32_t i = 0; i < n; ++i) st.lanes.push_back({i, size, base + stride * ((rnd() % 4) ? i : rnd() % 32)});
+    for (uint32_t shift : {5u, 7u}) {
+      coalesce(st, shift, lines);
+      ASSERT_EQ(lines, reference(st, shift)) << "trial " << trial << " shift " << shift;
+    }
+  }
+}
+
 TEST(Coalescing, AnAccessOverTheLimitIsRefusedWithItsInstruction) {
   // A corrupt size (say 0xFFFFFFFF from a damaged instruction table) must not expand into
   // 33 million lines per lane.

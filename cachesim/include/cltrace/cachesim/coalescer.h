@@ -6,7 +6,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <unordered_set>
@@ -23,19 +25,41 @@ inline constexpr uint64_t kMaxLaneAccessBytes = uint64_t{1} << 20;
 
 // Replaces `lines` with the distinct line addresses (byte address >> lineShift) of `step`.
 // Throws std::runtime_error for a lane access over kMaxLaneAccessBytes.
+// Throws std::runtime_error for a lane access over kMaxLaneAccessBytes.
 inline void coalesce(const sched::WarpStep& step, uint32_t lineShift, std::vector<uint64_t>& lines) {
   lines.clear();
   if (step.lanes.empty()) return;
-  // Fast path: every byte of the step within one line (coalesced or broadcast accesses), i.e.
-  // the first and last byte of every lane agree with the first lane's address above lineShift.
-  const uint64_t first = step.lanes.front().address;
-  uint64_t differ = 0;
+  // Fast path: every byte of the step within one line (coalesced or broadcast accesses). The
+  // addresses agree above lineShift when their OR and AND do; every lane ends inside the line
+  // when the OR of the in-line offsets (at least the largest offset) plus the OR of the sizes
+  // (at least the largest size) stays within it. Three ORs/ANDs per lane; a step this bound is
+  // too loose for (rare) takes the exact path below.
+  uint64_t anyBits = 0, allBits = ~uint64_t{0}, sizeBits = 0;
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  // A lane is 16 bytes {localThread, size, address}: one vector OR and AND per lane.
+  static_assert(sizeof(sched::LaneAccess) == 16 && offsetof(sched::LaneAccess, size) == 4 &&
+                offsetof(sched::LaneAccess, address) == 8);
+  using Lane = uint64_t __attribute__((vector_size(16)));
+  Lane any = {0, 0}, all = {~uint64_t{0}, ~uint64_t{0}};
   for (const sched::LaneAccess& lane : step.lanes) {
-    uint64_t last = lane.address + lane.size - (lane.size != 0 ? 1 : 0);
-    differ |= (lane.address ^ first) | (last ^ first);
+    Lane v;
+    std::memcpy(&v, &lane, sizeof v);
+    any |= v;
+    all &= v;
   }
-  if ((differ >> lineShift) == 0) {
-    lines.push_back(first >> lineShift);
+  anyBits = any[1];
+  allBits = all[1];
+  sizeBits = any[0] >> 32;
+#else
+  for (const sched::LaneAccess& lane : step.lanes) {
+    anyBits |= lane.address;
+    allBits &= lane.address;
+    sizeBits |= lane.size;
+  }
+#endif
+  const uint64_t offsetMask = (uint64_t{1} << lineShift) - 1;
+  if (((anyBits ^ allBits) >> lineShift) == 0 && (anyBits & offsetMask) + sizeBits <= offsetMask + 1) {
+    lines.push_back(allBits >> lineShift);
     return;
   }
   // Duplicates are found by a scan while the list is short (a warp touches at most a few

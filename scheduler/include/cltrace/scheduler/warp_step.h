@@ -9,11 +9,13 @@
 namespace cltrace::sched {
 
 // One thread's access within a SIMT step.
+// 16 bytes (the two 32-bit fields share a word): a warp step's 32 lanes fill 8 host cache lines.
 struct LaneAccess {
   uint32_t localThread = 0;  // linear local id within the workgroup (x fastest)
-  uint64_t address = 0;
   uint32_t size = 0;
+  uint64_t address = 0;
 };
+static_assert(sizeof(LaneAccess) == 16);
 
 // All threads of a warp that issue the same instruction (same static id and same loop
 // iteration vector) together. Barrier steps are emitted too (kind Barrier, no lanes needed
