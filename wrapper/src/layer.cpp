@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "cltrace/wrapper/layer_entry.h"
 #include "cltrace/wrapper/local_size.h"
 #include "cltrace/wrapper/traced_kernel.h"
 
@@ -631,23 +632,14 @@ cl_int CL_API_CALL setUserEventStatus(cl_event event, cl_int status) {
 extern "C" {
 
 CL_API_ENTRY cl_int CL_API_CALL clGetLayerInfo(cl_layer_info name, size_t size, void* value, size_t* sizeRet) {
-  if (name != CL_LAYER_API_VERSION) return CL_INVALID_VALUE;
-  cl_layer_api_version version = CL_LAYER_API_VERSION_100;
-  if (sizeRet) *sizeRet = sizeof version;
-  if (value) {
-    if (size < sizeof version) return CL_INVALID_VALUE;
-    std::memcpy(value, &version, sizeof version);
-  }
-  return CL_SUCCESS;
+  return cltrace::wrapper::layer::apiVersionInfo(name, size, value, sizeRet);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint numEntries, const _cl_icd_dispatch* targetDispatch,
                                             cl_uint* numEntriesRet, const _cl_icd_dispatch** layerDispatch) {
-  if (!targetDispatch || !numEntriesRet || !layerDispatch) return CL_INVALID_VALUE;
-  const cl_uint ours = sizeof(_cl_icd_dispatch) / sizeof(void*);
+  cl_int err = cltrace::wrapper::layer::initDispatch(numEntries, targetDispatch, dispatch, numEntriesRet, layerDispatch);
+  if (err != CL_SUCCESS) return err;
   target = targetDispatch;
-  std::memset(&dispatch, 0, sizeof dispatch);
-  std::memcpy(&dispatch, targetDispatch, std::min(numEntries, ours) * sizeof(void*));
   dispatch.clCreateProgramWithSource = &createProgramWithSource;
   dispatch.clBuildProgram = &buildProgram;
   dispatch.clCompileProgram = &compileProgram;
@@ -662,8 +654,6 @@ CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint numEntries, const _cl_icd_di
   dispatch.clReleaseKernel = &releaseKernel;
   dispatch.clCreateUserEvent = &createUserEvent;
   dispatch.clSetUserEventStatus = &setUserEventStatus;
-  *numEntriesRet = ours;
-  *layerDispatch = &dispatch;
   return CL_SUCCESS;
 }
 
