@@ -2,7 +2,8 @@
 //   0 scale  a kernel launched, then
 //   1 scale  its clone (clCloneKernel) with another factor
 //   2 k      a program built from a binary (clCreateProgramWithBinary) after a source program
-//            was released: the driver may give it the released program's address
+//            was released (before its kernel, with extra retains): the driver may give it the
+//            released program's address
 //   3 hello  a kernel that prints (printf) once per work-item
 // Prints one line per check; exits 1 when any result is wrong.
 #define CL_TARGET_OPENCL_VERSION 300
@@ -77,8 +78,14 @@ int main() {
   cl_program doubling = build(ctx, dev, "__kernel void k(__global int* d) { d[get_global_id(0)] *= 2; }");
   cl_kernel dk = clCreateKernel(doubling, "k", &err);
   CHECK(err);
-  CHECK(clReleaseKernel(dk));
+  // The program lets go of the doubling program while its kernel lives (the driver's count
+  // still holds the kernel's reference then), with an extra reference on each let go again.
+  CHECK(clRetainKernel(dk));
+  CHECK(clRetainProgram(doubling));
   CHECK(clReleaseProgram(doubling));
+  CHECK(clReleaseProgram(doubling));
+  CHECK(clReleaseKernel(dk));
+  CHECK(clReleaseKernel(dk));
   const unsigned char* bytes = binary.data();
   cl_int status;
   cl_program fromBinary = clCreateProgramWithBinary(ctx, 1, &dev, &size, &bytes, &status, &err);

@@ -58,14 +58,19 @@ struct Inside {
   ~Inside() { insideLayer = false; }
 };
 
+// References are counted as the program makes and lets go of them (create, clRetain*,
+// clRelease*): the driver's own count also holds internal references (each kernel holds its
+// program), so it cannot tell when the program has let go.
 struct ProgramInfo {
   std::string source;
   std::string options;
+  uint32_t references = 1;
   bool released = false;  // the program let its last reference go; its kernels may live on
 };
 struct KernelInfo {
   cl_program program = nullptr;
   std::string name;
+  uint32_t references = 1;
   std::map<cl_uint, std::vector<uint8_t>> values;  // clSetKernelArg bytes
   std::map<cl_uint, size_t> sizes;                 // clSetKernelArg sizes
   std::set<cl_uint> nullValues;                    // set with a NULL value (__local)
@@ -145,7 +150,7 @@ cl_program CL_API_CALL createProgramWithSource(cl_context context, cl_uint count
       source += (lengths && lengths[i]) ? std::string(strings[i], lengths[i]) : std::string(strings[i]);
     }
     std::lock_guard<std::mutex> lock(state().mutex);
-    state().programs[p] = ProgramInfo{std::move(source), ""};
+    state().programs[p] = ProgramInfo{std::move(source), "", 1, false};
   }
   return p;
 }
@@ -201,7 +206,7 @@ cl_kernel CL_API_CALL createKernel(cl_program program, const char* name, cl_int*
   cl_kernel k = target->clCreateKernel(program, name, err);
   if (k && !insideLayer) {
     std::lock_guard<std::mutex> lock(state().mutex);
-    state().kernels[k] = KernelInfo{program, name, {}, {}, {}};
+    state().kernels[k] = KernelInfo{program, name, 1, {}, {}, {}};
   }
   return k;
 }
@@ -544,7 +549,7 @@ cl_int CL_API_CALL createKernelsInProgram(cl_program program, cl_uint n, cl_kern
       std::string name(size, '\0');
       if (clGetKernelInfo(kernels[i], CL_KERNEL_FUNCTION_NAME, size, name.data(), nullptr) != CL_SUCCESS) continue;
       while (!name.empty() && name.back() == '\0') name.pop_back();
-      state().kernels[kernels[i]] = KernelInfo{program, name, {}, {}, {}};
+      state().kernels[kernels[i]] = KernelInfo{program, name, 1, {}, {}, {}};
     }
   }
   return err;
@@ -560,7 +565,10 @@ cl_kernel CL_API_CALL cloneKernel(cl_kernel source, cl_int* err) {
   if (k && !insideLayer) {
     std::lock_guard<std::mutex> lock(state().mutex);
     auto original = state().kernels.find(source);
-    if (original != state().kernels.end()) state().kernels[k] = original->second;
+    if (original != state().kernels.end()) {
+      KernelInfo& clone = state().kernels[k] = original->second;
+      clone.references = 1;
+    }
   }
   return k;
 }
@@ -576,15 +584,23 @@ void forgetProgramIfUnused(State& s, cl_program program) {
   s.programs.erase(p);
 }
 
-cl_int CL_API_CALL releaseProgram(cl_program program) {
-  cl_uint references = 0;
-  if (!insideLayer &&
-      target->clGetProgramInfo(program, CL_PROGRAM_REFERENCE_COUNT, sizeof references, &references, nullptr) ==
-          CL_SUCCESS &&
-      references == 1) {
+cl_int CL_API_CALL retainProgram(cl_program program) {
+  cl_int err = target->clRetainProgram(program);
+  if (err == CL_SUCCESS && !insideLayer) {
     std::lock_guard<std::mutex> lock(state().mutex);
     auto p = state().programs.find(program);
-    if (p != state().programs.end()) {
+    if (p != state().programs.end()) ++p->second.references;
+  }
+  return err;
+}
+
+// The books are kept before the driver's release: once it frees the object, another thread
+// may get a new one at the same address.
+cl_int CL_API_CALL releaseProgram(cl_program program) {
+  if (!insideLayer) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    auto p = state().programs.find(program);
+    if (p != state().programs.end() && !p->second.released && --p->second.references == 0) {
       p->second.released = true;
       forgetProgramIfUnused(state(), program);
     }
@@ -592,15 +608,21 @@ cl_int CL_API_CALL releaseProgram(cl_program program) {
   return target->clReleaseProgram(program);
 }
 
-cl_int CL_API_CALL releaseKernel(cl_kernel kernel) {
-  cl_uint references = 0;
-  if (!insideLayer &&
-      target->clGetKernelInfo(kernel, CL_KERNEL_REFERENCE_COUNT, sizeof references, &references, nullptr) ==
-          CL_SUCCESS &&
-      references == 1) {
+cl_int CL_API_CALL retainKernel(cl_kernel kernel) {
+  cl_int err = target->clRetainKernel(kernel);
+  if (err == CL_SUCCESS && !insideLayer) {
     std::lock_guard<std::mutex> lock(state().mutex);
     auto k = state().kernels.find(kernel);
-    if (k != state().kernels.end()) {
+    if (k != state().kernels.end()) ++k->second.references;
+  }
+  return err;
+}
+
+cl_int CL_API_CALL releaseKernel(cl_kernel kernel) {
+  if (!insideLayer) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    auto k = state().kernels.find(kernel);
+    if (k != state().kernels.end() && --k->second.references == 0) {
       cl_program program = k->second.program;
       state().kernels.erase(k);
       forgetProgramIfUnused(state(), program);
@@ -650,7 +672,9 @@ CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint numEntries, const _cl_icd_di
   dispatch.clEnqueueTask = &enqueueTask;
   dispatch.clCreateKernelsInProgram = &createKernelsInProgram;
   dispatch.clCloneKernel = &cloneKernel;
+  dispatch.clRetainProgram = &retainProgram;
   dispatch.clReleaseProgram = &releaseProgram;
+  dispatch.clRetainKernel = &retainKernel;
   dispatch.clReleaseKernel = &releaseKernel;
   dispatch.clCreateUserEvent = &createUserEvent;
   dispatch.clSetUserEventStatus = &setUserEventStatus;
