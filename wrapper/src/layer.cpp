@@ -64,16 +64,15 @@ struct Inside {
 struct ProgramInfo {
   std::string source;
   std::string options;
-  uint32_t references = 1;
-  bool released = false;  // the program let its last reference go; its kernels may live on
+  uint32_t references = 1;  // 0: the program let go of it; its kernels may live on
 };
 struct KernelInfo {
   cl_program program = nullptr;
   std::string name;
-  uint32_t references = 1;
   std::map<cl_uint, std::vector<uint8_t>> values;  // clSetKernelArg bytes
   std::map<cl_uint, size_t> sizes;                 // clSetKernelArg sizes
   std::set<cl_uint> nullValues;                    // set with a NULL value (__local)
+  uint32_t references = 1;
 };
 
 struct Settings {
@@ -150,7 +149,7 @@ cl_program CL_API_CALL createProgramWithSource(cl_context context, cl_uint count
       source += (lengths && lengths[i]) ? std::string(strings[i], lengths[i]) : std::string(strings[i]);
     }
     std::lock_guard<std::mutex> lock(state().mutex);
-    state().programs[p] = ProgramInfo{std::move(source), "", 1, false};
+    state().programs[p] = ProgramInfo{std::move(source), ""};
   }
   return p;
 }
@@ -206,7 +205,7 @@ cl_kernel CL_API_CALL createKernel(cl_program program, const char* name, cl_int*
   cl_kernel k = target->clCreateKernel(program, name, err);
   if (k && !insideLayer) {
     std::lock_guard<std::mutex> lock(state().mutex);
-    state().kernels[k] = KernelInfo{program, name, 1, {}, {}, {}};
+    state().kernels[k] = KernelInfo{program, name, {}, {}, {}};
   }
   return k;
 }
@@ -549,7 +548,7 @@ cl_int CL_API_CALL createKernelsInProgram(cl_program program, cl_uint n, cl_kern
       std::string name(size, '\0');
       if (clGetKernelInfo(kernels[i], CL_KERNEL_FUNCTION_NAME, size, name.data(), nullptr) != CL_SUCCESS) continue;
       while (!name.empty() && name.back() == '\0') name.pop_back();
-      state().kernels[kernels[i]] = KernelInfo{program, name, 1, {}, {}, {}};
+      state().kernels[kernels[i]] = KernelInfo{program, name, {}, {}, {}};
     }
   }
   return err;
@@ -578,7 +577,7 @@ cl_kernel CL_API_CALL cloneKernel(cl_kernel source, cl_int* err) {
 // them. A released program stays known while kernels made from it live.
 void forgetProgramIfUnused(State& s, cl_program program) {
   auto p = s.programs.find(program);
-  if (p == s.programs.end() || !p->second.released) return;
+  if (p == s.programs.end() || p->second.references != 0) return;
   for (const auto& [kernel, info] : s.kernels)
     if (info.program == program) return;
   s.programs.erase(p);
@@ -600,10 +599,8 @@ cl_int CL_API_CALL releaseProgram(cl_program program) {
   if (!insideLayer) {
     std::lock_guard<std::mutex> lock(state().mutex);
     auto p = state().programs.find(program);
-    if (p != state().programs.end() && !p->second.released && --p->second.references == 0) {
-      p->second.released = true;
+    if (p != state().programs.end() && p->second.references > 0 && --p->second.references == 0)
       forgetProgramIfUnused(state(), program);
-    }
   }
   return target->clReleaseProgram(program);
 }

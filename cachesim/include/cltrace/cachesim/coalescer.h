@@ -25,7 +25,6 @@ inline constexpr uint64_t kMaxLaneAccessBytes = uint64_t{1} << 20;
 
 // Replaces `lines` with the distinct line addresses (byte address >> lineShift) of `step`.
 // Throws std::runtime_error for a lane access over kMaxLaneAccessBytes.
-// Throws std::runtime_error for a lane access over kMaxLaneAccessBytes.
 inline void coalesce(const sched::WarpStep& step, uint32_t lineShift, std::vector<uint64_t>& lines) {
   lines.clear();
   if (step.lanes.empty()) return;
