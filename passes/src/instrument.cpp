@@ -34,7 +34,7 @@ std::vector<Loop*> allLoops(LoopInfo& li) {
 // Private per-work-item state both modes set up at kernel entry.
 struct EntryState {
   Value* linearId = nullptr;
-  AllocaInst* recordCount = nullptr;  // i64: device record units this work-item produced so far
+  AllocaInst* recordCount = nullptr;  // i64: packed record units this work-item produced so far
 };
 
 DynamicWord dynamicWordOf(const Access& a) {
@@ -46,6 +46,19 @@ DynamicWord dynamicWordOf(const Access& a) {
 InstructionShape shapeOf(const Access& a) {
   return {a.kind, static_cast<uint32_t>(a.staticSize), a.flags, static_cast<uint32_t>(a.loops.size()),
           dynamicWordOf(a)};
+}
+
+bool isBufferPointer(const Type* t) {
+  auto* pt = dyn_cast<PointerType>(t);
+  return pt && (pt->getAddressSpace() == kGlobalAddressSpace || pt->getAddressSpace() == kConstantAddressSpace);
+}
+
+// The global/constant pointer argument the access's pointer derives from, or kFullAddress.
+int32_t bufferArgumentOf(const Access& a) {
+  if (!isMemoryAccess(a.kind) || !a.pointer) return kFullAddress;
+  if (auto* arg = dyn_cast<Argument>(getUnderlyingObject(a.pointer)); arg && isBufferPointer(arg->getType()))
+    return static_cast<int32_t>(arg->getArgNo());
+  return kFullAddress;
 }
 
 // Allocas go first in the entry block (SPIR-V requires all OpVariables there).
@@ -104,6 +117,9 @@ class KernelInstrumenter {
     loopInfo_ = std::make_unique<LoopInfo>(*dominators_);
     loops_ = allLoops(*loopInfo_);
     accesses_ = enumerateAccesses(kernel_, *loopInfo_);
+    // Read before the body moves: afterwards the pointers derive from the new function's arguments.
+    packed_.clear();
+    for (const Access& a : accesses_) packed_.push_back({shapeOf(a), bufferArgumentOf(a)});
     fillReport(report);
     return true;
   }
@@ -151,9 +167,11 @@ class KernelInstrumenter {
                                 std::to_string(report.maxDepth) + " deep; records keep the " +
                                 std::to_string(kMaxLoopDepth) +
                                 " outermost iteration counters and are flagged truncated");
-    for (const Access& a : accesses_)
-      report.accesses.push_back({a.id, a.kind, a.staticSize, a.flags,
-                                 static_cast<uint32_t>(a.loops.size()), dynamicWordOf(a), describe(*a.inst)});
+    for (size_t i = 0; i < accesses_.size(); ++i) {
+      const Access& a = accesses_[i];
+      report.accesses.push_back({a.id, a.kind, a.staticSize, a.flags, static_cast<uint32_t>(a.loops.size()),
+                                 dynamicWordOf(a), describe(*a.inst), packed_[i].bufferArgument});
+    }
   }
 
   void instrumentCount(Function& f, uint32_t originalArgs) {
@@ -173,10 +191,11 @@ class KernelInstrumenter {
     AllocaInst* outside = entryAlloca(f, b.getInt32Ty(), "cltrace.outside");
     b.CreateStore(b.getInt32(~0u), outside);
     std::vector<BufferRange> buffers = emitBufferRanges(f, b, originalArgs);
-    for (const Access& a : accesses_) {
+    for (size_t i = 0; i < accesses_.size(); ++i) {
+      const Access& a = accesses_[i];
       b.SetInsertPoint(a.inst);
       b.CreateStore(b.CreateAdd(b.CreateLoad(b.getInt64Ty(), s.recordCount),
-                                b.getInt64(deviceRecordUnits(shapeOf(a)))),
+                                b.getInt64(packedRecordUnits(packed_[i]))),
                     s.recordCount);
       if (a.loops.size() > kMaxLoopDepth)
         b.CreateStore(b.CreateOr(b.CreateLoad(b.getInt64Ty(), diag),
@@ -214,9 +233,7 @@ class KernelInstrumenter {
     std::vector<BufferRange> ranges;
     for (uint32_t i = 0; i < originalArgs; ++i) {
       Argument* arg = f.getArg(i);
-      auto* pt = dyn_cast<PointerType>(arg->getType());
-      if (!pt || (pt->getAddressSpace() != kGlobalAddressSpace && pt->getAddressSpace() != kConstantAddressSpace))
-        continue;
+      if (!isBufferPointer(arg->getType())) continue;
       ranges.push_back({arg, b.CreatePtrToInt(arg, b.getInt64Ty()),
                         b.CreateLoad(b.getInt64Ty(), slotPointer(b, bounds, b.getInt64(i)))});
     }
@@ -295,7 +312,8 @@ class KernelInstrumenter {
                     counters[l]);
     }
 
-    for (const Access& a : accesses_) emitRecord(b, a, s, records, firstUnit, limit, counters);
+    for (size_t i = 0; i < accesses_.size(); ++i)
+      emitRecord(b, accesses_[i], packed_[i], s, records, firstUnit, limit, counters);
 
     for (ReturnInst* ret : returnsOf(f)) {
       b.SetInsertPoint(ret);
@@ -392,11 +410,7 @@ class KernelInstrumenter {
                              uint32_t originalArgs) {
     std::vector<Argument*> pointers;
     for (uint32_t i = 0; i < originalArgs; ++i) {
-      Argument* a = f.getArg(i);
-      if (auto* pt = dyn_cast<PointerType>(a->getType()))
-        if (pt->getAddressSpace() == kGlobalAddressSpace ||
-            pt->getAddressSpace() == kConstantAddressSpace)
-          pointers.push_back(a);
+      if (isBufferPointer(f.getArg(i)->getType())) pointers.push_back(f.getArg(i));
     }
     if (pointers.empty()) return;
     Instruction* then =
@@ -420,34 +434,43 @@ class KernelInstrumenter {
     return b.CreatePtrToInt(p, b.getInt64Ty());
   }
 
-  // Writes the device record of `a` (device_record.h) just before the access.
-  void emitRecord(IRBuilder<>& b, const Access& a, const EntryState& s, Value* records,
+  // Writes the packed record of `a` (packed_record.h) just before the access.
+  void emitRecord(IRBuilder<>& b, const Access& a, const PackedShape& shape, const EntryState& s, Value* records,
                   Value* firstUnit, Value* limit, std::map<Loop*, AllocaInst*>& counters) {
     b.SetInsertPoint(a.inst);
-    Value* address = addressOf(b, a);
-    std::vector<Value*> words = {b.CreateTrunc(address, b.getInt32Ty()),
-                                 b.CreateTrunc(b.CreateLShr(address, 32), b.getInt32Ty()), b.getInt32(a.id)};
+    std::vector<Value*> words = {b.getInt32(a.id)};
+    if (packedAddressWords(shape) == 1) {
+      // The count run checked that the access lies inside this argument's buffer.
+      Value* base = b.CreatePtrToInt(a.inst->getFunction()->getArg(shape.bufferArgument), b.getInt64Ty());
+      words.push_back(b.CreateTrunc(b.CreateSub(addressOf(b, a), base), b.getInt32Ty()));
+    } else if (packedAddressWords(shape) == 2) {
+      Value* address = addressOf(b, a);
+      words.push_back(b.CreateTrunc(address, b.getInt32Ty()));
+      words.push_back(b.CreateTrunc(b.CreateLShr(address, 32), b.getInt32Ty()));
+    }
     if (a.dynamicSize) words.push_back(b.CreateZExtOrTrunc(a.dynamicSize, b.getInt32Ty()));
     if (a.fenceFlags) words.push_back(b.CreateZExtOrTrunc(a.fenceFlags, b.getInt32Ty()));
     for (size_t i = 0; i < a.loops.size() && i < kMaxLoopDepth; ++i)
       words.push_back(b.CreateLoad(b.getInt32Ty(), counters[a.loops[i]]));
-    const uint32_t units = deviceRecordUnits(shapeOf(a));
-    while (words.size() < size_t(units) * kDeviceUnitWords) words.push_back(b.getInt32(0));
+    const uint32_t units = packedRecordUnits(shape);
+    while (words.size() < size_t(units) * kPackedUnitWords) words.push_back(b.getInt32(0));
 
     Value* current = b.CreateLoad(b.getInt64Ty(), s.recordCount);
     Value* next = b.CreateAdd(current, b.getInt64(units));
     b.CreateStore(next, s.recordCount);
     // A record beyond the counted units goes to the sink at unit 0: no branch around the stores.
     Value* index = b.CreateSelect(b.CreateICmpULE(next, limit), b.CreateAdd(firstUnit, current), b.getInt64(0));
-    Value* base = b.CreateInBoundsGEP(b.getInt8Ty(), records, b.CreateMul(index, b.getInt64(kDeviceUnitBytes)));
-    // Whole 16-byte vector stores: fewer, wider stores trace faster.
-    auto* vec4 = FixedVectorType::get(b.getInt32Ty(), kDeviceUnitWords);
-    Value* vectors = b.CreateBitCast(base, PointerType::get(vec4, kGlobalAddressSpace));
-    for (uint32_t u = 0; u < units; ++u) {
-      Value* v = UndefValue::get(vec4);
-      for (uint32_t i = 0; i < kDeviceUnitWords; ++i)
-        v = b.CreateInsertElement(v, words[u * kDeviceUnitWords + i], b.getInt32(i));
-      b.CreateAlignedStore(v, b.CreateConstInBoundsGEP1_64(vec4, vectors, u), Align(kDeviceUnitBytes));
+    Value* base = b.CreateInBoundsGEP(b.getInt8Ty(), records, b.CreateMul(index, b.getInt64(kPackedUnitBytes)));
+    // Vector stores of up to 16 bytes (units are 8-byte aligned): fewer, wider stores trace faster.
+    Value* wordsAt = b.CreateBitCast(base, b.getInt32Ty()->getPointerTo(kGlobalAddressSpace));
+    for (uint32_t w = 0; w < words.size();) {
+      const uint32_t n = std::min<uint32_t>(words.size() - w, 2 * kPackedUnitWords);
+      auto* vec = FixedVectorType::get(b.getInt32Ty(), n);
+      Value* v = UndefValue::get(vec);
+      for (uint32_t i = 0; i < n; ++i) v = b.CreateInsertElement(v, words[w + i], b.getInt32(i));
+      Value* at = b.CreateConstInBoundsGEP1_64(b.getInt32Ty(), wordsAt, w);
+      b.CreateAlignedStore(v, b.CreateBitCast(at, PointerType::get(vec, kGlobalAddressSpace)), Align(kPackedUnitBytes));
+      w += n;
     }
   }
 
@@ -458,9 +481,16 @@ class KernelInstrumenter {
   std::unique_ptr<LoopInfo> loopInfo_;
   std::vector<Loop*> loops_;
   std::vector<Access> accesses_;
+  std::vector<PackedShape> packed_;  // per access: how its records are packed
 };
 
 }  // namespace
+
+std::vector<PackedShape> packedShapes(const KernelReport& report) {
+  std::vector<PackedShape> shapes;
+  for (const AccessInfo& a : report.accesses) shapes.push_back(a.packedShape());
+  return shapes;
+}
 
 std::vector<InstructionShape> instructionShapes(const KernelReport& report) {
   std::vector<InstructionShape> shapes;

@@ -174,7 +174,7 @@ std::string encodeHeader(const TraceHeader& h) {
   putLE(out, h.version, 4);
   putLE(out, h.compressed ? kFlagCompressed : 0, 4);
   putLE(out, kRecordFormatVersion, 4);
-  putLE(out, h.version == kTraceFormatUnits ? kDeviceUnitBytes : kRecordSize, 4);
+  putLE(out, h.version == kTraceFormatUnits ? kUnitBytes : kRecordSize, 4);
   putLE(out, h.workItemCount, 8);
   putLE(out, h.recordCount, 8);
   putLE(out, h.sourceHash, 8);
@@ -317,7 +317,7 @@ void decodeBuffers(HeaderDecoder& in, std::vector<TraceBuffer>& buffers, const s
 
 void checkRecordLayout(uint32_t version, uint32_t recordVersion, uint32_t recordSize, const std::string& path) {
   const bool units = version == kTraceFormatUnits;
-  const uint64_t expected = units ? kDeviceUnitBytes : kRecordSize;
+  const uint64_t expected = units ? kUnitBytes : kRecordSize;
   if (recordVersion != kRecordFormatVersion || recordSize != expected)
     fail(path, "unsupported record format version " + to_string(recordVersion) + " with " +
                    to_string(recordSize) + "-byte " + (units ? "units" : "records") + " (this build reads version " +
@@ -556,7 +556,7 @@ void checkPlainBodySize(std::FILE* file, const std::string& path, const TraceHea
   uint64_t bodySize = static_cast<uint64_t>(st.st_size) - headerSize;
   std::string available = to_string(bodySize) + " bytes after the header";
   const bool units = h.version == kTraceFormatUnits;
-  const uint64_t items = units ? h.unitCount : h.recordCount, itemSize = units ? kDeviceUnitBytes : kRecordSize;
+  const uint64_t items = units ? h.unitCount : h.recordCount, itemSize = units ? kUnitBytes : kRecordSize;
   const std::string itemName = units ? "unit" : "record";
   if (items > bodySize / itemSize)
     fail(path, itemName + " count " + to_string(items) + " is larger than the file can hold (" +
@@ -603,7 +603,7 @@ struct TraceWriter::Impl {
   uint64_t workItems = 0;
   uint64_t records = 0;
   uint64_t units = 0;  // version 2
-  std::unique_ptr<DeviceRecordDecoder> shapes;  // version 2: walks the units
+  std::unique_ptr<UnitRecordDecoder> shapes;  // version 2: walks the units
   bool closed = false;
   bool failed = false;
   bool ownsFile = false;  // the file exists and is ours to remove until a successful close
@@ -652,7 +652,7 @@ TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header)
   w.file.reset(std::fopen(path.c_str(), "wb"));
   if (!w.file) fail(path, "cannot create: " + systemError());
   w.ownsFile = true;
-  if (w.header.version == kTraceFormatUnits) w.shapes = std::make_unique<DeviceRecordDecoder>(w.header.instructions);
+  if (w.header.version == kTraceFormatUnits) w.shapes = std::make_unique<UnitRecordDecoder>(w.header.instructions);
   try {
     std::string bytes = encodeHeader(w.header);
     PlainSink(w.file.get(), w.path).write(bytes.data(), bytes.size());
@@ -671,7 +671,7 @@ TraceWriter::~TraceWriter() { impl_->discard(); }
 void TraceWriter::writeWorkItemUnits(const uint32_t* words, uint64_t count) {
   Impl& w = *impl_;
   w.checkUsable("write");
-  if (w.header.version != kTraceFormatUnits) w.error("device record units need format version 2");
+  if (w.header.version != kTraceFormatUnits) w.error("unit records need format version 2");
   if (w.workItems == w.header.workItemCount)
     w.error("more work-items than the header's " + to_string(w.header.workItemCount));
   if (count && !words) w.error("null units for work-item " + to_string(w.workItems));
@@ -683,7 +683,7 @@ void TraceWriter::writeWorkItemUnits(const uint32_t* words, uint64_t count) {
     w.error("more units than the header's " + to_string(w.header.unitCount));
   if (w.header.recordCount != kUnknownRecordCount && records > w.header.recordCount - w.records)
     w.error("more records than the header's " + to_string(w.header.recordCount));
-  w.writeItem(count, words, count * kDeviceUnitBytes);
+  w.writeItem(count, words, count * kUnitBytes);
   w.units += count;
   w.records += records;
 }
@@ -750,7 +750,7 @@ struct TraceReader::Impl {
   uint64_t nextIndex = 0;
   uint64_t recordsLeft = 0;
   uint64_t unitsLeft = 0;                         // version 2
-  std::unique_ptr<DeviceRecordDecoder> decoder;  // version 2
+  std::unique_ptr<UnitRecordDecoder> decoder;  // version 2
   std::vector<uint32_t> words;                    // version 2: one work-item's units
   bool ended = false;
 
@@ -781,7 +781,7 @@ TraceReader::TraceReader(const std::string& path) : impl_(std::make_unique<Impl>
   r.recordsLeft = r.header.recordCount;
   if (r.header.version == kTraceFormatUnits) {
     r.unitsLeft = r.header.unitCount;
-    r.decoder = std::make_unique<DeviceRecordDecoder>(r.header.instructions);
+    r.decoder = std::make_unique<UnitRecordDecoder>(r.header.instructions);
   }
   if (r.header.compressed) {
     r.body = std::make_unique<ZstdSource>(r.file.get(), r.path);
@@ -834,9 +834,9 @@ void TraceReader::Impl::readRecords(std::vector<Record>& out, uint64_t count) {
 uint64_t TraceReader::Impl::readUnits(std::vector<Record>& out, uint64_t count) {
   // Grows in bounded chunks, like readRecords: a corrupt count fails on the read first.
   words.clear();
-  while (words.size() < count * kDeviceUnitWords) {
+  while (words.size() < count * kUnitWords) {
     size_t start = words.size();
-    size_t chunk = static_cast<size_t>(std::min<uint64_t>(count * kDeviceUnitWords - start, kRecordsPerChunk * 4));
+    size_t chunk = static_cast<size_t>(std::min<uint64_t>(count * kUnitWords - start, kRecordsPerChunk * 4));
     words.resize(start + chunk);
     readExact(words.data() + start, chunk * sizeof(uint32_t), "the units of");
   }

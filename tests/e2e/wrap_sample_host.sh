@@ -18,8 +18,9 @@ grep -q "4 launches traced" "$work/err" || fail "no summary: $(cat "$work/err")"
 wrapped=$("$CLTRACE" wrap --out "$work/one" --kernel scale --launch 2 -- "$SAMPLE_HOST" 2>/dev/null)
 [ "$plain" = "$wrapped" ] || fail "filtered output differs"
 [ "$(ls "$work/one"/*.cltrace)" = "$work/one/scale-2.cltrace" ] || fail "filter: $(ls "$work/one")"
-# Traced in slices (4 KiB of records: one 64-work-item group per slice): same output, same traces.
-wrapped=$(CLTRACE_TRACE_BUFFER_BYTES=4096 "$CLTRACE" wrap --out "$work/sliced" -- "$SAMPLE_HOST" 2>"$work/err")
+# Traced in slices (2 KiB of records: one vadd group, 64 work-items x 3 records x 8 bytes, per
+# slice): same output, same traces.
+wrapped=$(CLTRACE_TRACE_BUFFER_BYTES=2048 "$CLTRACE" wrap --out "$work/sliced" -- "$SAMPLE_HOST" 2>"$work/err")
 [ "$plain" = "$wrapped" ] || fail "sliced: output differs"
 grep -q "traced vadd launch 0 -> $work/sliced/vadd-0.cltrace (in 16 slices)" "$work/err" || fail "sliced: $(cat "$work/err")"
 for f in vadd-0 scale-1 scale-2 vadd-3; do

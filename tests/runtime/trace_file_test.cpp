@@ -683,7 +683,7 @@ TEST_F(UnitsTest, UnitsNamingUnknownInstructionsOrRunningPastTheEndAreReported) 
     readAll(reader);
     ADD_FAILURE() << "no error";
   } catch (const TraceFileError& e) {
-    EXPECT_NE(std::string(e.what()).find("work-item 0 (of 8): device record at unit 0 names instruction 99, "
+    EXPECT_NE(std::string(e.what()).find("work-item 0 (of 8): record at unit 0 names instruction 99, "
                                          "but the kernel has 9"),
               std::string::npos)
         << e.what();
@@ -696,7 +696,7 @@ TEST_F(UnitsTest, UnitsNamingUnknownInstructionsOrRunningPastTheEndAreReported) 
     readAll(reader);
     ADD_FAILURE() << "no error";
   } catch (const TraceFileError& e) {
-    EXPECT_NE(std::string(e.what()).find("device record of instruction 8 at unit 0 runs past the work-item's 2 units"),
+    EXPECT_NE(std::string(e.what()).find("record of instruction 8 at unit 0 runs past the work-item's 2 units"),
               std::string::npos)
         << e.what();
   }
@@ -719,12 +719,12 @@ TEST_F(UnitsTest, WriterChecksVersionsShapesAndUnits) {
     TraceWriter w(file("a.trace"), sampleHeader(false));
     uint32_t words[4] = {0, 0, 0, 0};
     w.writeWorkItemUnits(words, 1);
-  }, "device record units need format version 2");
+  }, "unit records need format version 2");
   expectWriteError([&] {
     TraceWriter w(file("a.trace"), sampleUnitsHeader(false));
     uint32_t words[4] = {0, 0, 42, 0};
     w.writeWorkItemUnits(words, 1);
-  }, "work-item 0: device record at unit 0 names instruction 42, but the kernel has 9");
+  }, "work-item 0: record at unit 0 names instruction 42, but the kernel has 9");
   expectWriteError([&] {
     TraceHeader h = sampleUnitsHeader(false);
     h.instructions[3].kind = static_cast<AccessKind>(9);
@@ -736,7 +736,7 @@ TEST_F(UnitsTest, WriterChecksVersionsShapesAndUnits) {
     TraceWriter w(file("a.trace"), h);
     for (const auto& records : sampleUnitRecords()) {
       std::vector<uint32_t> words = encodeUnits(h.instructions, records);
-      w.writeWorkItemUnits(words.data(), words.size() / kDeviceUnitWords);
+      w.writeWorkItemUnits(words.data(), words.size() / kUnitWords);
     }
   }, "more units than the header's 12");
   EXPECT_FALSE(std::filesystem::exists(file("a.trace")));

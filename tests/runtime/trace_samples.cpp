@@ -118,7 +118,7 @@ std::vector<uint32_t> encodeUnits(const std::vector<InstructionShape>& shapes, c
     if (s.dynamic == DynamicWord::Size) words.push_back(r.size);
     if (s.dynamic == DynamicWord::FenceFlags) words.push_back(r.flags & (kFenceLocal | kFenceGlobal));
     for (uint32_t i = 0; i < std::min(s.depth, kMaxLoopDepth); ++i) words.push_back(r.iterations[i]);
-    words.resize(start + deviceRecordUnits(s) * kDeviceUnitWords, 0);
+    words.resize(start + unitRecordUnits(s) * kUnitWords, 0);
   }
   return words;
 }
@@ -128,7 +128,7 @@ void writeUnitsSample(const std::string& path, bool compressed) {
   TraceWriter writer(path, h);
   for (const auto& records : sampleUnitRecords()) {
     std::vector<uint32_t> words = encodeUnits(h.instructions, records);
-    writer.writeWorkItemUnits(words.data(), words.size() / kDeviceUnitWords);
+    writer.writeWorkItemUnits(words.data(), words.size() / kUnitWords);
   }
   writer.close();
 }

@@ -32,7 +32,7 @@ void writeSample(const std::string& path, bool compressed);
 // records they give, one work-item without any.
 TraceHeader sampleUnitsHeader(bool compressed);
 WorkItems sampleUnitRecords();
-// The device record units of `records` under `shapes` (the inverse of DeviceRecordDecoder).
+// The unit records of `records` under `shapes` (the inverse of UnitRecordDecoder).
 std::vector<uint32_t> encodeUnits(const std::vector<InstructionShape>& shapes, const std::vector<Record>& records);
 void writeUnitsSample(const std::string& path, bool compressed);
 

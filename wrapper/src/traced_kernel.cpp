@@ -11,7 +11,8 @@
 #include <sstream>
 #include <utility>
 
-#include "cltrace/device_record.h"
+#include "cltrace/packed_record.h"
+#include "cltrace/unit_record.h"
 
 namespace cltrace::wrapper {
 
@@ -415,7 +416,7 @@ class Rebaser {
     std::sort(regions_.begin(), regions_.end(), [](const Region& a, const Region& b) { return a.device < b.device; });
   }
 
-  // Rebases the record `w` (device record words) in place.
+  // Rebases the record `w` (unit record words) in place.
   void operator()(uint32_t* w, const InstructionShape& s) {
     ++records_;
     if (!isMemoryAccess(s.kind)) return;
@@ -454,7 +455,7 @@ struct TracedKernel::CountRun {
   std::unique_ptr<Mapping> map;
   const uint64_t* slots = nullptr;  // kCountSlotsPerWorkItem per work-item
   uint64_t tag = 0;                 // this launch's tag
-  uint64_t units = 0;               // the launch's device record units
+  uint64_t units = 0;               // the launch's packed record units
 };
 
 std::map<cl_mem, uint64_t> TracedKernel::bufferSizesOf(const std::vector<ArgBinding>& args) const {
@@ -472,6 +473,12 @@ std::map<cl_mem, uint64_t> TracedKernel::bufferSizesOf(const std::vector<ArgBind
     size_t size = 0;
     check(clGetMemObjectInfo(args[i].buffer, CL_MEM_SIZE, sizeof size, &size, nullptr), "clGetMemObjectInfo");
     sizes.emplace(args[i].buffer, size);
+    // Packed records hold 32-bit offsets into the buffers the trace pass knows accesses derive from.
+    if (size > UINT32_MAX)
+      for (const passes::AccessInfo& a : kernel_.report.accesses)
+        if (a.bufferArgument == static_cast<int32_t>(i))
+          throw TraceError("argument " + std::to_string(i) + " (" + p.type + " " + p.name + ") is bound to a buffer of " +
+                           std::to_string(size) + " bytes; cltrace traces accesses to buffers of at most 4 GiB - 1");
   }
   return sizes;
 }
@@ -602,19 +609,19 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
     if (range.global[d] > 1) slowest = d;
   const uint64_t layers = range.global[slowest] / range.local[slowest];
   const uint64_t layerItems = items / layers;
-  const uint64_t budgetUnits = std::max<uint64_t>(options.traceBufferBytes / kDeviceUnitBytes, 1);
+  const uint64_t budgetUnits = std::max<uint64_t>(options.traceBufferBytes / kPackedUnitBytes, 1);
   const std::vector<TraceSlice> slices = sliceLayers(counts, layers, layerItems, budgetUnits);
   result.traceSlices = slices.size();
-  result.deviceRecordBytes = count.units * kDeviceUnitBytes;
+  result.deviceRecordBytes = count.units * kPackedUnitBytes;
   uint64_t sliceUnitsMax = 0;
   for (const TraceSlice& sl : slices) sliceUnitsMax = std::max(sliceUnitsMax, sl.units);
   if (sliceUnitsMax > budgetUnits)
-    result.warnings.push_back("the trace buffer grew to " + std::to_string(sliceUnitsMax * kDeviceUnitBytes) +
+    result.warnings.push_back("the trace buffer grew to " + std::to_string(sliceUnitsMax * kPackedUnitBytes) +
                               " bytes, past the " + std::to_string(options.traceBufferBytes) +
                               " asked for: a slice holds at least one layer of work-groups along dimension " +
                               std::to_string(slowest) + ", and one needs that much");
-  // Units [0, kDeviceSinkUnits) are the sink where records that do not fit land.
-  const uint64_t recordBytes = (kDeviceSinkUnits + sliceUnitsMax) * kDeviceUnitBytes;
+  // Units [0, kPackedSinkUnits) are the sink where records that do not fit land.
+  const uint64_t recordBytes = (kPackedSinkUnits + sliceUnitsMax) * kPackedUnitBytes;
   cl_mem recordBuf = shared(records_, recordBytes).mem;
   const uint64_t slotBytes = items * kControlSlotsPerWorkItem * sizeof(uint64_t);
   cl_mem controlBuf = shared(control_, slotBytes).mem;
@@ -643,7 +650,8 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
   const std::string writtenPath = partialPathFor(tracePath);
   std::unique_ptr<Rebaser> rebase;      // once the first slice gave the argument addresses
   std::unique_ptr<TraceWriter> writer;  // opened once the first slice checks out
-  const DeviceRecordDecoder decoder(h.instructions);
+  const UnitRecordDecoder decoder(h.instructions);
+  std::unique_ptr<PackedRecordUnpacker> unpacker;  // once the first slice gave the argument addresses
   std::vector<uint32_t> item;
   uint64_t unitTotal = 0;
   std::string error;
@@ -658,7 +666,7 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
       // The slice's work-items: where their records start, and the counted length under the tag.
       Mapping controlMap(queue, controlBuf, CL_MAP_WRITE_INVALIDATE_REGION, slotBytes, "mapping the control buffer");
       uint64_t* control = controlMap.as<uint64_t>();
-      uint64_t unit = kDeviceSinkUnits;
+      uint64_t unit = kPackedSinkUnits;
       for (uint64_t i = firstItem; i < endItem; ++i) {
         control[2 * i] = unit;
         control[2 * i + 1] = counts[2 * i] | count.tag << kControlTagShift;
@@ -678,7 +686,7 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
     // [2i] still holds the work-item's first unit; the kernel replaced [2i + 1] by the units it produced.
     Mapping controlMap(queue, controlBuf, CL_MAP_READ, slotBytes, "mapping the control buffer");
     const uint64_t* control = controlMap.as<const uint64_t>();
-    Mapping recordMap(queue, recordBuf, CL_MAP_READ, (kDeviceSinkUnits + slice.units) * kDeviceUnitBytes,
+    Mapping recordMap(queue, recordBuf, CL_MAP_READ, (kPackedSinkUnits + slice.units) * kPackedUnitBytes,
                       "mapping the records");
     const uint32_t* units = recordMap.as<const uint32_t>();
     if (sliceIndex == 0)  // work-item 0, in the first layer, wrote the argument addresses
@@ -706,15 +714,18 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
 
     if (!writer) {
       rebase = std::make_unique<Rebaser>(args, kernel_.args, bufferSizes, argSlots, options.alignment, h);
+      unpacker = std::make_unique<PackedRecordUnpacker>(passes::packedShapes(kernel_.report),
+                                                        std::vector<uint64_t>(argSlots.begin(), argSlots.begin() + args.size()));
       writer = std::make_unique<TraceWriter>(writtenPath, h);
       traceFileStarted = true;
     }
-    // Rebase each work-item's device records in a copy of its units and stream them to the file.
+    // Unpack each work-item's packed records into unit records, rebase them and stream them to the file.
     for (uint64_t at = firstItem; at < endItem; ++at) {
       const uint64_t id = order[at];
-      const uint64_t n = counts[2 * id];
-      const uint32_t* first = units + control[2 * id] * kDeviceUnitWords;
-      item.assign(first, first + n * kDeviceUnitWords);
+      item.clear();
+      if (!unpacker->unpack(units + control[2 * id] * kPackedUnitWords, counts[2 * id], item, error))
+        throw TraceError("work-item " + std::to_string(id) + ": " + error);
+      const uint64_t n = item.size() / kUnitWords;
       if (!decoder.forEach(item.data(), n, *rebase, error))
         throw TraceError("work-item " + std::to_string(id) + ": " + error);
       writer->writeWorkItemUnits(item.data(), n);

@@ -57,7 +57,7 @@ inline bool isMemoryAccess(AccessKind k) { return k <= AccessKind::ConstantLoad;
 const char* accessKindName(AccessKind k);
 
 // Count buffer (added by cltrace-count): two 64-bit slots per work-item, indexed by the
-// linear global id: [2*id] = device record units (device_record.h), [2*id + 1] = diagnostic
+// linear global id: [2*id] = packed record units (packed_record.h), [2*id + 1] = diagnostic
 // bits below. Bounds buffer (also added by cltrace-count): one 64-bit slot per original kernel
 // argument, the byte size of the buffer bound to it (0 for other arguments); the count run
 // performs no access outside every buffer argument and flags it instead.

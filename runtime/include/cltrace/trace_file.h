@@ -8,8 +8,8 @@
 //   stream. Readers stream the body.
 //   Version 1: each work-item is a u64 record count followed by that many 48-byte Records.
 //   Version 2 (what the tracer writes): the header also holds the instructions' static shapes
-//   (device_record.h) and the total unit count; each work-item is a u64 unit count followed by
-//   that many 16-byte device record units, addresses rebased. About a third of the size.
+//   (unit_record.h) and the total unit count; each work-item is a u64 unit count followed by
+//   that many 16-byte unit records (unit_record.h), addresses rebased. About a third of the size.
 //
 // A file holds every work-item of its NDRange: header.workItemCount == range.workItems().
 //
@@ -34,7 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "cltrace/device_record.h"
+#include "cltrace/unit_record.h"
 #include "cltrace/record.h"
 
 namespace cltrace {
@@ -143,7 +143,7 @@ class TraceWriter {
   void writeWorkItem(const std::vector<Record>& records) {
     writeWorkItem(records.data(), records.size());
   }
-  // Version 2: the next work-item as `units` device record units (addresses already rebased).
+  // Version 2: the next work-item as `units` units of unit records (addresses already rebased).
   // Throws TraceFileError for a record naming an unknown instruction or running past the end.
   void writeWorkItemUnits(const uint32_t* words, uint64_t units);
   // Flushes, checks that the counts match the header (or patches an unknown record count).

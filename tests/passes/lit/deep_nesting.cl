@@ -1,4 +1,4 @@
-// Loops nested deeper than the 7 counters a record holds: a warning, and device records inside
+// Loops nested deeper than the 7 counters a record holds: a warning, and packed records inside
 // carry the 7 outermost counters (the host adds the true depth and the truncated flag, which are
 // static); nothing is wrong.
 // RUN: %clang-spir %s -o %t.bc
@@ -19,15 +19,19 @@ __kernel void deep(__global int* a, int n) {
 }
 
 // WARN: cltrace: warning: kernel 'deep': loops nested 8 deep; records keep the 7 outermost iteration counters and are flagged truncated
-// The depth-8 load (id 0): 3 + 7 words in 3 units: (lo, hi, 0, c0) (c1..c4) (c5, c6, 0, 0).
-// CHECK: add i64 %{{.*}}, 3
-// CHECK: insertelement <4 x i32> %{{.*}}, i32 0, i32 2
+// The depth-8 load (id 0): 2 + 7 words in 5 packed units, stored as 16, 16 and 8 bytes:
+// (0, offset, c0, c1) (c2..c5) (c6, 0).
+// CHECK: add i64 %{{.*}}, 5
+// CHECK: insertelement <4 x i32> <i32 0, i32 undef, i32 undef, i32 undef>, i32 %{{.*}}, i32 1
+// CHECK-NEXT: insertelement <4 x i32> %{{.*}}, i32 %{{.*}}, i32 2
 // CHECK-NEXT: insertelement <4 x i32> %{{.*}}, i32 %{{.*}}, i32 3
-// CHECK: getelementptr inbounds <4 x i32>, <4 x i32> addrspace(1)* %{{.*}}, i64 0
-// CHECK: getelementptr inbounds <4 x i32>, <4 x i32> addrspace(1)* %{{.*}}, i64 1
-// CHECK: insertelement <4 x i32> undef, i32 %{{.*}}, i32 0
-// CHECK-NEXT: insertelement <4 x i32> %{{.*}}, i32 %{{.*}}, i32 1
-// CHECK-NEXT: insertelement <4 x i32> %{{.*}}, i32 0, i32 2
-// CHECK-NEXT: insertelement <4 x i32> %{{.*}}, i32 0, i32 3
-// CHECK-NEXT: getelementptr inbounds <4 x i32>, <4 x i32> addrspace(1)* %{{.*}}, i64 2
+// CHECK-NEXT: getelementptr inbounds i32, i32 addrspace(1)* %{{.*}}, i64 0
+// CHECK: store <4 x i32> %{{.*}}, <4 x i32> addrspace(1)* %{{.*}}, align 8
+// CHECK: insertelement <4 x i32> %{{.*}}, i32 %{{.*}}, i32 3
+// CHECK-NEXT: getelementptr inbounds i32, i32 addrspace(1)* %{{.*}}, i64 4
+// CHECK: store <4 x i32>
+// CHECK-NEXT: insertelement <2 x i32> undef, i32 %{{.*}}, i32 0
+// CHECK-NEXT: insertelement <2 x i32> %{{.*}}, i32 0, i32 1
+// CHECK-NEXT: getelementptr inbounds i32, i32 addrspace(1)* %{{.*}}, i64 8
+// CHECK: store <2 x i32>
 // COUNT: or i64 %{{.*}}, 1

@@ -26,11 +26,14 @@ __kernel void nest(__global float* a, int n) {
 // TRACE: [[C:%.*]] = load i32, i32* %cltrace.iter
 // TRACE-NEXT: [[C1:%.*]] = add i32 [[C]], 1
 // TRACE-NEXT: store i32 [[C1]], i32* %cltrace.iter
-// The depth-3 load (id 2): 3 + 3 words in 2 units, (lo, hi, 2, c0) (c1, c2, 0, 0).
-// TRACE: add i64 %{{.*}}, 2
-// TRACE: insertelement <4 x i32> %{{.*}}, i32 2, i32 2
+// The depth-3 load (id 2): 2 + 3 words in 3 packed units, stored as 16 and 8 bytes:
+// (2, offset, c0, c1) (c2, 0).
+// TRACE: add i64 %{{.*}}, 3
+// TRACE: insertelement <4 x i32> <i32 2, i32 undef, i32 undef, i32 undef>, i32 %{{.*}}, i32 1
+// TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 %{{.*}}, i32 2
 // TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 %{{.*}}, i32 3
-// TRACE: insertelement <4 x i32> undef, i32 %{{.*}}, i32 0
-// TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 %{{.*}}, i32 1
-// TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 0, i32 2
-// TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 0, i32 3
+// TRACE: store <4 x i32>
+// TRACE-NEXT: insertelement <2 x i32> undef, i32 %{{.*}}, i32 0
+// TRACE-NEXT: insertelement <2 x i32> %{{.*}}, i32 0, i32 1
+// TRACE-NEXT: getelementptr inbounds i32, i32 addrspace(1)* %{{.*}}, i64 4
+// TRACE: store <2 x i32>

@@ -18,26 +18,36 @@ __kernel void copy(__global const int* in, __global int* out) {
 // The counted length lies below the host's launch tag (bits 48..63 of the control slot).
 // TRACE: %cltrace.limitword = load i64
 // TRACE-NEXT: %cltrace.limit = and i64 %cltrace.limitword, 281474976710655
-// The device record of access 0 is one 16-byte unit (address lo, hi, id 0, padding 0), stored
-// at the work-item's next unit, or in the sink at unit 0 when its counted units are used up.
-// TRACE: [[N0:%.*]] = load i64, i64* %cltrace.n
+// The packed record of access 0 is one 8-byte unit (id 0, byte offset of the address from `in`,
+// the argument the pointer derives from), stored at the work-item's next unit, or in the sink
+// at unit 0 when its counted units are used up.
+// TRACE: [[P0:%.*]] = getelementptr inbounds i32, i32 addrspace(1)* %0, i64 [[GID:%.*]]
+// TRACE-NEXT: [[IN:%.*]] = ptrtoint i32 addrspace(1)* %0 to i64
+// TRACE-NEXT: [[A0:%.*]] = ptrtoint i32 addrspace(1)* [[P0]] to i64
+// TRACE-NEXT: [[OFF0:%.*]] = sub i64 [[A0]], [[IN]]
+// TRACE-NEXT: [[W0:%.*]] = trunc i64 [[OFF0]] to i32
+// TRACE-NEXT: [[N0:%.*]] = load i64, i64* %cltrace.n
 // TRACE-NEXT: [[NEXT0:%.*]] = add i64 [[N0]], 1
 // TRACE-NEXT: store i64 [[NEXT0]], i64* %cltrace.n
 // TRACE-NEXT: [[AT0:%.*]] = add i64 %cltrace.first, [[N0]]
 // TRACE-NEXT: [[FITS0:%.*]] = icmp ule i64 [[NEXT0]], %cltrace.limit
 // TRACE-NEXT: [[UNIT0:%.*]] = select i1 [[FITS0]], i64 [[AT0]], i64 0
-// TRACE-NEXT: mul i64 [[UNIT0]], 16
-// TRACE: insertelement <4 x i32> %{{.*}}, i32 0, i32 2
-// TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 0, i32 3
-// TRACE-NEXT: getelementptr inbounds <4 x i32>, <4 x i32> addrspace(1)* %{{.*}}, i64 0
-// TRACE-NEXT: store <4 x i32> %{{.*}}, <4 x i32> addrspace(1)* %{{.*}}, align 16
-// TRACE-NEXT: load i32, i32 addrspace(1)*
-// Access 1, the store: id 1, one unit.
-// TRACE: insertelement <4 x i32> %{{.*}}, i32 1, i32 2
-// TRACE-NEXT: insertelement <4 x i32> %{{.*}}, i32 0, i32 3
-// TRACE-NEXT: getelementptr inbounds <4 x i32>, <4 x i32> addrspace(1)* %{{.*}}, i64 0
-// TRACE-NEXT: store <4 x i32> %{{.*}}, <4 x i32> addrspace(1)*
-// TRACE-NEXT: store i32 %{{.*}}, i32 addrspace(1)*
+// TRACE-NEXT: mul i64 [[UNIT0]], 8
+// TRACE-NEXT: [[REC0:%.*]] = getelementptr inbounds i8, i8 addrspace(1)* %cltrace_records
+// TRACE-NEXT: [[WORDS0:%.*]] = bitcast i8 addrspace(1)* [[REC0]] to i32 addrspace(1)*
+// TRACE-NEXT: [[V0:%.*]] = insertelement <2 x i32> <i32 0, i32 undef>, i32 [[W0]], i32 1
+// TRACE-NEXT: [[AT0W:%.*]] = getelementptr inbounds i32, i32 addrspace(1)* [[WORDS0]], i64 0
+// TRACE-NEXT: [[AT0:%.*]] = bitcast i32 addrspace(1)* [[AT0W]] to <2 x i32> addrspace(1)*
+// TRACE-NEXT: store <2 x i32> [[V0]], <2 x i32> addrspace(1)* [[AT0]], align 8
+// TRACE-NEXT: load i32, i32 addrspace(1)* [[P0]]
+// Access 1, the store: id 1 and its offset from `out`, one unit.
+// TRACE: [[P1:%.*]] = getelementptr inbounds i32, i32 addrspace(1)* %1, i64 [[GID]]
+// TRACE-NEXT: [[OUT:%.*]] = ptrtoint i32 addrspace(1)* %1 to i64
+// TRACE-NEXT: [[A1:%.*]] = ptrtoint i32 addrspace(1)* [[P1]] to i64
+// TRACE-NEXT: sub i64 [[A1]], [[OUT]]
+// TRACE: insertelement <2 x i32> <i32 1, i32 undef>, i32 %{{.*}}, i32 1
+// TRACE: store <2 x i32> %{{.*}}, <2 x i32> addrspace(1)* %{{.*}}, align 8
+// TRACE-NEXT: store i32 %{{.*}}, i32 addrspace(1)* [[P1]]
 // At the return the work-item's record total goes back to the control buffer.
 // TRACE: [[N:%.*]] = load i64, i64* %cltrace.n
 // TRACE-NEXT: store i64 [[N]], i64 addrspace(1)*

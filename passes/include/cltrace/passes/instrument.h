@@ -8,15 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "cltrace/device_record.h"
+#include "cltrace/packed_record.h"
 #include "cltrace/record.h"
 
 namespace cltrace::passes {
 
 enum class Mode { Count, Trace };
 
-// Names of the parameters the passes append, in order. The count pass counts device record
-// units (device_record.h) per work-item; the trace pass writes device records.
+// Names of the parameters the passes append, in order. The count pass counts packed record
+// units (packed_record.h) per work-item; the trace pass writes packed records.
 inline constexpr const char* kCountsParam = "cltrace_counts";    // count: ulong*
 inline constexpr const char* kBoundsParam = "cltrace_bounds";    // count: ulong* (buffer bytes per argument)
 inline constexpr const char* kRecordsParam = "cltrace_records";  // trace: uchar*
@@ -30,12 +30,15 @@ struct AccessInfo {
   uint64_t size = 0;  // 0 when dynamic or for barriers/fences
   uint8_t flags = 0;
   uint32_t depth = 0;  // enclosing loops
-  DynamicWord dynamic = DynamicWord::None;  // what the device record carries beyond the static shape
+  DynamicWord dynamic = DynamicWord::None;  // what the record carries beyond the static shape
   std::string text;    // the instruction
+  // The buffer argument the pointer derives from, when known: the record holds an offset into it.
+  int32_t bufferArgument = kFullAddress;
 
   InstructionShape shape() const {
     return {kind, static_cast<uint32_t>(size), flags, depth, dynamic};
   }
+  PackedShape packedShape() const { return {shape(), bufferArgument}; }
 };
 
 struct KernelReport {
@@ -46,8 +49,10 @@ struct KernelReport {
   std::vector<AccessInfo> accesses;
   std::vector<std::string> warnings;  // e.g. loops nested deeper than kMaxLoopDepth
 };
-// The shapes of a kernel's instructions, indexed by id (for DeviceRecordDecoder).
+// The shapes of a kernel's instructions, indexed by id (for UnitRecordDecoder).
 std::vector<InstructionShape> instructionShapes(const KernelReport& report);
+// How the trace pass packs each instruction's records, indexed by id (for PackedRecordUnpacker).
+std::vector<PackedShape> packedShapes(const KernelReport& report);
 
 // Inlines every non-kernel function into its callers, then runs mem2reg.
 // Returns false with `error` naming the function when something cannot be inlined.

@@ -47,14 +47,14 @@ struct LaunchOptions {
   // Where to put the trace run's event (the caller releases it); null: no event. With several
   // slices, the last slice's.
   cl_event* traceRunEvent = nullptr;
-  // Most bytes of device records held at once. A launch that makes more is traced in slices of
+  // Most bytes of packed records (packed_record.h) held at once. A launch that makes more is traced in slices of
   // work-group layers along its slowest dimension (at least one layer each), each slice's
   // records written to the file before the next slice runs; the trace is the same.
   uint64_t traceBufferBytes = uint64_t{1} << 28;
 };
 
 // One trace run slice: `layers` consecutive work-group layers from `firstLayer`, `units`
-// device record units.
+// packed record units.
 struct TraceSlice {
   uint64_t firstLayer = 0, layers = 0, units = 0;
   bool operator==(const TraceSlice& o) const {

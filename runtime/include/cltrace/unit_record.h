@@ -1,9 +1,8 @@
-// Device records: the compact form in which the trace pass writes records on the device.
+// Unit records: the compact form in which trace files (format 2) hold records.
 //
 // A Record (record.h) is 48 bytes, but most of it is known per instruction before the kernel
-// runs: kind, size, flags and loop depth. The trace pass writes only what changes per access,
-// as 1 to 3 units of 16 bytes (four little-endian u32 words each; whole units keep the stores
-// 16-byte vector stores):
+// runs: kind, size, flags and loop depth. A unit record holds only what changes per access,
+// as 1 to 3 units of 16 bytes (four little-endian u32 words each):
 //
 //   word 0, 1   address, low and high half (0 for barriers and fences)
 //   word 2      instruction id
@@ -14,9 +13,8 @@
 //   padding     zero words up to the end of the last unit
 //
 // A loop-free access takes one unit (16 bytes), an access in one loop also one, two to five
-// loops two, deeper three. The count pass counts units, so the host's prefix sum places every
-// work-item's units (after the sink, below); the host expands them to Records with the
-// instructions' shapes.
+// loops two, deeper three. The trace kernel writes the still smaller packed records
+// (packed_record.h), which the host unpacks into unit records.
 #pragma once
 
 #include <algorithm>
@@ -28,12 +26,8 @@
 
 namespace cltrace {
 
-inline constexpr uint32_t kDeviceUnitBytes = 16;
-inline constexpr uint32_t kDeviceUnitWords = 4;
-// A record that does not fit in its work-item's counted units (the trace run took another path
-// than the count run) is written to units 0..2 of the record buffer instead, so the stores need
-// no branch; the host starts the work-items' units after this sink and reports the mismatch.
-inline constexpr uint32_t kDeviceSinkUnits = 3;
+inline constexpr uint32_t kUnitBytes = 16;
+inline constexpr uint32_t kUnitWords = 4;
 
 enum class DynamicWord : uint8_t { None, Size, FenceFlags };
 
@@ -46,17 +40,17 @@ struct InstructionShape {
   DynamicWord dynamic = DynamicWord::None;
 };
 
-inline uint32_t deviceRecordWords(const InstructionShape& s) {
+inline uint32_t unitRecordWords(const InstructionShape& s) {
   return 3 + (s.dynamic != DynamicWord::None ? 1 : 0) + std::min(s.depth, kMaxLoopDepth);
 }
-inline uint32_t deviceRecordUnits(const InstructionShape& s) {
-  return (deviceRecordWords(s) + kDeviceUnitWords - 1) / kDeviceUnitWords;
+inline uint32_t unitRecordUnits(const InstructionShape& s) {
+  return (unitRecordWords(s) + kUnitWords - 1) / kUnitWords;
 }
 
-// Expands device records into Records for the instructions of one kernel.
-class DeviceRecordDecoder {
+// Expands unit records into Records for the instructions of one kernel.
+class UnitRecordDecoder {
  public:
-  explicit DeviceRecordDecoder(std::vector<InstructionShape> shapes) : shapes_(std::move(shapes)) {}
+  explicit UnitRecordDecoder(std::vector<InstructionShape> shapes) : shapes_(std::move(shapes)) {}
   const std::vector<InstructionShape>& shapes() const { return shapes_; }
 
   // Appends the Records held in `units` units at `words` (one work-item's) to `out`. Returns
@@ -69,17 +63,17 @@ class DeviceRecordDecoder {
   bool forEach(Word* words, uint64_t units, Visit&& visit, std::string& error) const {
     uint64_t unit = 0;
     while (unit < units) {
-      Word* w = words + unit * kDeviceUnitWords;
+      Word* w = words + unit * kUnitWords;
       const uint32_t id = w[2];
       if (id >= shapes_.size()) {
-        error = "device record at unit " + std::to_string(unit) + " names instruction " + std::to_string(id) +
+        error = "record at unit " + std::to_string(unit) + " names instruction " + std::to_string(id) +
                 ", but the kernel has " + std::to_string(shapes_.size());
         return false;
       }
       const InstructionShape& s = shapes_[id];
-      const uint32_t length = deviceRecordUnits(s);
+      const uint32_t length = unitRecordUnits(s);
       if (units - unit < length) {
-        error = "device record of instruction " + std::to_string(id) + " at unit " + std::to_string(unit) +
+        error = "record of instruction " + std::to_string(id) + " at unit " + std::to_string(unit) +
                 " runs past the work-item's " + std::to_string(units) + " units";
         return false;
       }

@@ -1,7 +1,7 @@
-// Expansion of the trace pass's compact device records into Records.
+// Expansion of unit records (the compact form of trace files) into Records.
 #include <gtest/gtest.h>
 
-#include "cltrace/device_record.h"
+#include "cltrace/unit_record.h"
 
 using namespace cltrace;
 
@@ -18,20 +18,20 @@ std::vector<InstructionShape> shapes() {
 
 }  // namespace
 
-TEST(DeviceRecord, WordsAndUnitsPerShape) {
+TEST(UnitRecord, WordsAndUnitsPerShape) {
   auto s = shapes();
-  EXPECT_EQ(deviceRecordWords(s[0]), 5u);  // lo hi id c0 c1
-  EXPECT_EQ(deviceRecordUnits(s[0]), 2u);
-  EXPECT_EQ(deviceRecordWords(s[1]), 4u);  // lo hi id size
-  EXPECT_EQ(deviceRecordUnits(s[1]), 1u);
-  EXPECT_EQ(deviceRecordWords(s[2]), 5u);  // lo hi id flags c0
-  EXPECT_EQ(deviceRecordUnits(s[2]), 2u);
-  EXPECT_EQ(deviceRecordWords(s[3]), 10u);  // lo hi id + 7 counters
-  EXPECT_EQ(deviceRecordUnits(s[3]), 3u);
-  EXPECT_EQ(deviceRecordUnits({AccessKind::Load, 4, 0, 1, DynamicWord::None}), 1u);
+  EXPECT_EQ(unitRecordWords(s[0]), 5u);  // lo hi id c0 c1
+  EXPECT_EQ(unitRecordUnits(s[0]), 2u);
+  EXPECT_EQ(unitRecordWords(s[1]), 4u);  // lo hi id size
+  EXPECT_EQ(unitRecordUnits(s[1]), 1u);
+  EXPECT_EQ(unitRecordWords(s[2]), 5u);  // lo hi id flags c0
+  EXPECT_EQ(unitRecordUnits(s[2]), 2u);
+  EXPECT_EQ(unitRecordWords(s[3]), 10u);  // lo hi id + 7 counters
+  EXPECT_EQ(unitRecordUnits(s[3]), 3u);
+  EXPECT_EQ(unitRecordUnits({AccessKind::Load, 4, 0, 1, DynamicWord::None}), 1u);
 }
 
-TEST(DeviceRecord, ExpandsEveryShapeExactly) {
+TEST(UnitRecord, ExpandsEveryShapeExactly) {
   const std::vector<uint32_t> words = {
       0x1000, 0x7, 0, 3, /**/ 9, 0, 0, 0,                    // instruction 0: 0x7'00001000, (3, 9)
       0x2000, 0, 1, 640,                                     // instruction 1: 640 bytes
@@ -39,7 +39,7 @@ TEST(DeviceRecord, ExpandsEveryShapeExactly) {
       0x40, 0, 3, 1, /**/ 2, 3, 4, 5, /**/ 6, 7, 0, 0};      // instruction 3: 7 outermost counters
   std::vector<Record> out;
   std::string error;
-  ASSERT_TRUE(DeviceRecordDecoder(shapes()).expand(words.data(), 8, out, error)) << error;
+  ASSERT_TRUE(UnitRecordDecoder(shapes()).expand(words.data(), 8, out, error)) << error;
   ASSERT_EQ(out.size(), 4u);
 
   EXPECT_EQ(out[0].address, 0x700001000ull);
@@ -69,14 +69,14 @@ TEST(DeviceRecord, ExpandsEveryShapeExactly) {
   for (uint32_t i = 0; i < kMaxLoopDepth; ++i) EXPECT_EQ(out[3].iterations[i], i + 1);
 }
 
-TEST(DeviceRecord, RejectsUnknownInstructionsAndRecordsPastTheEnd) {
+TEST(UnitRecord, RejectsUnknownInstructionsAndRecordsPastTheEnd) {
   std::vector<Record> out;
   std::string error;
   const std::vector<uint32_t> unknown = {0, 0, 4, 0};
-  EXPECT_FALSE(DeviceRecordDecoder(shapes()).expand(unknown.data(), 1, out, error));
-  EXPECT_EQ(error, "device record at unit 0 names instruction 4, but the kernel has 4");
+  EXPECT_FALSE(UnitRecordDecoder(shapes()).expand(unknown.data(), 1, out, error));
+  EXPECT_EQ(error, "record at unit 0 names instruction 4, but the kernel has 4");
   const std::vector<uint32_t> cut = {0x1000, 0, 0, 3};  // instruction 0 needs 2 units
-  EXPECT_FALSE(DeviceRecordDecoder(shapes()).expand(cut.data(), 1, out, error));
-  EXPECT_EQ(error, "device record of instruction 0 at unit 0 runs past the work-item's 1 units");
+  EXPECT_FALSE(UnitRecordDecoder(shapes()).expand(cut.data(), 1, out, error));
+  EXPECT_EQ(error, "record of instruction 0 at unit 0 runs past the work-item's 1 units");
   EXPECT_TRUE(out.empty());
 }

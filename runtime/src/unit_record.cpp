@@ -1,8 +1,8 @@
-#include "cltrace/device_record.h"
+#include "cltrace/unit_record.h"
 
 namespace cltrace {
 
-bool DeviceRecordDecoder::expand(const uint32_t* words, uint64_t units, std::vector<Record>& out,
+bool UnitRecordDecoder::expand(const uint32_t* words, uint64_t units, std::vector<Record>& out,
                                  std::string& error) const {
   return forEach(
       words, units,
