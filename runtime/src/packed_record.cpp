@@ -13,18 +13,10 @@ bool PackedRecordUnpacker::unpack(const uint32_t* words, uint64_t units, std::ve
   while (unit < units) {
     const uint32_t* w = words + unit * kPackedUnitWords;
     const uint32_t id = w[0];
-    if (id >= shapes_.size()) {
-      error = "packed record at unit " + std::to_string(unit) + " names instruction " + std::to_string(id) +
-              ", but the kernel has " + std::to_string(shapes_.size());
-      return false;
-    }
+    if (!knownInstruction("packed record", id, shapes_.size(), unit, error)) return false;
     const PackedShape& p = shapes_[id];
     const uint32_t length = packedRecordUnits(p);
-    if (units - unit < length) {
-      error = "packed record of instruction " + std::to_string(id) + " at unit " + std::to_string(unit) +
-              " runs past the work-item's " + std::to_string(units) + " units";
-      return false;
-    }
+    if (!recordFits("packed record", id, length, unit, units, error)) return false;
     uint64_t address = 0;
     const uint32_t* next = w + 1;
     if (packedAddressWords(p) == 2) {

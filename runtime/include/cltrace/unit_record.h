@@ -47,6 +47,23 @@ inline uint32_t unitRecordUnits(const InstructionShape& s) {
   return (unitRecordWords(s) + kUnitWords - 1) / kUnitWords;
 }
 
+// The checks every reader of a work-item's records makes; `form` names the records in the
+// message. False with `error` set when the record at `unit` names no instruction of the kernel...
+inline bool knownInstruction(const char* form, uint32_t id, size_t instructions, uint64_t unit, std::string& error) {
+  if (id < instructions) return true;
+  error = std::string(form) + " at unit " + std::to_string(unit) + " names instruction " + std::to_string(id) +
+          ", but the kernel has " + std::to_string(instructions);
+  return false;
+}
+// ... or when its `length` units run past the work-item's `units`.
+inline bool recordFits(const char* form, uint32_t id, uint32_t length, uint64_t unit, uint64_t units,
+                       std::string& error) {
+  if (units - unit >= length) return true;
+  error = std::string(form) + " of instruction " + std::to_string(id) + " at unit " + std::to_string(unit) +
+          " runs past the work-item's " + std::to_string(units) + " units";
+  return false;
+}
+
 // Expands unit records into Records for the instructions of one kernel.
 class UnitRecordDecoder {
  public:
@@ -65,18 +82,10 @@ class UnitRecordDecoder {
     while (unit < units) {
       Word* w = words + unit * kUnitWords;
       const uint32_t id = w[2];
-      if (id >= shapes_.size()) {
-        error = "record at unit " + std::to_string(unit) + " names instruction " + std::to_string(id) +
-                ", but the kernel has " + std::to_string(shapes_.size());
-        return false;
-      }
+      if (!knownInstruction("record", id, shapes_.size(), unit, error)) return false;
       const InstructionShape& s = shapes_[id];
       const uint32_t length = unitRecordUnits(s);
-      if (units - unit < length) {
-        error = "record of instruction " + std::to_string(id) + " at unit " + std::to_string(unit) +
-                " runs past the work-item's " + std::to_string(units) + " units";
-        return false;
-      }
+      if (!recordFits("record", id, length, unit, units, error)) return false;
       visit(w, s);
       unit += length;
     }
