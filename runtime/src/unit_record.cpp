@@ -2,6 +2,18 @@
 
 namespace cltrace {
 
+bool unknownInstruction(const char* form, uint32_t id, size_t instructions, uint64_t unit, std::string& error) {
+  error = std::string(form) + " at unit " + std::to_string(unit) + " names instruction " + std::to_string(id) +
+          ", but the kernel has " + std::to_string(instructions);
+  return false;
+}
+
+bool recordPastEnd(const char* form, uint32_t id, uint64_t unit, uint64_t units, std::string& error) {
+  error = std::string(form) + " of instruction " + std::to_string(id) + " at unit " + std::to_string(unit) +
+          " runs past the work-item's " + std::to_string(units) + " units";
+  return false;
+}
+
 bool UnitRecordDecoder::expand(const uint32_t* words, uint64_t units, std::vector<Record>& out,
                                  std::string& error) const {
   return forEach(

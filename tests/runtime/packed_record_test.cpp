@@ -50,9 +50,11 @@ TEST(PackedRecord, UnpacksEveryShapeIntoUnitRecords) {
       4, 0x100, /**/ 640, 0,           // 4: argument 1 + 0x100, 640 bytes
       5, 0x4, /**/ 1, 2, /**/ 3, 4, /**/ 5, 6, /**/ 7, 0};  // 5: argument 0 + 4, 7 counters
   std::vector<uint32_t> out;
+  uint64_t records = 1;
   std::string error;
   PackedRecordUnpacker unpacker(shapes(), kAddresses);
-  ASSERT_TRUE(unpacker.unpack(packed.data(), packed.size() / kPackedUnitWords, out, error)) << error;
+  ASSERT_TRUE(unpacker.unpack(packed.data(), packed.size() / kPackedUnitWords, out, records, error)) << error;
+  EXPECT_EQ(records, 7u);  // six records added to the one there was
   const std::vector<uint32_t> expected = {
       0x2010, 0, 0, 0,                                  //
       0x1028, 0x7, 1, 3, /**/ 9, 0, 0, 0,               //
@@ -65,16 +67,17 @@ TEST(PackedRecord, UnpacksEveryShapeIntoUnitRecords) {
 
 TEST(PackedRecord, RejectsUnknownInstructionsCutRecordsAndMissingArguments) {
   std::vector<uint32_t> out;
+  uint64_t records = 0;
   std::string error;
   PackedRecordUnpacker unpacker(shapes(), kAddresses);
   const std::vector<uint32_t> unknown = {6, 0};
-  EXPECT_FALSE(unpacker.unpack(unknown.data(), 1, out, error));
+  EXPECT_FALSE(unpacker.unpack(unknown.data(), 1, out, records, error));
   EXPECT_EQ(error, "packed record at unit 0 names instruction 6, but the kernel has 6");
   const std::vector<uint32_t> cut = {0, 0, 1, 0};
-  EXPECT_FALSE(unpacker.unpack(cut.data(), 2, out, error));
+  EXPECT_FALSE(unpacker.unpack(cut.data(), 2, out, records, error));
   EXPECT_EQ(error, "packed record of instruction 1 at unit 1 runs past the work-item's 2 units");
   PackedRecordUnpacker noAddresses(shapes(), {0x1000});
   const std::vector<uint32_t> second = {0, 8};
-  EXPECT_FALSE(noAddresses.unpack(second.data(), 1, out, error));
+  EXPECT_FALSE(noAddresses.unpack(second.data(), 1, out, records, error));
   EXPECT_EQ(error, "instruction 0 addresses argument 1, which has no device address");
 }

@@ -58,16 +58,26 @@ inline constexpr uint32_t kPackedSinkUnits = (1 + 2 + 1 + kMaxLoopDepth + kPacke
 // Unpacks one launch's packed records into unit records.
 class PackedRecordUnpacker {
  public:
-  // `argumentAddresses[i]`: the device address of the buffer bound to kernel argument i.
+  // `argumentAddresses[i]`: the address of the buffer bound to kernel argument i (on the device,
+  // or already in the trace's virtual layout); offsets are added to it.
   PackedRecordUnpacker(std::vector<PackedShape> shapes, std::vector<uint64_t> argumentAddresses);
 
-  // Appends the unit records of the `units` packed units at `words` (one work-item's) to `out`.
-  // Returns false with `error` set when a record names an unknown instruction, runs past the
-  // end, or names an argument without an address.
-  bool unpack(const uint32_t* words, uint64_t units, std::vector<uint32_t>& out, std::string& error) const;
+  // Appends the unit records of the `units` packed units at `words` (one work-item's) to `out`
+  // and adds their number to `records`. Returns false with `error` set when a record names an
+  // unknown instruction, runs past the end, or names an argument without an address.
+  bool unpack(const uint32_t* words, uint64_t units, std::vector<uint32_t>& out, uint64_t& records,
+              std::string& error) const;
 
  private:
-  std::vector<PackedShape> shapes_;
+  // Per instruction, what unpacking one of its records takes (from its PackedShape).
+  struct Layout {
+    uint32_t packedUnits = 0;   // units it takes packed
+    uint32_t unitWords = 0;     // words its unit record takes
+    uint32_t addressWords = 0;  // 0, 1 (an offset into `argument`) or 2
+    uint32_t restWords = 0;     // dynamic word and loop counters
+    int32_t argument = kFullAddress;
+  };
+  std::vector<Layout> layouts_;
   std::vector<uint64_t> argumentAddresses_;
 };
 

@@ -47,22 +47,12 @@ inline uint32_t unitRecordUnits(const InstructionShape& s) {
   return (unitRecordWords(s) + kUnitWords - 1) / kUnitWords;
 }
 
-// The checks every reader of a work-item's records makes; `form` names the records in the
-// message. False with `error` set when the record at `unit` names no instruction of the kernel...
-inline bool knownInstruction(const char* form, uint32_t id, size_t instructions, uint64_t unit, std::string& error) {
-  if (id < instructions) return true;
-  error = std::string(form) + " at unit " + std::to_string(unit) + " names instruction " + std::to_string(id) +
-          ", but the kernel has " + std::to_string(instructions);
-  return false;
-}
-// ... or when its `length` units run past the work-item's `units`.
-inline bool recordFits(const char* form, uint32_t id, uint32_t length, uint64_t unit, uint64_t units,
-                       std::string& error) {
-  if (units - unit >= length) return true;
-  error = std::string(form) + " of instruction " + std::to_string(id) + " at unit " + std::to_string(unit) +
-          " runs past the work-item's " + std::to_string(units) + " units";
-  return false;
-}
+// The errors every reader of a work-item's records reports (out of line: the checks are on the
+// hot path, the messages are not); `form` names the records. Both set `error` and return false.
+// The record at `unit` names instruction `id`, but the kernel has only `instructions`.
+bool unknownInstruction(const char* form, uint32_t id, size_t instructions, uint64_t unit, std::string& error);
+// The record of instruction `id` at `unit` runs past the work-item's `units`.
+bool recordPastEnd(const char* form, uint32_t id, uint64_t unit, uint64_t units, std::string& error);
 
 // Expands unit records into Records for the instructions of one kernel.
 class UnitRecordDecoder {
@@ -82,10 +72,10 @@ class UnitRecordDecoder {
     while (unit < units) {
       Word* w = words + unit * kUnitWords;
       const uint32_t id = w[2];
-      if (!knownInstruction("record", id, shapes_.size(), unit, error)) return false;
+      if (id >= shapes_.size()) return unknownInstruction("record", id, shapes_.size(), unit, error);
       const InstructionShape& s = shapes_[id];
       const uint32_t length = unitRecordUnits(s);
-      if (!recordFits("record", id, length, unit, units, error)) return false;
+      if (units - unit < length) return recordPastEnd("record", id, unit, units, error);
       visit(w, s);
       unit += length;
     }
