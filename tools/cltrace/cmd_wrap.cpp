@@ -126,7 +126,7 @@ cli::CommandRegistration registration("wrap", [](CLI::App& app) {
   sub->add_option("-k,--kernel", f->kernels, "trace only these kernels");
   sub->add_option("-n,--launch", f->launches, "trace only these launches (0-based, all kernels counted)");
   sub->add_option("--trace-buffer-mib", f->traceBufferMiB,
-                  "most MiB of device records held at once per launch; more are traced in slices "
+                  "most MiB of packed device records held at once per launch; more are traced in slices "
                   "(default 256)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   sub->add_flag("--predict", f->predict, "simulate each traced launch and print its report (on stderr)");

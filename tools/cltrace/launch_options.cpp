@@ -22,7 +22,7 @@ void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
       ->capture_default_str();
   sub.add_flag("--compress,!--no-compress", f.compress, "zstd-compress the trace body (the default; --no-compress writes it plain)");
   sub.add_option("--trace-buffer-mib", f.traceBufferMiB,
-                 "most MiB of device records held at once; a launch that makes more is traced in "
+                 "most MiB of packed device records held at once; a launch that makes more is traced in "
                  "slices of work-group layers (the trace is the same)")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));

@@ -74,7 +74,7 @@ struct LaunchResult {
   double countSeconds = 0, traceSeconds = 0;  // wall time of the two runs with their transfers
   double countKernelSeconds = 0, traceKernelSeconds = 0;  // the kernels alone (enqueue to finish)
   double launchSeconds = 0;  // the whole traced launch: snapshots, both runs, rebasing, file
-  uint64_t deviceRecordBytes = 0;  // what the trace run wrote (compact device records)
+  uint64_t deviceRecordBytes = 0;  // what the trace run wrote (packed records, packed_record.h)
   uint64_t traceSlices = 0;        // trace kernel enqueues (LaunchOptions::traceBufferBytes)
 };
 
