@@ -6,9 +6,12 @@ namespace cltrace {
 
 PackedRecordUnpacker::PackedRecordUnpacker(std::vector<PackedShape> shapes, std::vector<uint64_t> argumentAddresses)
     : argumentAddresses_(std::move(argumentAddresses)) {
-  for (const PackedShape& p : shapes)
-    layouts_.push_back({packedRecordUnits(p), unitRecordUnits(p.shape) * kUnitWords, packedAddressWords(p),
-                        unitRecordWords(p.shape) - 3, p.bufferArgument});
+  for (const PackedShape& p : shapes) {
+    const uint32_t addressWords = packedAddressWords(p);
+    const bool known = addressWords != 1 || (p.bufferArgument >= 0 && size_t(p.bufferArgument) < argumentAddresses_.size());
+    layouts_.push_back({packedRecordUnits(p), unitRecordUnits(p.shape) * kUnitWords, addressWords,
+                        unitRecordWords(p.shape) - 3, p.bufferArgument, known});
+  }
 }
 
 bool PackedRecordUnpacker::unpack(const uint32_t* words, uint64_t units, std::vector<uint32_t>& out,
@@ -20,7 +23,7 @@ bool PackedRecordUnpacker::unpack(const uint32_t* words, uint64_t units, std::ve
     if (id >= layouts_.size()) return unknownInstruction("packed record", id, layouts_.size(), unit, error);
     const Layout& l = layouts_[id];
     if (units - unit < l.packedUnits) return recordPastEnd("packed record", id, unit, units, error);
-    if (l.addressWords == 1 && (l.argument < 0 || size_t(l.argument) >= argumentAddresses_.size())) {
+    if (!l.argumentKnown) {
       error = "instruction " + std::to_string(id) + " addresses argument " + std::to_string(l.argument) +
               ", which has no device address";
       return false;

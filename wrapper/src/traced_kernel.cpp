@@ -395,11 +395,13 @@ TraceError didNotRun(const char* run, uint64_t n, uint64_t items, uint64_t first
 // multiple of the alignment. Addresses outside every buffer are counted per instruction.
 class Rebaser {
  public:
-  // Fills header.buffers; `deviceAddresses` holds each buffer argument's device address.
+  // Fills header.buffers; `deviceAddresses` holds each buffer argument's device address,
+  // `shapes` how the kernel's instructions are packed.
   Rebaser(const std::vector<ArgBinding>& args, const std::vector<passes::KernelArg>& params,
           const std::map<cl_mem, uint64_t>& sizes, const std::vector<uint64_t>& deviceAddresses, uint64_t alignment,
-          TraceHeader& header)
-      : argumentVirtual_(args.size(), 0) {
+          const std::vector<PackedShape>& shapes, TraceHeader& header)
+      : unpackBases_(deviceAddresses.begin(), deviceAddresses.begin() + args.size()) {
+    std::vector<uint64_t> argumentVirtual(args.size(), 0);
     std::map<cl_mem, uint64_t> placed;
     uint64_t next = 0;
     for (size_t i = 0; i < args.size(); ++i) {
@@ -413,29 +415,27 @@ class Rebaser {
         regions_.push_back({deviceAddresses[i], size, it->second});
       }
       header.buffers.push_back({static_cast<uint32_t>(i), params[i].name, size, it->second});
-      argumentVirtual_[i] = it->second;
+      argumentVirtual[i] = it->second;
     }
     std::sort(regions_.begin(), regions_.end(), [](const Region& a, const Region& b) { return a.device < b.device; });
+    bool disjoint = true;
     for (size_t r = 1; r < regions_.size(); ++r)
-      if (regions_[r].device - regions_[r - 1].device < regions_[r - 1].size) disjoint_ = false;
+      if (regions_[r].device - regions_[r - 1].device < regions_[r - 1].size) disjoint = false;
+    // When no two buffers overlap (a sub-buffer inside its parent), an access through an
+    // argument lies in that argument's region: unpacking its offset from the argument's virtual
+    // base gives the rebased address at once, and its records need no visit below.
+    if (disjoint) unpackBases_ = argumentVirtual;
+    for (const PackedShape& p : shapes) {
+      alreadyRebased_.push_back(disjoint && packedAddressWords(p) == 1);
+      if (isMemoryAccess(p.shape.kind) && !alreadyRebased_.back()) needsVisit_ = true;
+    }
   }
 
-  // The bases from which packed records' offsets are unpacked: when no two buffers overlap
-  // (a sub-buffer inside its parent), an access through an argument lies in that argument's
-  // region, so its virtual base gives the rebased address at once and the records of
-  // `offsetInstructions` (ids) are skipped below; otherwise the device addresses, rebased below.
-  std::vector<uint64_t> unpackBases(const std::vector<uint64_t>& deviceAddresses,
-                                    const std::vector<bool>& offsetInstructions) {
-    if (!disjoint_) return deviceAddresses;
-    alreadyRebased_ = offsetInstructions;
-    return argumentVirtual_;
-  }
-  // Whether records of `shapes` still need a visit after unpacking (else only addRecords).
-  bool needsVisit(const std::vector<InstructionShape>& shapes) const {
-    for (size_t id = 0; id < shapes.size(); ++id)
-      if (isMemoryAccess(shapes[id].kind) && !(id < alreadyRebased_.size() && alreadyRebased_[id])) return true;
-    return false;
-  }
+  // The bases from which packed records' offsets are unpacked: the arguments' virtual bases or
+  // their device addresses (see above).
+  const std::vector<uint64_t>& unpackBases() const { return unpackBases_; }
+  // Whether unpacked records still need a visit (else only addRecords).
+  bool needsVisit() const { return needsVisit_; }
   void addRecords(uint64_t n) { records_ += n; }
 
   // Rebases the record `w` (unit record words) in place.
@@ -466,9 +466,9 @@ class Rebaser {
     uint64_t device, size, virt;
   };
   std::vector<Region> regions_;
-  std::vector<uint64_t> argumentVirtual_;  // by argument: its buffer's virtual base
-  bool disjoint_ = true;
-  std::vector<bool> alreadyRebased_;  // by instruction id
+  std::vector<uint64_t> unpackBases_;  // by argument
+  std::vector<bool> alreadyRebased_;   // by instruction id
+  bool needsVisit_ = false;
   std::map<uint32_t, uint64_t> outsideByInstruction_;
   uint64_t records_ = 0;
 };
@@ -677,7 +677,6 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
   std::unique_ptr<TraceWriter> writer;  // opened once the first slice checks out
   const UnitRecordDecoder decoder(h.instructions);
   std::unique_ptr<PackedRecordUnpacker> unpacker;  // once the first slice gave the argument addresses
-  bool visit = true;  // whether unpacked records still need the rebaser's visit
   std::vector<uint32_t> item;
   uint64_t unitTotal = 0;
   std::string error;
@@ -739,14 +738,9 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
                        "timing, so its trace would be wrong; nothing was written out of bounds");
 
     if (!writer) {
-      rebase = std::make_unique<Rebaser>(args, kernel_.args, bufferSizes, argSlots, options.alignment, h);
-      std::vector<PackedShape> shapes = passes::packedShapes(kernel_.report);
-      std::vector<bool> offsetInstructions;
-      for (const PackedShape& p : shapes) offsetInstructions.push_back(packedAddressWords(p) == 1);
-      unpacker = std::make_unique<PackedRecordUnpacker>(
-          shapes, rebase->unpackBases(std::vector<uint64_t>(argSlots.begin(), argSlots.begin() + args.size()),
-                                      offsetInstructions));
-      visit = rebase->needsVisit(h.instructions);
+      const std::vector<PackedShape> shapes = passes::packedShapes(kernel_.report);
+      rebase = std::make_unique<Rebaser>(args, kernel_.args, bufferSizes, argSlots, options.alignment, shapes, h);
+      unpacker = std::make_unique<PackedRecordUnpacker>(shapes, rebase->unpackBases());
       writer = std::make_unique<TraceWriter>(writtenPath, h);
       traceFileStarted = true;
     }
@@ -758,7 +752,7 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
       if (!unpacker->unpack(units + control[2 * id] * kPackedUnitWords, counts[2 * id], item, records, error))
         throw TraceError("work-item " + std::to_string(id) + ": " + error);
       const uint64_t n = item.size() / kUnitWords;
-      if (!visit)
+      if (!rebase->needsVisit())
         rebase->addRecords(records);
       else if (!decoder.forEach(item.data(), n, *rebase, error))
         throw TraceError("work-item " + std::to_string(id) + ": " + error);

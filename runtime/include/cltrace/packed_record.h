@@ -76,6 +76,7 @@ class PackedRecordUnpacker {
     uint32_t addressWords = 0;  // 0, 1 (an offset into `argument`) or 2
     uint32_t restWords = 0;     // dynamic word and loop counters
     int32_t argument = kFullAddress;
+    bool argumentKnown = true;  // false: an offset into an argument without an address
   };
   std::vector<Layout> layouts_;
   std::vector<uint64_t> argumentAddresses_;
