@@ -184,6 +184,28 @@ TEST(Coalescing, EdgesOfOneLine) {
   EXPECT_EQ(lines, (std::vector<uint64_t>{2}));
 }
 
+TEST(Coalescing, OneLaneOutsideTheLineIsSeenAtEveryPosition) {
+  // The one-line test folds lanes four at a time, then the rest one by one: an outlier (another
+  // line, or a size reaching past the line) must count wherever it sits, for every lane count.
+  std::vector<uint64_t> lines;
+  for (uint32_t n = 1; n <= 33; ++n) {
+    for (uint32_t p = 0; p < n; ++p) {
+      sched::WarpStep st = testing::load(0, testing::strided(0x1000, 4, n));
+      for (uint32_t i = 0; i < n; ++i) st.lanes[i].address = 0x1000 + 4 * (i % 32);  // all in line 0x20
+      st.lanes[p].address = 0x1080;  // line 0x21 instead
+      coalesce(st, 7, lines);
+      std::vector<uint64_t> expected = p == 0 ? std::vector<uint64_t>{0x21} : std::vector<uint64_t>{0x20, 0x21};
+      if (p == 0 && n > 1) expected.push_back(0x20);
+      ASSERT_EQ(lines, expected) << n << " lanes, outlier " << p;
+      for (uint32_t i = 0; i < n; ++i) st.lanes[i].address = 0x1000 + 4 * (i % 32);
+      st.lanes[p].address = 0x107C;
+      st.lanes[p].size = 8;  // bytes 0x107C..0x1083: lines 0x20 and 0x21
+      coalesce(st, 7, lines);
+      ASSERT_EQ(lines, (std::vector<uint64_t>{0x20, 0x21})) << n << " lanes, wide lane " << p;
+    }
+  }
+}
+
 TEST(Coalescing, AgreesWithTheDefinitionOnRandomSteps) {
   // Every line any lane's bytes touch, each once, in first-touch order.
   auto reference = [](const sched::WarpStep& st, uint32_t shift) {

@@ -39,16 +39,40 @@ inline void coalesce(const sched::WarpStep& step, uint32_t lineShift, std::vecto
   static_assert(sizeof(sched::LaneAccess) == 16 && offsetof(sched::LaneAccess, size) == 4 &&
                 offsetof(sched::LaneAccess, address) == 8);
   using Lane = uint64_t __attribute__((vector_size(16)));
-  Lane any = {0, 0}, all = {~uint64_t{0}, ~uint64_t{0}};
-  for (const sched::LaneAccess& lane : step.lanes) {
+  // Four independent accumulator pairs (a single chain would wait an OR/AND latency per lane),
+  // written out: GCC keeps an array of them in memory.
+  const Lane ones = {~uint64_t{0}, ~uint64_t{0}};
+  Lane any0 = {0, 0}, any1 = any0, any2 = any0, any3 = any0;
+  Lane all0 = ones, all1 = ones, all2 = ones, all3 = ones;
+  const sched::LaneAccess* lane = step.lanes.data();
+  const size_t count = step.lanes.size();
+  auto load = [lane](size_t i) {
     Lane v;
-    std::memcpy(&v, &lane, sizeof v);
-    any |= v;
-    all &= v;
+    std::memcpy(&v, &lane[i], sizeof v);
+    return v;
+  };
+  size_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const Lane v0 = load(i), v1 = load(i + 1), v2 = load(i + 2), v3 = load(i + 3);
+    any0 |= v0;
+    all0 &= v0;
+    any1 |= v1;
+    all1 &= v1;
+    any2 |= v2;
+    all2 &= v2;
+    any3 |= v3;
+    all3 &= v3;
   }
-  anyBits = any[1];
-  allBits = all[1];
-  sizeBits = any[0] >> 32;
+  for (; i < count; ++i) {
+    const Lane v = load(i);
+    any0 |= v;
+    all0 &= v;
+  }
+  const Lane anyAll = (any0 | any1) | (any2 | any3);
+  const Lane allAll = (all0 & all1) & (all2 & all3);
+  anyBits = anyAll[1];
+  allBits = allAll[1];
+  sizeBits = anyAll[0] >> 32;
 #else
   for (const sched::LaneAccess& lane : step.lanes) {
     anyBits |= lane.address;
