@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "cltrace/passes/access_enumeration.h"
@@ -523,6 +524,28 @@ std::string spirvReady(const std::string& bitcode) {
     call->eraseFromParent();
   }
   return toBitcode(*m);
+}
+
+std::string poclReady(const std::string& bitcode) {
+  // The half_* functions PoCL renames and keeps only under the new name (OpenCL C 1.2, 6.12.2).
+  static const std::set<std::string> kRenamed = {"cos",  "divide", "exp",   "exp10", "exp2", "log",  "log10",
+                                                 "log2", "powr",   "recip", "rsqrt", "sin",  "sqrt", "tan"};
+  LLVMContext ctx;
+  std::unique_ptr<Module> m = parseBitcode(bitcode, ctx);
+  bool changed = false;
+  for (Function& f : *m) {
+    if (!f.isDeclaration()) continue;
+    // Itanium mangling: _Z <length> half_<name> <parameter types>.
+    StringRef name = f.getName();
+    if (!name.consume_front("_Z")) continue;
+    unsigned length = 0;
+    if (name.consumeInteger(10, length) || length > name.size()) continue;
+    StringRef base = name.take_front(length);
+    if (!base.consume_front("half_") || !kRenamed.count(base.str())) continue;
+    f.setName("_Z" + std::to_string(length + 4) + "_cl_half_" + base.str() + name.drop_front(length).str());
+    changed = true;
+  }
+  return changed ? toBitcode(*m) : bitcode;
 }
 
 }  // namespace cltrace::passes

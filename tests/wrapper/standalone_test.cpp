@@ -1,5 +1,7 @@
 // The standalone runner on the bundled kernels: exact record counts and addresses for the
 // transpose and the 7-point stencil, outputs identical with and without tracing.
+#include <cmath>
+
 #include "cltrace/wrapper/standalone.h"
 #include "test_support.h"
 
@@ -106,6 +108,35 @@ TEST(Standalone, OutputsIdenticalWithAndWithoutTracing) {
   check(specOf("stencil.cl", "stencil", r,
                {"scalar:float:0.5", "scalar:float:0.25", "buffer:float:512:random:4",
                 "buffer:float:512", "scalar:int:8", "scalar:int:8", "scalar:int:8"}));
+}
+
+TEST(Standalone, HalfMathBuiltinsTraceOnPoclAndComputeWhatThePlainKernelDoes) {
+  // PoCL's library has half_sqrt etc. only as _cl_half_sqrt etc.: without poclReady the
+  // instrumented SPIR program would not link. Each work-item loads in[i] and stores out[i].
+  wrapper::RunSpec spec;
+  spec.sourcePath = std::string(CLTRACE_SOURCE_DIR) + "/tests/wrapper/kernels/half_math.cl";
+  spec.kernel = "half_math";
+  spec.range = NDRange::fromSizes({64}, {16});
+  spec.args = {wrapper::parseArgSpec("buffer:float:64:random:3"), wrapper::parseArgSpec("buffer:float:64")};
+  std::string path = tempPath("half");
+  wrapper::RunOutput traced = wrapper::runStandalone(spec, path);
+  wrapper::RunOutput plain = wrapper::runStandalone(spec, "");
+  EXPECT_EQ(traced.buffers, plain.buffers);
+  std::vector<float> result(64);
+  std::memcpy(result.data(), plain.buffers[1].data(), 256);
+  for (float v : result) EXPECT_TRUE(std::isfinite(v) && v != 0.0f) << v;
+  // Buffers of 256 bytes at 0 and 256; file order is work-item order here (one dimension).
+  WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 64u);
+  for (uint64_t i = 0; i < 64; ++i) {
+    const auto& r = t.workItems[i];
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].kind, uint8_t(AccessKind::Load));
+    EXPECT_EQ(r[0].address, 4 * i);
+    EXPECT_EQ(r[1].kind, uint8_t(AccessKind::Store));
+    EXPECT_EQ(r[1].address, 256 + 4 * i);
+  }
+  std::filesystem::remove(path);
 }
 
 TEST(Standalone, ArgumentErrorsNameTheArgument) {

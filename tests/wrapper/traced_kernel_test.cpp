@@ -675,3 +675,29 @@ TEST(TracedKernel, SlicedRunsKeepDimensionsPastTwoAndTheGlobalLinearId) {
   EXPECT_TRUE(!whole.empty() && whole == sliced) << "the sliced trace differs";
   for (const auto& p : paths) std::filesystem::remove(p);
 }
+
+namespace {
+
+TEST(PoclReady, RenamesTheHalfMathBuiltinsPoclKeepsUnderItsOwnNames) {
+  const std::string source = R"CL(
+__kernel void k(__global float* a) {
+  float4 v = vload4(0, a);
+  a[0] = half_sqrt(a[0]) + half_divide(a[1], a[2]) + sqrt(a[3]) + native_sqrt(a[4]);
+  vstore4(half_exp10(v) + half_powr(v, v), 1, a);
+}
+)CL";
+  const std::string before = passes::bitcodeToText(passes::compileOpenCL(source, {}));
+  const std::string after = passes::bitcodeToText(passes::poclReady(passes::compileOpenCL(source, {})));
+  for (const char* renamed : {"_Z9half_sqrtf", "_Z11half_divideff", "_Z10half_exp10Dv4_f", "_Z9half_powrDv4_fS_"}) {
+    EXPECT_NE(before.find(renamed), std::string::npos) << renamed;
+    EXPECT_EQ(after.find(renamed), std::string::npos) << renamed;
+  }
+  for (const char* name : {"_Z13_cl_half_sqrtf", "_Z15_cl_half_divideff", "_Z14_cl_half_exp10Dv4_f",
+                           "_Z13_cl_half_powrDv4_fS_", "_Z4sqrtf", "_Z11native_sqrtf"})
+    EXPECT_NE(after.find(std::string("@") + name + "("), std::string::npos) << name;
+  // A module without them comes back unchanged.
+  const std::string plain = passes::compileOpenCL("__kernel void k(__global float* a) { a[0] = sqrt(a[1]); }", {});
+  EXPECT_EQ(passes::poclReady(plain), plain);
+}
+
+}  // namespace

@@ -65,6 +65,13 @@ std::string describeDevice(cl_device_id device) {
   return platformString(platform, CL_PLATFORM_NAME) + " / " + deviceString(device, CL_DEVICE_NAME);
 }
 
+bool isPocl(cl_device_id device) {
+  cl_platform_id platform = nullptr;
+  check(clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr),
+        "clGetDeviceInfo(CL_DEVICE_PLATFORM)");
+  return platformString(platform, CL_PLATFORM_NAME) == "Portable Computing Language";
+}
+
 cl_command_queue createCommandQueue(cl_context context, cl_device_id device) {
   cl_platform_id platform = nullptr;
   check(clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr),

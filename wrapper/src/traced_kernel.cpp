@@ -239,8 +239,9 @@ cl_program buildInstrumentedProgram(cl_context context, cl_device_id device,
   const char* options = "";
   switch (programFormatOf(device)) {
     case ProgramFormat::Spir: {
-      const auto* bytes = reinterpret_cast<const unsigned char*>(bitcode.data());
-      size_t size = bitcode.size();
+      const std::string spir = isPocl(device) ? passes::poclReady(bitcode) : bitcode;
+      const auto* bytes = reinterpret_cast<const unsigned char*>(spir.data());
+      size_t size = spir.size();
       cl_int status = CL_SUCCESS;
       program = clCreateProgramWithBinary(context, 1, &device, &size, &bytes, &status, &err);
       check(err, "clCreateProgramWithBinary (SPIR)");

@@ -63,6 +63,13 @@ std::string bitcodeToText(const std::string& bitcode);
 //   bounds, which makes the module invalid.
 std::string spirvReady(const std::string& bitcode);
 
+// `bitcode` made ready for PoCL's SPIR path: calls to OpenCL's half_* math builtins (half_sqrt,
+// half_exp, ...) go to the _cl_half_* functions of PoCL's kernel library. PoCL's own source
+// compile renames them so (its _builtin_renames.h), and its library has no function under the
+// standard name, so a SPIR module calling them would not link; with the rename the traced
+// kernel computes exactly what PoCL computes for the program's own kernel.
+std::string poclReady(const std::string& bitcode);
+
 // Splits a clBuildProgram option string into words (honours simple quotes).
 std::vector<std::string> splitOptions(const std::string& options);
 

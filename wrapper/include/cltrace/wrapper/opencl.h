@@ -28,6 +28,9 @@ std::string platformString(cl_platform_id platform, cl_platform_info what);
 // "platform / device" for reports.
 std::string describeDevice(cl_device_id device);
 
+// Whether `device` belongs to PoCL (its SPIR path needs passes::poclReady).
+bool isPocl(cl_device_id device);
+
 // An in-order command queue on `device`: clCreateCommandQueueWithProperties where the platform
 // is OpenCL 2.0 or later, clCreateCommandQueue on OpenCL 1.x platforms (whose ICD dispatch
 // table may lack the 2.0 entry point: calling it there can hang in the ICD loader).
