@@ -313,15 +313,30 @@ void verify(const Module& m, const char* what) {
 
 }  // namespace
 
-std::string compileOpenCL(const std::string& source, const std::vector<std::string>& options) {
+std::string compileOpenCL(const std::string& source, const std::vector<std::string>& options,
+                          const std::vector<EmbeddedHeader>& headers) {
   TempDir dir;
   writeFile(dir.path() / "kernel.cl", source);
+  // Embedded headers go in a directory of their own, searched first (-I before the program's).
+  const fs::path headerDir = dir.path() / "embedded";
+  for (const EmbeddedHeader& h : headers) {
+    const fs::path name(h.name);
+    bool climbs = false;
+    for (const fs::path& part : name) climbs = climbs || part == "..";
+    if (h.name.empty() || name.is_absolute() || climbs)
+      throw InstrumentError("embedded header name '" + h.name +
+                            "' is not a relative path inside the program (cltrace writes embedded headers to a "
+                            "directory of their own)");
+    fs::create_directories((headerDir / name).parent_path());
+    writeFile(headerDir / name, h.text);
+  }
   // -fgnu89-inline: at -O0 clang emits a C99 `inline` function (common for OpenCL helpers)
   // as a mere declaration, leaving nothing to inline and its accesses unseen; GNU inline
   // semantics give it a body.
   std::vector<std::string> argv = {CLTRACE_CLANG_PATH, "-cl-std=CL1.2", "-target", "spir64",
                                    "-O0", "-Xclang", "-disable-O0-optnone", "-fgnu89-inline",
                                    "-emit-llvm", "-cl-kernel-arg-info"};
+  if (!headers.empty()) argv.insert(argv.end(), {"-I", headerDir.string()});
   for (const std::string& o : options) {
     if (o.rfind("-cl-std=", 0) == 0) {
       argv[1] = o;
@@ -447,9 +462,13 @@ std::string withPreludes(const std::string& source) {
 }  // namespace
 
 InstrumentedKernel instrumentSource(const std::string& source, const std::string& kernel,
-                                    const std::vector<std::string>& options) {
-  InstrumentedKernel k = instrumentBitcode(compileOpenCL(withPreludes(source), options), kernel);
-  k.sourceHash = fnv1a64(source.data(), source.size());
+                                    const std::vector<std::string>& options,
+                                    const std::vector<EmbeddedHeader>& headers) {
+  InstrumentedKernel k = instrumentBitcode(compileOpenCL(withPreludes(source), options, headers), kernel);
+  // Without headers the hash is the source's own, as a file's would be.
+  std::string hashed = source;
+  for (const EmbeddedHeader& h : headers) hashed += '\0' + h.name + '\0' + h.text;
+  k.sourceHash = fnv1a64(hashed.data(), hashed.size());
   return k;
 }
 

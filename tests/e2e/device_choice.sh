@@ -54,10 +54,10 @@ wrapped=$(EDGE_PLATFORM=rusticl "$CLTRACE" wrap --out "$work/edge-rusticl" -- "$
 grep -q "the program's twice launch 8 failed (CL_INVALID_WORK_" "$work/err" || fail "refused launch: $(cat "$work/err")"
 [ ! -e "$work/edge-rusticl/twice-8.cltrace" ] || fail "a trace of the refused launch was left"
 EDGE_PLATFORM=Portable "$CLTRACE" wrap --out "$work/edge-pocl" -- "$EDGE_HOST" > /dev/null 2>&1
-[ "$(cut -f2 "$work/edge-rusticl/launches.tsv" | tr '\n' ' ')" = "hist accum scale shape one fill twice overlap " ] ||
+[ "$(cut -f2 "$work/edge-rusticl/launches.tsv" | tr '\n' ' ')" = "hist accum scale shape one fill twice overlap embed " ] ||
   fail "edge launches on rusticl: $(cat "$work/edge-rusticl/launches.tsv")"
 # overlap-9: a sub-buffer and its parent alias on the stand-in as on rusticl.
-for f in hist-0 accum-1 scale-2 one-4 fill-5 twice-7 overlap-9; do
+for f in hist-0 accum-1 scale-2 one-4 fill-5 twice-7 overlap-9 embed-10; do
   "$CLTRACE" dump "$work/edge-rusticl/$f.cltrace" | grep -v '^device: ' > "$work/a"
   "$CLTRACE" dump "$work/edge-pocl/$f.cltrace" | grep -v '^device: ' > "$work/b"
   cmp -s "$work/a" "$work/b" || fail "edge $f differs between rusticl (stand-in) and PoCL"

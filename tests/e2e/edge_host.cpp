@@ -11,6 +11,7 @@
 //   7 twice  from a program linked (clLinkProgram) from two compiled (clCompileProgram) sources
 //   -        a launch with twice the device's work-group size, which the device refuses
 //   9 overlap a sub-buffer and its parent as two arguments
+//  10 embed  from a program compiled with embedded headers (clCompileProgram's input headers)
 // $EDGE_PLATFORM, when set, names part of the platform to use (default: the first platform).
 // Prints one line per launch; exits 1 when any result is wrong.
 #define CL_TARGET_OPENCL_VERSION 120
@@ -265,6 +266,38 @@ int main() {
   report("sub-buffer and parent whole[200]", overlapOk, long(after[200]));
   clReleaseMemObject(part);
   clReleaseMemObject(whole);
+
+  // 10: a program compiled with two embedded headers (one in a directory, including the other),
+  // released once compiled, then linked alone.
+  const char* opsHeader = "#include \"common.h\"\nfloat shifted(float v) { return v + OFFSET; }\n";
+  const char* commonHeader = "#define OFFSET 7.0f\n";
+  const char* embedSource =
+      "#include \"ops/shift.h\"\n"
+      "__kernel void embed(__global float* x) { size_t i = get_global_id(0); x[i] = shifted(x[i]); }\n";
+  cl_program headerProgs[2];
+  headerProgs[0] = clCreateProgramWithSource(ctx, 1, &opsHeader, nullptr, &err);
+  CHECK(err);
+  headerProgs[1] = clCreateProgramWithSource(ctx, 1, &commonHeader, nullptr, &err);
+  CHECK(err);
+  const char* headerNames[2] = {"ops/shift.h", "common.h"};
+  cl_program embedUnit = clCreateProgramWithSource(ctx, 1, &embedSource, nullptr, &err);
+  CHECK(err);
+  CHECK(clCompileProgram(embedUnit, 1, &device, "", 2, headerProgs, headerNames, nullptr, nullptr));
+  for (cl_program h : headerProgs) clReleaseProgram(h);
+  cl_program embedProg = clLinkProgram(ctx, 1, &device, "", 1, &embedUnit, nullptr, nullptr, &err);
+  CHECK(err);
+  cl_kernel embed = clCreateKernel(embedProg, "embed", &err);
+  CHECK(err);
+  std::vector<float> units3(n, 1.0f);
+  cl_mem X3 = buffer(ctx, CL_MEM_READ_WRITE, n * 4, units3.data());
+  CHECK(clSetKernelArg(embed, 0, sizeof X3, &X3));
+  CHECK(clEnqueueNDRangeKernel(q, embed, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+  std::vector<float> x3 = readBack<float>(q, X3, n);
+  report("embedded headers x[5]", x3[5] == 8.0f && x3[n - 1] == 8.0f, long(x3[5]));
+  clReleaseMemObject(X3);
+  clReleaseKernel(embed);
+  clReleaseProgram(embedProg);
+  clReleaseProgram(embedUnit);
 
   clReleaseMemObject(fillOut);
   clReleaseKernel(fill);

@@ -22,6 +22,7 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -106,6 +107,29 @@ std::string bitcodeOf(const void* il, size_t length) {
                          << "define spir_func void @" << kMemFence << "(i32 %flags) {\n  fence seq_cst\n  ret void\n}\n";
     std::string link = "llvm-link-15 '" + bc.string() + "' '" + fence.string() + "' -o '" + linked.string() + "'";
     bitcode = std::system(link.c_str()) == 0 ? read(linked) : "";
+  }
+  // OpenCL.std's half_* math comes back as half_sqrt etc., which PoCL's library has only as
+  // _cl_half_sqrt etc. (the names PoCL's source compile uses): this device's library supplies
+  // them under both.
+  if (!bitcode.empty() && bitcode.find("half_") != std::string::npos) {
+    fs::path text = fs::path(dir) / "m.ll", renamed = fs::path(dir) / "renamed.bc";
+    std::ofstream(fs::path(dir) / "in.bc", std::ios::binary) << bitcode;
+    std::string dis = "llvm-dis-15 '" + (fs::path(dir) / "in.bc").string() + "' -o '" + text.string() + "'";
+    bitcode.clear();
+    if (std::system(dis.c_str()) == 0) {
+      static const std::regex kHalfMath("@_Z([0-9]+)half_(cos|divide|exp10|exp2|exp|log10|log2|log|powr|recip|rsqrt|sin|sqrt|tan)");
+      std::string ir = read(text), out;
+      auto last = ir.cbegin();
+      for (std::sregex_iterator m(ir.begin(), ir.end(), kHalfMath), end; m != end; ++m) {
+        out.append(last, (*m)[0].first);
+        out += "@_Z" + std::to_string(std::stoi((*m)[1].str()) + 4) + "_cl_half_" + (*m)[2].str();
+        last = (*m)[0].second;
+      }
+      out.append(last, ir.cend());
+      std::ofstream(text) << out;
+      std::string as = "llvm-as-15 '" + text.string() + "' -o '" + renamed.string() + "'";
+      if (std::system(as.c_str()) == 0) bitcode = read(renamed);
+    }
   }
   std::error_code ec;
   fs::remove_all(dir, ec);

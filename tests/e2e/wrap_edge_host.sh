@@ -2,7 +2,7 @@
 # the same output and exit status as unwrapped, and the launches traced that can be.
 source "$(dirname "$0")/lib.sh"
 plain=$("$EDGE_HOST")
-[ "$(echo "$plain" | grep -c ' correct$')" -eq 9 ] || fail "edge host alone: $plain"
+[ "$(echo "$plain" | grep -c ' correct$')" -eq 10 ] || fail "edge host alone: $plain"
 echo "$plain" | grep -q "oversized work-group refused: yes" || fail "oversized launch: $plain"
 wrapped=$("$CLTRACE" wrap --out "$work/t" -- "$EDGE_HOST" 2>"$work/err") || fail "wrapped exit status: $(cat "$work/err")"
 [ "$plain" = "$wrapped" ] || fail "output differs:
@@ -13,10 +13,11 @@ echo "ok: same output, including the event types and the driver's own work-group
 # Launches 0-5 traced, with record counts by hand: hist 1024 x (uchar load + atomic), accum
 # 1024 x 3, scale 64 x (constant load + load + store), shape 6000 stores (local size 250 chosen
 # by cltrace: the largest divisor of 6000 up to 256), the task 1 x (load + store), fill 1024,
-# and the linked program's kernel 1024 x (load + store) after the untraced launch 6.
-[ "$(cut -f2 "$work/t/launches.tsv" | tr '\n' ' ')" = "hist accum scale shape one fill twice overlap " ] ||
+# and the linked program's kernel 1024 x (load + store) after the untraced launch 6; the
+# sub-buffer launch 128 x 3; the kernel whose program embeds headers 1024 x (load + store).
+[ "$(cut -f2 "$work/t/launches.tsv" | tr '\n' ' ')" = "hist accum scale shape one fill twice overlap embed " ] ||
   fail "launches: $(cat "$work/t/launches.tsv")"
-for pair in hist-0:2048 accum-1:3072 scale-2:192 shape-3:6000 one-4:2 fill-5:1024 twice-7:2048 overlap-9:384; do
+for pair in hist-0:2048 accum-1:3072 scale-2:192 shape-3:6000 one-4:2 fill-5:1024 twice-7:2048 overlap-9:384 embed-10:2048; do
   f=${pair%:*}; n=${pair#*:}
   "$CLTRACE" stats "$work/t/$f.cltrace" | grep -qE "^records: $n$" || fail "$f: $("$CLTRACE" stats "$work/t/$f.cltrace" | head -3)"
 done

@@ -701,3 +701,35 @@ __kernel void k(__global float* a) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(EmbeddedHeaders, AreIncludedByTheirNamesAndBadNamesAreRefused) {
+  const std::string source = "#include \"ops/shift.h\"\n__kernel void k(__global float* x) { x[0] = shifted(x[1]); }\n";
+  const std::vector<passes::EmbeddedHeader> headers = {
+      {"ops/shift.h", "#include \"common.h\"\nfloat shifted(float v) { return v + OFFSET; }\n"},
+      {"common.h", "#define OFFSET 7.0f\n"}};
+  passes::InstrumentedKernel k = passes::instrumentSource(source, "k", {}, headers);
+  EXPECT_EQ(k.kernel, "k");
+  EXPECT_NE(passes::bitcodeToText(k.traceBitcode).find("7.0"), std::string::npos);
+  // The hash covers the headers: another header text gives another hash.
+  std::vector<passes::EmbeddedHeader> other = headers;
+  other[1].text = "#define OFFSET 8.0f\n";
+  EXPECT_NE(passes::instrumentSource(source, "k", {}, other).sourceHash, k.sourceHash);
+  // Without its headers the source does not compile.
+  EXPECT_THROW(passes::instrumentSource(source, "k", {}), passes::InstrumentError);
+  for (const char* bad : {"../common.h", "/tmp/common.h", "ops/../../common.h", ""}) {
+    std::vector<passes::EmbeddedHeader> h = headers;
+    h[1].name = bad;
+    try {
+      passes::compileOpenCL(source, {}, h);
+      ADD_FAILURE() << "accepted header name '" << bad << "'";
+    } catch (const passes::InstrumentError& e) {
+      EXPECT_NE(std::string(e.what()).find("embedded header name '" + std::string(bad) + "' is not a relative path"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+}  // namespace

@@ -64,6 +64,8 @@ struct Inside {
 struct ProgramInfo {
   std::string source;
   std::string options;
+  std::vector<passes::EmbeddedHeader> headers;  // clCompileProgram's input headers
+  std::string untraceable;  // why its launches cannot be traced ("" when they can)
   uint32_t references = 1;  // 0: the program let go of it; its kernels may live on
 };
 struct KernelInfo {
@@ -149,7 +151,9 @@ cl_program CL_API_CALL createProgramWithSource(cl_context context, cl_uint count
       source += (lengths && lengths[i]) ? std::string(strings[i], lengths[i]) : std::string(strings[i]);
     }
     std::lock_guard<std::mutex> lock(state().mutex);
-    state().programs[p] = ProgramInfo{std::move(source), ""};
+    ProgramInfo info;
+    info.source = std::move(source);
+    state().programs[p] = std::move(info);
   }
   return p;
 }
@@ -171,14 +175,28 @@ cl_int CL_API_CALL compileProgram(cl_program program, cl_uint n, const cl_device
   if (!insideLayer) {
     std::lock_guard<std::mutex> lock(state().mutex);
     auto it = state().programs.find(program);
-    if (it != state().programs.end()) it->second.options = options ? options : "";
+    if (it != state().programs.end()) {
+      ProgramInfo& info = it->second;
+      info.options = options ? options : "";
+      // The input headers' texts, kept now: the program may release them once compiled.
+      info.headers.clear();
+      info.untraceable.clear();
+      for (cl_uint i = 0; i < headers && headerPrograms && headerNames; ++i) {
+        auto h = state().programs.find(headerPrograms[i]);
+        const std::string name = headerNames[i] ? headerNames[i] : "";
+        if (h == state().programs.end()) {
+          info.untraceable = "its embedded header '" + name + "' was not created from source";
+          break;
+        }
+        info.headers.push_back(passes::EmbeddedHeader{name, h->second.source});
+      }
+    }
   }
   return target->clCompileProgram(program, n, devices, options, headers, headerPrograms, headerNames, notify, data);
 }
 
 // A program linked from programs compiled from source is traced from their sources, joined
-// (each keeps its line numbers); embedded headers (clCompileProgram's input headers) are not
-// known, so a program that includes one fails to instrument and runs untraced, with a message.
+// (each keeps its line numbers), with the embedded headers of all of them.
 cl_program CL_API_CALL linkProgram(cl_context context, cl_uint n, const cl_device_id* devices, const char* options,
                                    cl_uint inputs, const cl_program* programs,
                                    void(CL_CALLBACK* notify)(cl_program, void*), void* data, cl_int* err) {
@@ -193,8 +211,18 @@ cl_program CL_API_CALL linkProgram(cl_context context, cl_uint n, const cl_devic
         known = false;
         break;
       }
-      joined.source += "#line 1\n" + it->second.source + "\n";
-      if (i == 0) joined.options = it->second.options;
+      const ProgramInfo& unit = it->second;
+      joined.source += "#line 1\n" + unit.source + "\n";
+      if (i == 0) joined.options = unit.options;
+      if (joined.untraceable.empty()) joined.untraceable = unit.untraceable;
+      for (const passes::EmbeddedHeader& h : unit.headers) {
+        auto same = std::find_if(joined.headers.begin(), joined.headers.end(),
+                                 [&](const passes::EmbeddedHeader& j) { return j.name == h.name; });
+        if (same == joined.headers.end())
+          joined.headers.push_back(h);
+        else if (same->text != h.text && joined.untraceable.empty())
+          joined.untraceable = "two of its units embed different headers named '" + h.name + "'";
+      }
     }
     if (known) state().programs[linked] = std::move(joined);
   }
@@ -417,8 +445,11 @@ Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
       context = in->context;
       device = in->device;
     }
-    std::string key = std::to_string(std::hash<std::string>()(program.source)) + "|" + program.options + "|" +
-                      info.name + "|" + std::to_string(reinterpret_cast<uintptr_t>(device));
+    std::string headers;
+    for (const passes::EmbeddedHeader& h : program.headers) headers += h.name + '\0' + h.text + '\0';
+    std::string key = std::to_string(std::hash<std::string>()(program.source)) + "|" +
+                      std::to_string(std::hash<std::string>()(headers)) + "|" + program.options + "|" + info.name +
+                      "|" + std::to_string(reinterpret_cast<uintptr_t>(device));
     auto it = s.traced.find(key);
     if (it != s.traced.end() && s.tracedContext[key] != context) {
       s.traced.erase(it);  // built for a context the program has moved on from
@@ -427,7 +458,7 @@ Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
     if (it == s.traced.end()) {
       // Programs built from source are instrumented once per (program, kernel) and reused.
       passes::InstrumentedKernel ik =
-          passes::instrumentSource(program.source, info.name, passes::splitOptions(program.options));
+          passes::instrumentSource(program.source, info.name, passes::splitOptions(program.options), program.headers);
       it = s.traced.emplace(key, std::make_unique<TracedKernel>(context, device, std::move(ik))).first;
       s.tracedContext[key] = context;
     }
@@ -493,6 +524,11 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
   if (p == s.programs.end()) {
     message("cannot trace " + k->second.name + " launch " + std::to_string(launch) +
             ": its program was not created from source; it runs untraced");
+    return forward();
+  }
+  if (!p->second.untraceable.empty()) {
+    message("cannot trace " + k->second.name + " launch " + std::to_string(launch) + ": " + p->second.untraceable +
+            "; it runs untraced");
     return forward();
   }
   if (dims < 1 || dims > 3 || !global) return forward();  // let the driver report the error

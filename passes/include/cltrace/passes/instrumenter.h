@@ -31,12 +31,22 @@ struct InstrumentedKernel {
   std::string traceBitcode;
   std::vector<KernelArg> args;  // the original parameters
   KernelReport report;
-  uint64_t sourceHash = 0;  // FNV-1a 64 of the source text
+  uint64_t sourceHash = 0;  // FNV-1a 64 of the source text (and of embedded headers' names and texts)
+};
+
+// A header a program embeds (clCompileProgram's input headers): the name its sources include
+// it by (`#include "name"`, may contain directories) and its text.
+struct EmbeddedHeader {
+  std::string name;
+  std::string text;
 };
 
 // Compiles OpenCL C 1.2 `source` (options as for clBuildProgram: -D, -I, -cl-*), returning
-// the bitcode clang produced. Throws InstrumentError with clang's diagnostics.
-std::string compileOpenCL(const std::string& source, const std::vector<std::string>& options);
+// the bitcode clang produced; `headers` can be included by their names, before any -I
+// directory. Throws InstrumentError with clang's diagnostics, or naming a header whose name
+// is empty, absolute or climbs out with "..".
+std::string compileOpenCL(const std::string& source, const std::vector<std::string>& options,
+                          const std::vector<EmbeddedHeader>& headers = {});
 
 // Names of the kernels in a compiled program.
 std::vector<std::string> listKernels(const std::string& bitcode);
@@ -45,9 +55,10 @@ std::vector<std::string> listKernels(const std::string& bitcode);
 // name lists the kernels there are).
 InstrumentedKernel instrumentBitcode(const std::string& bitcode, const std::string& kernel);
 
-// compileOpenCL + instrumentBitcode.
+// compileOpenCL + instrumentBitcode. The source hash covers the embedded headers too.
 InstrumentedKernel instrumentSource(const std::string& source, const std::string& kernel,
-                                    const std::vector<std::string>& options);
+                                    const std::vector<std::string>& options,
+                                    const std::vector<EmbeddedHeader>& headers = {});
 
 // Readable IR of a bitcode string.
 std::string bitcodeToText(const std::string& bitcode);
