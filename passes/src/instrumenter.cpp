@@ -516,12 +516,15 @@ std::string spirvReady(const std::string& bitcode) {
       {"_Z13get_global_idj", 0},    {"_Z12get_local_idj", 0},     {"_Z12get_group_idj", 0},
       {"_Z17get_global_offsetj", 0}, {"_Z15get_global_sizej", 1}, {"_Z14get_local_sizej", 1},
       {"_Z14get_num_groupsj", 1},    {"_Z23get_enqueued_local_sizej", 1}};
-  std::vector<IntrinsicInst*> multiplyAdds;
+  std::vector<IntrinsicInst*> multiplyAdds, bitReversals;
   std::vector<std::pair<CallInst*, uint64_t>> pastLastDimension;
   for (Function& f : *m)
     for (Instruction& i : instructions(f)) {
       if (auto* call = dyn_cast<IntrinsicInst>(&i); call && call->getIntrinsicID() == Intrinsic::fmuladd) {
         multiplyAdds.push_back(call);
+      } else if (auto* rev = dyn_cast<IntrinsicInst>(&i); rev && rev->getIntrinsicID() == Intrinsic::bitreverse) {
+        const unsigned bits = rev->getType()->getScalarSizeInBits();
+        if (bits >= 2 && bits <= 64 && (bits & (bits - 1)) == 0) bitReversals.push_back(rev);
       } else if (auto* c = dyn_cast<CallInst>(&i); c && c->getCalledFunction() && c->arg_size() == 1) {
         auto known = kPastLastDimension.find(c->getCalledFunction()->getName().str());
         auto* dim = dyn_cast<ConstantInt>(c->getArgOperand(0));
@@ -529,7 +532,25 @@ std::string spirvReady(const std::string& bitcode) {
           pastLastDimension.push_back({c, known->second});
       }
     }
-  if (multiplyAdds.empty() && pastLastDimension.empty()) return bitcode;
+  if (multiplyAdds.empty() && pastLastDimension.empty() && bitReversals.empty()) return bitcode;
+  // llvm.bitreverse (clang's __builtin_bitreverse*) has no SPIR-V form without an extension
+  // llvm-spirv-15 does not write: swap ever larger halves (bits, pairs, nibbles, ...) instead.
+  for (IntrinsicInst* call : bitReversals) {
+    IRBuilder<> b(call);
+    Type* type = call->getType();
+    const unsigned bits = type->getScalarSizeInBits();
+    Value* v = call->getArgOperand(0);
+    for (unsigned shift = 1; shift < bits; shift *= 2) {
+      uint64_t low = 0;  // the lower `shift` bits of every 2 * shift bits
+      for (unsigned bit = 0; bit < bits; ++bit)
+        if ((bit / shift) % 2 == 0) low |= uint64_t(1) << bit;
+      Constant* mask = ConstantInt::get(type, low);
+      Constant* amount = ConstantInt::get(type, shift);
+      v = b.CreateOr(b.CreateAnd(b.CreateLShr(v, amount), mask), b.CreateShl(b.CreateAnd(v, mask), amount));
+    }
+    call->replaceAllUsesWith(v);
+    call->eraseFromParent();
+  }
   for (IntrinsicInst* call : multiplyAdds) {
     Function* fma = Intrinsic::getDeclaration(m.get(), Intrinsic::fma, {call->getType()});
     IRBuilder<> b(call);

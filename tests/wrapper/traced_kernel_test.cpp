@@ -733,3 +733,69 @@ TEST(EmbeddedHeaders, AreIncludedByTheirNamesAndBadNamesAreRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+// Bit i of `v` (of `bits` bits) moved to bit bits-1-i.
+uint64_t reversedBits(uint64_t v, unsigned bits) {
+  uint64_t r = 0;
+  for (unsigned i = 0; i < bits; ++i)
+    if (v >> i & 1) r |= uint64_t(1) << (bits - 1 - i);
+  return r;
+}
+
+TEST(TracedKernel, BitReversalBuiltinsTraceAndComputeTheirValues) {
+  // clang's __builtin_bitreverse* become llvm.bitreverse, which SPIR-V cannot carry without an
+  // extension: on a SPIR-V device passes::spirvReady expands them into shifts and masks.
+  const char* src = R"CL(
+__kernel void rev(__global const uint* in, __global uint* o32, __global ushort* o16, __global uchar* o8,
+                  __global ulong* o64) {
+  size_t i = get_global_id(0);
+  uint x = in[i];
+  o32[i] = __builtin_bitreverse32(x);
+  o16[i] = __builtin_bitreverse16((ushort)x);
+  o8[i] = __builtin_bitreverse8((uchar)(x >> 8));
+  o64[i] = __builtin_bitreverse64(((ulong)x << 32) | (ulong)~x);
+}
+)CL";
+  OpenCLEnv env;
+  const size_t n = 64;
+  std::vector<uint32_t> in(n);
+  for (size_t i = 0; i < n; ++i) in[i] = static_cast<uint32_t>(i * 0x9E3779B9u + 12345u);
+  cl_mem In = env.buffer(in), O32 = env.buffer(std::vector<uint32_t>(n)), O16 = env.buffer(std::vector<uint16_t>(n)),
+         O8 = env.buffer(std::vector<uint8_t>(n)), O64 = env.buffer(std::vector<uint64_t>(n));
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "rev", {}));
+  std::string path = tempPath("rev");
+  k.launch(env.queue,
+           {wrapper::ArgBinding::ofBuffer(In), wrapper::ArgBinding::ofBuffer(O32), wrapper::ArgBinding::ofBuffer(O16),
+            wrapper::ArgBinding::ofBuffer(O8), wrapper::ArgBinding::ofBuffer(O64)},
+           NDRange::fromSizes({n}, {16}), path);
+  std::vector<uint32_t> o32 = env.read<uint32_t>(O32, n);
+  std::vector<uint16_t> o16 = env.read<uint16_t>(O16, n);
+  std::vector<uint8_t> o8 = env.read<uint8_t>(O8, n);
+  std::vector<uint64_t> o64 = env.read<uint64_t>(O64, n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t x = in[i];
+    EXPECT_EQ(o32[i], reversedBits(x, 32)) << i;
+    EXPECT_EQ(o16[i], reversedBits(x & 0xFFFF, 16)) << i;
+    EXPECT_EQ(o8[i], reversedBits((x >> 8) & 0xFF, 8)) << i;
+    EXPECT_EQ(o64[i], reversedBits((x << 32) | (~x & 0xFFFFFFFFu), 64)) << i;
+  }
+  // One load and four stores per work-item; buffers of 256, 256, 128, 64 and 512 bytes at
+  // multiples of 256.
+  WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), n);
+  for (uint64_t i = 0; i < n; ++i) {
+    const auto& r = t.workItems[i];
+    ASSERT_EQ(r.size(), 5u);
+    EXPECT_EQ(r[0].address, 4 * i);
+    EXPECT_EQ(r[1].address, 256 + 4 * i);
+    EXPECT_EQ(r[2].address, 512 + 2 * i);
+    EXPECT_EQ(r[3].address, 768 + i);
+    EXPECT_EQ(r[4].address, 1024 + 8 * i);
+    EXPECT_EQ(r[4].kind, uint8_t(AccessKind::Store));
+  }
+  std::filesystem::remove(path);
+}
+
+}  // namespace

@@ -72,6 +72,8 @@ std::string bitcodeToText(const std::string& bitcode);
 // - work-item functions asked about a constant dimension past 2 get OpenCL's answer (0 for ids
 //   and offsets, 1 for sizes and counts): llvm-spirv-15 would read the builtin vector out of
 //   bounds, which makes the module invalid.
+// - llvm.bitreverse (clang's __builtin_bitreverse8/16/32/64), which llvm-spirv-15 cannot write,
+//   becomes shifts and masks.
 std::string spirvReady(const std::string& bitcode);
 
 // `bitcode` made ready for PoCL's SPIR path: calls to OpenCL's half_* math builtins (half_sqrt,
