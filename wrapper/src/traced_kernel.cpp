@@ -757,7 +757,7 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
         rebase->addRecords(records);
       else if (!decoder.forEach(item.data(), n, *rebase, error))
         throw TraceError("work-item " + std::to_string(id) + ": " + error);
-      writer->writeWorkItemUnits(item.data(), n);
+      writer->writeCountedWorkItemUnits(item.data(), n, records);
       unitTotal += n;
     }
   }

@@ -146,6 +146,10 @@ class TraceWriter {
   // Version 2: the next work-item as `units` units of unit records (addresses already rebased).
   // Throws TraceFileError for a record naming an unknown instruction or running past the end.
   void writeWorkItemUnits(const uint32_t* words, uint64_t units);
+  // The same for units whose records the caller has already walked and counted (`records` of
+  // them, each naming a known instruction and ending within `units`), as
+  // PackedRecordUnpacker::unpack makes them: the writer does not walk them again.
+  void writeCountedWorkItemUnits(const uint32_t* words, uint64_t units, uint64_t records);
   // Flushes, checks that the counts match the header (or patches an unknown record count).
   // Throws TraceFileError. Calling it again after success does nothing.
   void close();
