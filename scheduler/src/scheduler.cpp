@@ -73,9 +73,21 @@ struct Workgroup {
   uint32_t blocked = 0;
   uint32_t done = 0;
   bool resident = false;
-  std::vector<CompactRecord> records;  // all threads, concatenated
-  std::vector<uint64_t> cursor;        // next record per thread
-  std::vector<uint64_t> end;           // end of each thread's records
+  // Record j of thread t is records[base[t] + j * stride[t / warpSize]]. Under the warp
+  // policy a warp's records are interleaved (stride = its lanes; base = the warp's region +
+  // lane), so that the records one step reads lie side by side, unless that would pad the
+  // warp's region to more than twice its records (lanes of very different lengths); otherwise
+  // each thread's records are consecutive (stride 1).
+  std::vector<CompactRecord> records;
+  std::vector<uint64_t> base;          // per thread
+  std::vector<uint32_t> stride;        // per warp
+  std::vector<uint64_t> cursor;        // position of the next record per thread
+  std::vector<uint64_t> end;           // number of records per thread
+  uint64_t recordCount = 0;            // records without padding
+
+  const CompactRecord& at(uint32_t t, uint64_t j, uint32_t warpSize) const {
+    return records[base[t] + j * stride[t / warpSize]];
+  }
   std::vector<uint8_t> state;
   std::vector<WarpInfo> warps;
   detail::IterationTable iters;
@@ -87,7 +99,8 @@ struct Workgroup {
 
   size_t bytes() const {
     return sizeof(Workgroup) + records.capacity() * sizeof(CompactRecord) +
-           (cursor.capacity() + end.capacity()) * sizeof(uint64_t) + state.capacity() +
+           (base.capacity() + cursor.capacity() + end.capacity()) * sizeof(uint64_t) +
+           stride.capacity() * sizeof(uint32_t) + state.capacity() +
            warps.capacity() * sizeof(WarpInfo) + iters.bytes() + ops.capacity() * sizeof(OpInfo) +
            boundaries.capacity() * sizeof(Boundary);
   }
@@ -202,13 +215,19 @@ struct Scheduler::Impl {
   void issue(uint32_t smIndex, UnitRef pick, WarpStep& out);
   void issueWarp(Workgroup& wg, uint32_t w, WarpStep& out);
   void prefetchUnit(const Workgroup& wg, uint32_t u) const {
-    const CompactRecord* records = wg.records.data();
     if (!warpPolicy) {
-      __builtin_prefetch(records + wg.cursor[u]);
+      __builtin_prefetch(&wg.at(u, wg.cursor[u], warpSize));
       return;
     }
-    const uint32_t first = u * warpSize, last = first + wg.warps[u].lanes;
-    for (uint32_t t = first; t < last; ++t) __builtin_prefetch(records + wg.cursor[t]);
+    const CompactRecord* records = wg.records.data();
+    const uint32_t first = u * warpSize, last = first + wg.warps[u].lanes, stride = wg.stride[u];
+    if (stride != 1) {  // interleaved: the step's records lie side by side
+      const uint64_t position = wg.cursor[first];
+      const CompactRecord* from = records + wg.base[first] + position * stride;
+      for (uint32_t k = 0; k < stride; k += 4) __builtin_prefetch(from + k);
+      return;
+    }
+    for (uint32_t t = first; t < last; ++t) __builtin_prefetch(records + wg.base[t] + wg.cursor[t]);
   }
   void prefetchNext(const Sm& sm) const;
   void advance(Workgroup& wg, uint32_t t);
@@ -384,7 +403,9 @@ void Scheduler::Impl::load(Workgroup& wg, const WorkgroupTrace& in) {
   wg.threads = wgSize;
   wg.blocked = 0;
   wg.done = 0;
-  wg.records.resize(in.records.size());
+  wg.recordCount = in.records.size();
+  wg.base.resize(wgSize);
+  wg.stride.resize(warpsPerWg);
   wg.cursor.resize(wgSize);
   wg.end.resize(wgSize);
   wg.state.resize(wgSize);
@@ -395,6 +416,24 @@ void Scheduler::Impl::load(Workgroup& wg, const WorkgroupTrace& in) {
   wg.warps.assign(warpsPerWg, WarpInfo{});
   for (uint32_t w = 0; w < warpsPerWg; ++w)
     wg.warps[w].lanes = std::min(warpSize, wgSize - w * warpSize);
+  // The layout (see Workgroup::records).
+  uint64_t region = 0;
+  for (uint32_t w = 0; w < warpsPerWg; ++w) {
+    const uint32_t first = w * warpSize, lanes = wg.warps[w].lanes;
+    uint64_t longest = 0;
+    for (uint32_t t = first; t < first + lanes; ++t) {
+      if (in.offsets[t + 1] < in.offsets[t])
+        throw std::runtime_error(where + ": record offsets of work-item " + std::to_string(t) + " decrease");
+      longest = std::max<uint64_t>(longest, in.offsets[t + 1] - in.offsets[t]);
+    }
+    const uint64_t own = in.offsets[first + lanes] - in.offsets[first];
+    const bool interleave = warpPolicy && lanes > 1 && longest * lanes <= 2 * own;
+    wg.stride[w] = interleave ? lanes : 1;
+    for (uint32_t t = first; t < first + lanes; ++t)
+      wg.base[t] = interleave ? region + (t - first) : region + (in.offsets[t] - in.offsets[first]);
+    region += interleave ? longest * lanes : own;
+  }
+  wg.records.resize(region);
 
   struct LevelLast {
     uint32_t instruction;
@@ -405,11 +444,10 @@ void Scheduler::Impl::load(Workgroup& wg, const WorkgroupTrace& in) {
   CompactRecord* out = wg.records.data();
   for (uint32_t t = 0; t < wgSize; ++t) {
     const uint64_t begin = in.offsets[t], end = in.offsets[t + 1];
-    if (end < begin)
-      throw std::runtime_error(where + ": record offsets of work-item " + std::to_string(t) +
-                               " decrease");
-    wg.cursor[t] = begin;
-    wg.end[t] = end;
+    wg.cursor[t] = 0;
+    wg.end[t] = end - begin;
+    CompactRecord* const threadOut = out + wg.base[t];
+    const uint64_t threadStride = wg.stride[t / warpSize];
     uint32_t known = 0;  // levels of lastAt that are valid
     const Record* prev = nullptr;
     uint32_t prevIter = 0, prevDepth = 0;
@@ -443,7 +481,7 @@ void Scheduler::Impl::load(Workgroup& wg, const WorkgroupTrace& in) {
       // before a boundary is concluded.
       for (uint32_t k = 0; k < depth; ++k) lastAt[k] = {r.instruction, iter};
       known = std::max(known, depth);
-      out[i] = CompactRecord{r.address, internOp(wg, r), iter};
+      threadOut[(i - begin) * threadStride] = CompactRecord{r.address, internOp(wg, r), iter};
       prev = &r;
       prevIter = iter;
       prevDepth = depth;
@@ -482,7 +520,7 @@ void Scheduler::Impl::addToSm(uint32_t smIndex, uint32_t slot) {
   ++sm.residentWorkgroups;
   sm.residentThreads += wg.threads;
   slotOfWorkgroup[wg.id] = slot;
-  residentRecords += wg.records.size();
+  residentRecords += wg.recordCount;
   stats.peakResidentRecords = std::max(stats.peakResidentRecords, residentRecords);
   uint64_t residentWgs = slotOfWorkgroup.size();
   stats.peakResidentWorkgroups = std::max(stats.peakResidentWorkgroups, residentWgs);
@@ -521,7 +559,7 @@ void Scheduler::Impl::retire(uint32_t slot) {
   if (sm.lastValid && sm.last.slot == slot) sm.lastValid = false;
   --sm.residentWorkgroups;
   sm.residentThreads -= wg.threads;
-  residentRecords -= wg.records.size();
+  residentRecords -= wg.recordCount;
   slotOfWorkgroup.erase(wg.id);
   wg.resident = false;
   freeSlots.push_back(slot);
@@ -705,7 +743,7 @@ bool Scheduler::Impl::earlier(const Workgroup& wg, const CompactRecord& a,
 // Issuing.
 
 void Scheduler::Impl::advance(Workgroup& wg, uint32_t t) {
-  const CompactRecord& r = wg.records[wg.cursor[t]];
+  const CompactRecord& r = wg.at(t, wg.cursor[t], warpSize);
   ++wg.cursor[t];
   WarpInfo& warp = wg.warps[t / warpSize];
   if (wg.op(r).kind == static_cast<uint8_t>(AccessKind::Barrier)) {
@@ -725,6 +763,8 @@ void Scheduler::Impl::issueWarp(Workgroup& wg, uint32_t w, WarpStep& out) {
   const uint32_t last = first + wg.warps[w].lanes;
   const CompactRecord* records = wg.records.data();
   const uint64_t* cursor = wg.cursor.data();
+  const uint64_t* base = wg.base.data();
+  const uint64_t stride = wg.stride[w];
   const uint8_t* state = wg.state.data();
   uint32_t* chosen = laneScratch.data();
   uint32_t n = 0;
@@ -732,7 +772,7 @@ void Scheduler::Impl::issueWarp(Workgroup& wg, uint32_t w, WarpStep& out) {
   const CompactRecord* best = nullptr;
   for (uint32_t t = first; t < last; ++t) {
     if (state[t] != kRunning) continue;
-    const CompactRecord* r = records + cursor[t];
+    const CompactRecord* r = records + base[t] + cursor[t] * stride;
     if (best && (r->op != best->op || r->iter != best->iter)) {
       if (!earlier(wg, *r, *best)) continue;
       n = 0;  // an earlier instance: start the group again
@@ -748,7 +788,7 @@ void Scheduler::Impl::issueWarp(Workgroup& wg, uint32_t w, WarpStep& out) {
   LaneAccess* lanes = out.lanes.data();
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t t = chosen[i];
-    const CompactRecord& r = records[cursor[t]];
+    const CompactRecord& r = records[base[t] + cursor[t] * stride];
     lanes[i] = LaneAccess{t, op.size, r.address};
     advance(wg, t);
   }
@@ -769,7 +809,7 @@ void Scheduler::Impl::issue(uint32_t smIndex, UnitRef pick, WarpStep& out) {
     issueWarp(wg, w, out);
   } else {
     const uint32_t t = pick.unit;
-    const CompactRecord& r = wg.records[wg.cursor[t]];
+    const CompactRecord& r = wg.at(t, wg.cursor[t], warpSize);
     out.lanes.clear();
     const OpInfo& op = wg.op(r);
     out.lanes.push_back(LaneAccess{t, op.size, r.address});
@@ -816,7 +856,7 @@ void Scheduler::Impl::release(Workgroup& wg) {
   const CompactRecord* other = nullptr;
   for (uint32_t t = 0; t < wg.threads; ++t) {
     if (wg.state[t] != kBlocked) continue;
-    const CompactRecord& r = wg.records[wg.cursor[t] - 1];
+    const CompactRecord& r = wg.at(t, wg.cursor[t] - 1, warpSize);
     if (!first)
       first = &r;
     else if (!other && (wg.instruction(r) != wg.instruction(*first) || r.iter != first->iter))
