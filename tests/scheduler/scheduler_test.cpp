@@ -141,6 +141,28 @@ TEST(IntraWarp, NestedLoopWithVaryingInnerTrip) {
             "c5 sm0 wg0 w0 s5 i2 store 0-3\n");
 }
 
+TEST(IntraWarp, OneLongLaneAndOneSlightlyLongerLaneKeepTheirAddresses) {
+  // Warp 0: lane 0 loops 6 times, the others not at all (7 + 1 + 1 + 1 records: the
+  // scheduler keeps each lane's records consecutive). Warp 1: lane 5 loops twice (1 + 3 +
+  // 1 + 1: interleaved, padded to 3 per lane). Both layouts must hand out the same records.
+  auto program = [](const Item& it, Emit& e) {
+    const uint32_t trips = it.lid == 0 ? 6 : it.lid == 5 ? 2 : 0;
+    for (uint32_t i = 0; i < trips; ++i) e.load(1, 100 * it.lid + i, {i});
+    e.store(2, 1000 + it.lid);
+  };
+  EXPECT_EQ(schedule(range1(8, 8), program, oneSm(Policy::Warp, 4), true),
+            "c0 sm0 wg0 w0 s0 i1 load 0 @ 0\n"
+            "c1 sm0 wg0 w1 s0 i1 load 5 @ 500\n"
+            "c2 sm0 wg0 w0 s1 i1 load 0 @ 1\n"
+            "c3 sm0 wg0 w1 s1 i1 load 5 @ 501\n"
+            "c4 sm0 wg0 w0 s2 i1 load 0 @ 2\n"
+            "c5 sm0 wg0 w1 s2 i2 store 4-7 @ 1004 1005 1006 1007\n"
+            "c6 sm0 wg0 w0 s3 i1 load 0 @ 3\n"
+            "c7 sm0 wg0 w0 s4 i1 load 0 @ 4\n"
+            "c8 sm0 wg0 w0 s5 i1 load 0 @ 5\n"
+            "c9 sm0 wg0 w0 s6 i2 store 0-3 @ 1000 1001 1002 1003\n");
+}
+
 TEST(IntraWarp, SiblingLoopsWithVaryingTripCount) {
   // Loop A runs lid+1 times, loop B twice. Threads that left loop A wait for the others
   // (their loop-B counters are lower, but loop B comes later in program order: the trace
