@@ -1,6 +1,10 @@
 #include "cltrace/cachesim/trace_simulation.h"
 
 #include <algorithm>
+#include <cstring>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 #include <memory>
 #include <stdexcept>
 
@@ -29,7 +33,83 @@ class TraceStepSource final : public sched::StepSource {
   std::function<void(const sched::Scheduler&)> done_;
 };
 
+// The steps of a scheduled file, in its order. Delays cannot move them (timing is off).
+class ScheduleFileStepSource final : public sched::StepSource {
+ public:
+  explicit ScheduleFileStepSource(const std::string& path) : reader_(path) {}
+  bool next(sched::WarpStep& out) override { return reader_.next(out); }
+  void delayWarp(uint64_t, uint64_t) override {}
+  // Workgroups are dealt one per SM first, as the scheduler does.
+  uint32_t busySms() const override {
+    const sched::ScheduleInfo& info = reader_.info();
+    return static_cast<uint32_t>(std::min<uint64_t>(info.config.smCount, info.workgroupCount));
+  }
+
+ private:
+  sched::ScheduleReader reader_;
+};
+
+// "POLICY" for the naive policies, "warp:ORDER" for the warp policy.
+std::string schedulingName(sched::Policy policy, sched::InterWarpOrder order) {
+  if (policy != sched::Policy::Warp) return sched::policyName(policy);
+  return std::string(sched::policyName(policy)) + ":" + sched::interWarpOrderName(order);
+}
+
+// A `scheduling` value as schedulingName() writes it ("warp" means warp:loose-round-robin);
+// an unknown name is returned as it is (it then differs from every file).
+std::string canonicalScheduling(const std::string& value) {
+  try {
+    const size_t colon = value.find(':');
+    const sched::Policy policy = sched::parsePolicy(value.substr(0, colon));
+    const sched::InterWarpOrder order = colon == std::string::npos ? sched::SchedulerConfig{}.interWarp
+                                                                   : sched::parseInterWarpOrder(value.substr(colon + 1));
+    return schedulingName(policy, order);
+  } catch (const std::invalid_argument&) {
+    return value;
+  }
+}
+
 }  // namespace
+
+bool isScheduledFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[sizeof sched::kScheduleMagic] = {};
+  return in.read(magic, sizeof magic) && std::memcmp(magic, sched::kScheduleMagic, sizeof magic) == 0;
+}
+
+Config configForSchedule(Config config, const sched::ScheduleInfo& info, const std::vector<std::string>& explicitKeys) {
+  const nlohmann::json asked = config.toJson();
+  const sched::SchedulerConfig& s = info.config;
+  config.scheduling = schedulingName(s.policy, s.interWarp);
+  config.warpSize = s.warpSize;
+  config.smCount = s.smCount;
+  config.maxWorkgroupsPerSm = s.maxWorkgroupsPerSm;
+  config.maxThreadsPerSm = s.maxThreadsPerSm;
+  config.registersPerThread = 0;
+  config.timing = false;
+  const nlohmann::json fixed = config.toJson();
+  for (const std::string& key : explicitKeys) {
+    if (key == "timing" && asked.value("timing", false))
+      throw std::invalid_argument(
+          "configuration key 'timing': a scheduled file fixes the issue order, and the timing model needs to "
+          "reorder warps (it drives the scheduler): simulate the trace file, or set timing=off");
+    const bool differs = key == "scheduling" ? canonicalScheduling(asked["scheduling"].get<std::string>()) !=
+                                                   fixed["scheduling"].get<std::string>()
+                                             : key != "timing" && asked.contains(key) && asked[key] != fixed[key];
+    if (differs)
+      throw std::invalid_argument("configuration key '" + key + "': " + asked[key].dump() +
+                                  " disagrees with the scheduled file, which was made with " + fixed[key].dump() +
+                                  " (set it when scheduling, or simulate the trace file)");
+  }
+  config.validate();
+  return config;
+}
+
+StepSourceFactory scheduleFileStepSourceFactory(const std::string& path) {
+  return [path](uint64_t) -> std::unique_ptr<sched::StepSource> {
+    return std::make_unique<ScheduleFileStepSource>(path);
+  };
+}
 
 sched::SchedulerConfig schedulerConfigFor(const Config& c, uint64_t seed) {
   sched::SchedulerConfig s;

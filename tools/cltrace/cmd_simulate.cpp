@@ -1,6 +1,7 @@
-// cltrace simulate TRACE [--config PRESET|FILE.json] [--set KEY=VALUE ...] [--runs N] [--seed S]
+// cltrace simulate TRACE|SCHEDULED [--config PRESET|FILE.json] [--set KEY=VALUE ...] [--runs N] [--seed S]
 //                        [--sm N|all|random] [--json]
-// Schedules a trace (scheduler) and simulates the Fermi L1 cache on that order (cachesim).
+// Schedules a trace (scheduler) and simulates the Fermi L1 cache on that order (cachesim); a
+// binary scheduled file (cltrace schedule) is simulated in its own order, with timing off.
 // Configuration keys: docs/cachesim.md. A thin wrapper: all the work is in the libraries.
 #include <fmt/core.h>
 
@@ -15,6 +16,7 @@
 #include "cltrace/cachesim/config.h"
 #include "cltrace/cachesim/printers.h"
 #include "cltrace/cachesim/simulator.h"
+#include "cltrace/cachesim/trace_simulation.h"
 #include "cltrace/scheduler/scheduler.h"
 #include "commands.h"
 #include "prediction.h"
@@ -42,7 +44,14 @@ void runSimulate(const SimulateOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   }
-  cachesim::Report report = simulateTrace(o.trace, config, o.threads);
+  cachesim::Report report;
+  if (cachesim::isScheduledFile(o.trace)) {
+    std::vector<std::string> explicitKeys;
+    for (const std::string& s : o.sets) explicitKeys.push_back(s.substr(0, s.find('=')));
+    report = simulateSchedule(o.trace, config, explicitKeys, o.threads);
+  } else {
+    report = simulateTrace(o.trace, config, o.threads);
+  }
   if (o.json)
     cachesim::printJson(std::cout, report);
   else
@@ -52,7 +61,10 @@ void runSimulate(const SimulateOptions& o) {
 const CommandRegistration registration("simulate", [](CLI::App& app) {
   auto o = std::make_shared<SimulateOptions>();
   CLI::App* cmd = app.add_subcommand("simulate", "Simulate the Fermi L1 cache on a scheduled trace");
-  cmd->add_option("trace", o->trace, "Trace file")->required();
+  cmd->add_option("trace", o->trace,
+                  "Trace file (scheduled afresh per run), or a binary scheduled file from cltrace schedule "
+                  "(simulated in its order, timing off)")
+      ->required();
   cmd->add_option("--config", o->config, "Preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file")
       ->capture_default_str();
   cmd->add_option("--set", o->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)")

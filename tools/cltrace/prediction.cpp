@@ -75,6 +75,20 @@ cachesim::Report simulateTrace(const std::string& tracePath, const cachesim::Con
   }
 }
 
+cachesim::Report simulateSchedule(const std::string& path, const cachesim::Config& config,
+                                  const std::vector<std::string>& explicitKeys, uint32_t threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  try {
+    const sched::ScheduleInfo info = sched::ScheduleReader(path).info();
+    const cachesim::Config fixed = cachesim::configForSchedule(config, info, explicitKeys);
+    cachesim::Report report = cachesim::simulate(fixed, cachesim::scheduleFileStepSourceFactory(path), {}, threads);
+    for (const std::string& w : report.warnings) fmt::print(stderr, "cltrace: warning: {}\n", w);
+    return report;
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());
+  }
+}
+
 nlohmann::json predictionToJson(const Prediction& p) {
   nlohmann::json j = cachesim::reportToJson(p.report);
   const NDRange& r = p.trace.range;

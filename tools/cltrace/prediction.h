@@ -30,6 +30,11 @@ struct Prediction {
 // configuration the trace does not fit (e.g. a workgroup larger than max_threads_per_sm).
 // `threads` runs proceed at once (0: one per hardware thread); the report is the same for any.
 cachesim::Report simulateTrace(const std::string& tracePath, const cachesim::Config& config, uint32_t threads);
+// Simulates the binary scheduled file at `path` in its order (cachesim::configForSchedule: the
+// file fixes the scheduling keys, timing is off; `explicitKeys` are the keys the user set, one
+// that disagrees with the file is a UserError).
+cachesim::Report simulateSchedule(const std::string& path, const cachesim::Config& config,
+                                  const std::vector<std::string>& explicitKeys, uint32_t threads);
 // The instructions a (version 2) trace header describes, with their texts.
 std::vector<passes::AccessInfo> accessesOf(const TraceHeader& header);
 // Adds --threads to a command that simulates.

@@ -5,10 +5,12 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "cltrace/cachesim/config.h"
 #include "cltrace/cachesim/simulator.h"
 #include "cltrace/scheduler/config.h"
+#include "cltrace/scheduler/output.h"
 #include "cltrace/scheduler/scheduler.h"
 
 namespace cltrace::cachesim {
@@ -26,5 +28,21 @@ sched::SchedulerConfig withRegisterLimit(sched::SchedulerConfig scheduler, const
 // cannot hold throws std::invalid_argument.
 StepSourceFactory traceStepSourceFactory(const std::string& tracePath, const Config& config,
                                          std::function<void(const sched::Scheduler&)> onFirstRunDone = {});
+
+// Simulating a binary scheduled file (`cltrace schedule --format binary`): its steps in file
+// order, for every run. The schedule was made already, so it fixes the scheduling keys and the
+// issue order; the timing model, which reorders warps by driving the scheduler, cannot run on it.
+bool isScheduledFile(const std::string& path);  // starts with the schedule file's magic
+
+// `config` for the schedule `info`: scheduling, warp_size, sm_count, max_workgroups_per_sm and
+// max_threads_per_sm become the file's, registers_per_thread 0 (residency was decided) and
+// timing off. A key in `explicitKeys` (set by the user) whose value disagrees throws
+// std::invalid_argument naming the key; so does timing when set on.
+Config configForSchedule(Config config, const sched::ScheduleInfo& info,
+                         const std::vector<std::string>& explicitKeys = {});
+
+// Each run reads the file afresh (sched::ScheduleReader: a corrupt or truncated file throws
+// sched::ScheduleFileError when reached).
+StepSourceFactory scheduleFileStepSourceFactory(const std::string& path);
 
 }  // namespace cltrace::cachesim

@@ -1,0 +1,134 @@
+// Simulating a binary scheduled file (cachesim/trace_simulation.h): its order, its scheduling
+// keys, timing off; keys the user set must agree with the file.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cltrace/cachesim/simulator.h"
+#include "cltrace/cachesim/trace_simulation.h"
+#include "cltrace/scheduler/output.h"
+#include "cltrace/scheduler/scheduler.h"
+#include "cltrace/scheduler/source.h"
+
+namespace cltrace::cachesim {
+namespace {
+
+namespace fs = std::filesystem;
+
+Record loadAt(uint32_t instruction, uint64_t address) {
+  Record r{};
+  r.kind = static_cast<uint8_t>(AccessKind::Load);
+  r.instruction = instruction;
+  r.address = address;
+  r.size = 4;
+  return r;
+}
+
+// 128 work-items in workgroups of 64 (two warps each), dealt to 2 SMs: work-item g reads the
+// float at 4g (instruction 1), then the same float again (instruction 2).
+std::string writeSchedule(const std::string& name) {
+  const NDRange range = NDRange::fromSizes({128}, {64});
+  std::vector<std::vector<Record>> items;
+  for (uint64_t g = 0; g < 128; ++g) items.push_back({loadAt(1, 4 * g), loadAt(2, 4 * g)});
+  sched::MemoryWorkgroupSource source(range, items, "reread");
+  sched::SchedulerConfig config;
+  config.smCount = 2;
+  sched::Scheduler scheduler(source, config);
+  const std::string path = (fs::temp_directory_path() / (name + "-" + std::to_string(::getpid()) + ".sched")).string();
+  auto writer = sched::openStepWriter(sched::OutputFormat::Binary, path, scheduler.info());
+  sched::writeSchedule(scheduler, *writer);
+  return path;
+}
+
+Config allSms() {
+  Config c;
+  c.sm.kind = SmSelection::Kind::All;
+  return c;
+}
+
+TEST(ScheduledFile, IsSimulatedInItsOrderWithItsSchedulingKeys) {
+  const std::string path = writeSchedule("sim");
+  ASSERT_TRUE(isScheduledFile(path));
+  const sched::ScheduleInfo info = sched::ScheduleReader(path).info();
+  const Config config = configForSchedule(allSms(), info);
+  EXPECT_EQ(config.smCount, 2u);
+  EXPECT_EQ(config.scheduling, "warp:loose-round-robin");
+  EXPECT_FALSE(config.timing);
+
+  // Each warp's 32 consecutive floats are one 128-byte line: 4 warps, 4 lines, each read twice.
+  Report all = simulate(config, scheduleFileStepSourceFactory(path));
+  EXPECT_EQ(all.stats.requestsBeforeCoalescing, 256u);
+  EXPECT_EQ(all.stats.reads, 8u);
+  EXPECT_EQ(all.stats.readMisses, 4u);
+  EXPECT_EQ(all.stats.misses.cold, 4u);
+  EXPECT_EQ(all.stats.readHits, 4u);
+
+  // SM 1 ran workgroup 1 alone: 2 lines, each read twice.
+  Config one = config;
+  one.sm = SmSelection{};
+  one.sm.index = 1;
+  Report sm1 = simulate(one, scheduleFileStepSourceFactory(path));
+  EXPECT_EQ(sm1.stats.reads, 4u);
+  EXPECT_EQ(sm1.stats.readMisses, 2u);
+  EXPECT_EQ(sm1.stats.readHits, 2u);
+  EXPECT_TRUE(sm1.warnings.empty());
+
+  // Every SM of the file is busy: SM 2 does not exist there.
+  one.sm.index = 2;
+  EXPECT_THROW(configForSchedule(one, info), std::invalid_argument);
+  fs::remove(path);
+}
+
+TEST(ScheduledFile, KeysTheUserSetMustAgreeWithTheFile) {
+  const std::string path = writeSchedule("keys");
+  const sched::ScheduleInfo info = sched::ScheduleReader(path).info();
+  auto message = [&](const Config& c, const std::vector<std::string>& keys) -> std::string {
+    try {
+      configForSchedule(c, info, keys);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  Config c;  // timing on, 15 SMs, scheduling "warp": taken from the file when not set by the user
+  EXPECT_EQ(message(c, {}), "accepted");
+  EXPECT_EQ(message(c, {"timing"}).rfind("configuration key 'timing': a scheduled file fixes the issue order", 0), 0u);
+  EXPECT_EQ(message(c, {"sm_count"}),
+            "configuration key 'sm_count': 15 disagrees with the scheduled file, which was made with 2 (set it when "
+            "scheduling, or simulate the trace file)");
+  c.smCount = 2;
+  c.timing = false;
+  EXPECT_EQ(message(c, {"sm_count", "timing", "scheduling", "warp_size"}), "accepted");  // "warp" = warp:loose-round-robin
+  c.scheduling = "warp:two-level";
+  EXPECT_EQ(message(c, {"scheduling"}).rfind("configuration key 'scheduling': \"warp:two-level\" disagrees", 0), 0u);
+  fs::remove(path);
+}
+
+TEST(ScheduledFile, OtherFilesAreNotTakenForOneAndACutFileIsAnError) {
+  const std::string path = writeSchedule("cut");
+  EXPECT_FALSE(isScheduledFile(path + ".missing"));
+  const std::string other = path + ".other";
+  std::ofstream(other, std::ios::binary) << "CLTRACE\x01 not a schedule";
+  EXPECT_FALSE(isScheduledFile(other));
+  fs::remove(other);
+
+  const Config config = configForSchedule(allSms(), sched::ScheduleReader(path).info());
+  fs::resize_file(path, fs::file_size(path) - 10);
+  try {
+    simulate(config, scheduleFileStepSourceFactory(path));
+    ADD_FAILURE() << "a cut file was simulated";
+  } catch (const sched::ScheduleFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+  }
+  fs::remove(path);
+}
+
+}  // namespace
+}  // namespace cltrace::cachesim

@@ -1,0 +1,25 @@
+# `cltrace simulate` on a binary scheduled file: the file's order, its SM count, timing off. It
+# must report exactly what simulating the trace with timing off and the same SMs reports, and
+# refuse keys that contradict the file.
+source "$(dirname "$0")/lib.sh"
+"$CLTRACE" run "$KERNELS/mm.cl" --global 64,64 --local 16,16 --arg buffer:float:4096:random:1 \
+  --arg buffer:float:4096:random:2 --arg buffer:float:4096 --arg scalar:int:64 -o "$work/mm.cltrace" > /dev/null
+"$CLTRACE" schedule "$work/mm.cltrace" --sms 14 -o "$work/mm.sched" > /dev/null
+results() {  # everything but the configuration
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d.pop('config'); print(json.dumps(d, sort_keys=True))" "$1"
+}
+for sm in all random 3; do
+  "$CLTRACE" simulate "$work/mm.sched" --sm "$sm" --runs 3 --json > "$work/sched.json"
+  "$CLTRACE" simulate "$work/mm.cltrace" --sm "$sm" --runs 3 --set timing=off --set sm_count=14 --json > "$work/trace.json"
+  [ "$(results "$work/sched.json")" = "$(results "$work/trace.json")" ] || fail "--sm $sm: scheduled file and trace differ"
+  grep -q '"sm_count": 14' "$work/sched.json" || fail "the report's sm_count is not the file's"
+done
+# 64x64 with 16x16 workgroups: 16 workgroups, so SM 14 of 15 would be idle; the file has 14.
+expect_error "configuration key 'sm': SM 14 does not exist (sm_count = 14)" "$CLTRACE" simulate "$work/mm.sched" --sm 14
+expect_error "configuration key 'timing': a scheduled file fixes the issue order" \
+  "$CLTRACE" simulate "$work/mm.sched" --set timing=on
+expect_error "configuration key 'sm_count': 15 disagrees with the scheduled file, which was made with 14" \
+  "$CLTRACE" simulate "$work/mm.sched" --set sm_count=15
+head -c 3000 "$work/mm.sched" > "$work/cut.sched"
+expect_error "truncated" "$CLTRACE" simulate "$work/cut.sched"
+echo "simulate scheduled file: all checks passed"
