@@ -41,6 +41,12 @@ struct SmState {
 
   // Warps interleave their instructions, so the previous id rarely repeats: a lookup per step.
   InstructionStats& instruction(uint32_t id) {
+    if (id < directIndex.size() && directIndex[id] != 0) [[likely]]
+      return ins[directIndex[id] - 1];
+    return addInstruction(id);
+  }
+
+  [[gnu::noinline]] InstructionStats& addInstruction(uint32_t id) {
     uint32_t* slot;
     if (id < kDirectIds) {
       if (id >= directIndex.size()) directIndex.resize(std::max<size_t>(size_t(id) + 1, directIndex.size() * 2));
@@ -127,6 +133,13 @@ class Run {
   bool simulated(uint32_t sm) const { return timing_ || reported(sm); }
 
   SmState& state(uint32_t sm) {
+    if (sm < sms_.size() && sms_[sm].model) [[likely]]
+      return sms_[sm];
+    return createState(sm);
+  }
+
+  // The first step of an SM: its L1 model.
+  [[gnu::noinline]] SmState& createState(uint32_t sm) {
     if (sm >= sms_.size()) sms_.resize(size_t(sm) + 1);
     SmState& s = sms_[sm];
     if (!s.model) {
