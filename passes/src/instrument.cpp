@@ -16,6 +16,7 @@
 #include <map>
 
 #include "cltrace/passes/access_enumeration.h"
+#include "cltrace/passes/count_slicing.h"
 #include "cltrace/passes/kernel_rewriter.h"
 
 using namespace llvm;
@@ -180,6 +181,8 @@ class KernelInstrumenter {
       c->replaceAllUsesWith(ConstantInt::get(c->getType(), 0));
       c->eraseFromParent();
     }
+    // Read before anything is added: the count run's own stores are not the kernel's.
+    const std::vector<StoreInst*> removable = countRunRemovableStores(f);
     IRBuilder<> b(f.getContext());
     EntryState s = emitEntry(f, b);
     AllocaInst* diag = entryAlloca(f, b.getInt64Ty(), "cltrace.diag");
@@ -203,6 +206,8 @@ class KernelInstrumenter {
                       diag);
       if (a.pointer) guardAccess(b, a, buffers, outside);
     }
+    // After the guards: the stores' accesses are still counted and bound-checked.
+    eraseStoresAndDeadOperands(removable);
     Value* counts = argByName(f, kCountsParam);
     for (ReturnInst* ret : returnsOf(f)) {
       b.SetInsertPoint(ret);

@@ -1,0 +1,125 @@
+#include "cltrace/passes/count_slicing.h"
+
+#include <llvm/ADT/SmallPtrSet.h>
+#include <llvm/IR/InstIterator.h>
+#include <llvm/IR/IntrinsicInst.h>
+#include <llvm/Transforms/Utils/Local.h>
+
+#include <set>
+
+#include "cltrace/passes/access_enumeration.h"
+
+using namespace llvm;
+
+namespace cltrace::passes {
+
+namespace {
+
+bool isBarrierOrFence(const CallBase& call) {
+  const Function* callee = call.getCalledFunction();
+  if (!callee) return false;
+  StringRef name = callee->getName();
+  return name.startswith("_Z7barrierj") || name.startswith("_Z18work_group_barrierj") ||
+         name.startswith("_Z9mem_fencej") || name.startswith("_Z14read_mem_fencej") ||
+         name.startswith("_Z15write_mem_fencej");
+}
+
+// Values derived from data the count run would no longer see as the program does once its
+// global stores are gone, and whether any of them steers control flow or an address.
+class TaintAnalysis {
+ public:
+  explicit TaintAnalysis(Function& f) : f_(f) {}
+
+  bool storesAreUnobservable() {
+    // Which memory may be written, and how; calls that read memory give tainted results.
+    for (Instruction& i : instructions(f_)) {
+      if (auto* s = dyn_cast<StoreInst>(&i)) {
+        if (!s->isSimple()) return false;
+        continue;
+      }
+      if (auto* call = dyn_cast<CallBase>(&i)) {
+        if (call->doesNotAccessMemory() || isa<DbgInfoIntrinsic>(call)) continue;
+        if (auto* ii = dyn_cast<IntrinsicInst>(call); ii && ii->isAssumeLikeIntrinsic()) continue;
+        if (isBarrierOrFence(*call)) continue;
+        if (!call->onlyReadsMemory()) return false;  // atomics, memcpy, vstore, unknown functions
+        addSource(call);
+        continue;
+      }
+      if (i.mayWriteToMemory()) return false;  // atomicrmw, cmpxchg, fence instructions
+      if (auto* l = dyn_cast<LoadInst>(&i); l && l->getPointerAddressSpace() != kConstantAddressSpace &&
+                                          l->getPointerAddressSpace() != kLocalAddressSpace &&
+                                          l->getPointerAddressSpace() != 0)
+        addSource(l);  // global (or any other space that may alias a global buffer)
+    }
+    return propagate();
+  }
+
+ private:
+  void addSource(Value* v) {
+    if (tainted_.insert(v).second) work_.push_back(v);
+  }
+
+  // Taints every load from `space` (a private or local memory a tainted value was stored to).
+  void taintLoadsFrom(unsigned space) {
+    if (!taintedSpaces_.insert(space).second) return;
+    for (Instruction& i : instructions(f_))
+      if (auto* l = dyn_cast<LoadInst>(&i); l && l->getPointerAddressSpace() == space) addSource(l);
+  }
+
+  // False as soon as a tainted value reaches a condition or a pointer.
+  bool propagate() {
+    while (!work_.empty()) {
+      Value* v = work_.back();
+      work_.pop_back();
+      if (v->getType()->isPointerTy() || v->getType()->isPtrOrPtrVectorTy()) return false;
+      for (User* u : v->users()) {
+        auto* i = dyn_cast<Instruction>(u);
+        if (!i) return false;
+        if (isa<BranchInst>(i) || isa<SwitchInst>(i) || isa<IndirectBrInst>(i) || isa<CallBrInst>(i) ||
+            isa<ReturnInst>(i))
+          return false;
+        if (auto* s = dyn_cast<StoreInst>(i)) {
+          if (s->getPointerOperand() == v) return false;
+          unsigned space = s->getPointerAddressSpace();
+          if (space == kGlobalAddressSpace) continue;  // the store goes away
+          if (space != 0 && space != kLocalAddressSpace) return false;
+          taintLoadsFrom(space);
+          continue;
+        }
+        if (auto* call = dyn_cast<CallBase>(i); call && !call->doesNotAccessMemory() && !call->onlyReadsMemory() &&
+                                                 !isa<DbgInfoIntrinsic>(call))
+          return false;  // barrier or fence flags, an assume: keep it simple
+        addSource(i);
+      }
+    }
+    return true;
+  }
+
+  Function& f_;
+  SmallPtrSet<Value*, 32> tainted_;
+  std::vector<Value*> work_;
+  std::set<unsigned> taintedSpaces_;
+};
+
+}  // namespace
+
+std::vector<StoreInst*> countRunRemovableStores(Function& kernel) {
+  if (!TaintAnalysis(kernel).storesAreUnobservable()) return {};
+  std::vector<StoreInst*> stores;
+  for (Instruction& i : instructions(kernel))
+    if (auto* s = dyn_cast<StoreInst>(&i); s && s->getPointerAddressSpace() == kGlobalAddressSpace)
+      stores.push_back(s);
+  return stores;
+}
+
+void eraseStoresAndDeadOperands(const std::vector<StoreInst*>& stores) {
+  for (StoreInst* s : stores) {
+    Value* value = s->getValueOperand();
+    Value* pointer = s->getPointerOperand();
+    s->eraseFromParent();
+    RecursivelyDeleteTriviallyDeadInstructions(value);
+    RecursivelyDeleteTriviallyDeadInstructions(pointer);
+  }
+}
+
+}  // namespace cltrace::passes
