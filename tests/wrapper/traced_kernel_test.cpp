@@ -159,6 +159,31 @@ TEST(TracedKernel, DifferentPathInTraceRunIsReportedNotWritten) {
   EXPECT_FALSE(std::filesystem::exists(path));
 }
 
+TEST(TracedKernel, LoopBoundReadBackFromAStoreIsCountedAsTheTraceRunGoes) {
+  OpenCLEnv env;
+  // The loop bound is loaded from the value the work-item has just stored, so the count run must
+  // keep the stores (passes/count_slicing.h): work-item i makes 1 store, i + 1 loads of n[i]
+  // and i loads and stores of out[i], 3i + 2 records; 2 + 5 + 8 + 11 = 26 for 4 work-items.
+  const char* src = R"CL(
+  __kernel void readback(__global int* n, __global int* out) {
+    size_t i = get_global_id(0);
+    n[i] = (int)i;
+    for (int j = 0; j < n[i]; ++j) out[i] += j;
+  })CL";
+  cl_mem n = env.buffer(std::vector<int>(4, 0));
+  cl_mem out = env.buffer(std::vector<int>(4, 0));
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "readback", {}));
+  NDRange r;
+  r.global = {4, 1, 1};
+  r.local = {4, 1, 1};
+  std::string path = tempPath("readback");
+  k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(n), wrapper::ArgBinding::ofBuffer(out)}, r, path);
+  EXPECT_EQ(env.read<int>(n, 4), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(env.read<int>(out, 4), (std::vector<int>{0, 0, 1, 3}));
+  EXPECT_EQ(readWholeTrace(path).header.recordCount, 26u);
+  std::filesystem::remove(path);
+}
+
 TEST(TracedKernel, AccessesOutsideTheirBufferAreReportedNotPerformed) {
   OpenCLEnv env;
   // `out` holds 8 ints: work-items 2..7 store past its end (index 8, 12, ..., 28).
@@ -184,7 +209,8 @@ TEST(TracedKernel, AccessesOutsideTheirBufferAreReportedNotPerformed) {
         << e.what();
   }
   EXPECT_FALSE(std::filesystem::exists(path));
-  // The count run performed the in-bounds stores on the snapshot state, which was then restored.
+  // Nothing was written: the count run leaves out this kernel's store (its value steers nothing)
+  // and only checked it; the trace run never started.
   EXPECT_EQ(env.read<int>(out, 8), std::vector<int>(8, -1));
   EXPECT_EQ(env.read<int>(in, 8), (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8}));
 }
