@@ -184,6 +184,39 @@ TEST(TracedKernel, LoopBoundReadBackFromAStoreIsCountedAsTheTraceRunGoes) {
   std::filesystem::remove(path);
 }
 
+TEST(TracedKernel, WorkItemsInLoopsNestedTooDeepAreCountedAndWarnedAbout) {
+  OpenCLEnv env;
+  // Work-items 0 and 1 run 8 nested loops once each (a load and a store past the 7 counters a
+  // record keeps); 2 and 3 run none. The first two flag it in their diagnostic slots (record.h).
+  const char* src = R"CL(
+  __kernel void deep(__global int* a) {
+    size_t g = get_global_id(0);
+    int n = g < 2 ? 1 : 0;
+    for (int i0 = 0; i0 < n; ++i0)
+     for (int i1 = 0; i1 < n; ++i1)
+      for (int i2 = 0; i2 < n; ++i2)
+       for (int i3 = 0; i3 < n; ++i3)
+        for (int i4 = 0; i4 < n; ++i4)
+         for (int i5 = 0; i5 < n; ++i5)
+          for (int i6 = 0; i6 < n; ++i6)
+           for (int i7 = 0; i7 < n; ++i7)
+            a[g + i0 + i7] += 1;
+  })CL";
+  cl_mem a = env.buffer(std::vector<int>(4, 0));
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "deep", {}));
+  NDRange r;
+  r.global = {4, 1, 1};
+  r.local = {4, 1, 1};
+  std::string path = tempPath("deep");
+  wrapper::LaunchResult result = k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(a)}, r, path);
+  EXPECT_EQ(env.read<int>(a, 4), (std::vector<int>{1, 1, 0, 0}));
+  EXPECT_EQ(result.header.recordCount, 4u);
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_EQ(result.warnings[0], "2 work-items made accesses in loops nested deeper than 7; their records keep only "
+                                "the outermost counters");
+  std::filesystem::remove(path);
+}
+
 TEST(TracedKernel, AccessesOutsideTheirBufferAreReportedNotPerformed) {
   OpenCLEnv env;
   // `out` holds 8 ints: work-items 2..7 store past its end (index 8, 12, ..., 28).
