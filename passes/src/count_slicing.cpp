@@ -103,8 +103,8 @@ class TaintAnalysis {
 
 }  // namespace
 
-std::vector<StoreInst*> countRunRemovableStores(Function& kernel) {
-  if (!TaintAnalysis(kernel).storesAreUnobservable()) return {};
+std::optional<std::vector<StoreInst*>> countRunRemovableStores(Function& kernel) {
+  if (!TaintAnalysis(kernel).storesAreUnobservable()) return std::nullopt;
   std::vector<StoreInst*> stores;
   for (Instruction& i : instructions(kernel))
     if (auto* s = dyn_cast<StoreInst>(&i); s && s->getPointerAddressSpace() == kGlobalAddressSpace)

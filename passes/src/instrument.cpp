@@ -151,10 +151,12 @@ class KernelInstrumenter {
     if (!f) return nullptr;
     for (auto& uses : argumentUses)
       for (auto [v, argNo] : uses) *v = f->getArg(argNo);
-    if (mode_ == Mode::Count)
+    if (mode_ == Mode::Count) {
       instrumentCount(*f, report.originalArgs);
-    else
+      report.countRunWritesBuffers = countRunWritesBuffers_;
+    } else {
       instrumentTrace(*f, report.originalArgs);
+    }
     return f;
   }
 
@@ -182,7 +184,8 @@ class KernelInstrumenter {
       c->eraseFromParent();
     }
     // Read before anything is added: the count run's own stores are not the kernel's.
-    const std::vector<StoreInst*> removable = countRunRemovableStores(f);
+    const std::optional<std::vector<StoreInst*>> removable = countRunRemovableStores(f);
+    countRunWritesBuffers_ = !removable;
     IRBuilder<> b(f.getContext());
     EntryState s = emitEntry(f, b);
     AllocaInst* diag = entryAlloca(f, b.getInt64Ty(), "cltrace.diag");
@@ -207,7 +210,7 @@ class KernelInstrumenter {
       if (a.pointer) guardAccess(b, a, buffers, outside);
     }
     // After the guards: the stores' accesses are still counted and bound-checked.
-    eraseStoresAndDeadOperands(removable);
+    if (removable) eraseStoresAndDeadOperands(*removable);
     Value* counts = argByName(f, kCountsParam);
     for (ReturnInst* ret : returnsOf(f)) {
       b.SetInsertPoint(ret);
@@ -487,6 +490,7 @@ class KernelInstrumenter {
   std::vector<Loop*> loops_;
   std::vector<Access> accesses_;
   std::vector<PackedShape> packed_;  // per access: how its records are packed
+  bool countRunWritesBuffers_ = true;
 };
 
 }  // namespace

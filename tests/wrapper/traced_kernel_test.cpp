@@ -112,7 +112,11 @@ TEST(TracedKernel, InPlaceUpdateRunsOnce) {
   const char* src = R"CL(
   __kernel void bump(__global int* a) { size_t i = get_global_id(0); a[i] = a[i] * 2 + 1; })CL";
   cl_mem A = env.buffer(std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8});
-  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "bump", {}));
+  passes::InstrumentedKernel ik = passes::instrumentSource(src, "bump", {});
+  // The value stored steers nothing: the count run leaves the store out and the buffers are
+  // not restored before the trace run, which must still find them untouched.
+  EXPECT_FALSE(ik.countRunWritesBuffers);
+  wrapper::TracedKernel k(env.context, env.device, std::move(ik));
   NDRange r;
   r.global = {8, 1, 1};
   r.local = {4, 1, 1};
@@ -172,7 +176,9 @@ TEST(TracedKernel, LoopBoundReadBackFromAStoreIsCountedAsTheTraceRunGoes) {
   })CL";
   cl_mem n = env.buffer(std::vector<int>(4, 0));
   cl_mem out = env.buffer(std::vector<int>(4, 0));
-  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "readback", {}));
+  passes::InstrumentedKernel ik = passes::instrumentSource(src, "readback", {});
+  EXPECT_TRUE(ik.countRunWritesBuffers);  // so the buffers are restored before the trace run
+  wrapper::TracedKernel k(env.context, env.device, std::move(ik));
   NDRange r;
   r.global = {4, 1, 1};
   r.local = {4, 1, 1};

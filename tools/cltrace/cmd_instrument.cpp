@@ -46,6 +46,7 @@ nlohmann::json manifestOf(const passes::InstrumentedKernel& k) {
           {"args", args},
           {"loops", k.report.loops},
           {"max_loop_depth", k.report.maxDepth},
+          {"count_run_writes_buffers", k.countRunWritesBuffers},
           {"accesses", accesses},
           {"warnings", k.report.warnings}};
 }

@@ -800,7 +800,8 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   bool traceFileStarted = false;
   try {
     std::unique_ptr<CountRun> count = runCount(queue, args, range, bufferSizes, result);
-    snapshots.restore();
+    // A count kernel that leaves out the program's stores changed nothing (count_slicing.h).
+    if (kernel_.countRunWritesBuffers) snapshots.restore();
     if (options.beforeTraceRun) options.beforeTraceRun(queue);
     runTraceAndWrite(queue, args, range, bufferSizes, *count, tracePath, options, result, traceFileStarted);
     if (options.restoreAfterTrace) snapshots.restore();

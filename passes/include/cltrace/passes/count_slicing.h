@@ -9,6 +9,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Instructions.h>
 
+#include <optional>
 #include <vector>
 
 namespace cltrace::passes {
@@ -20,8 +21,9 @@ namespace cltrace::passes {
 //    stored there taints every load from that address space);
 //  - the kernel writes memory only by plain stores and the barrier and fence builtins (no
 //    atomics, no memcpy/memset, no vstore, no unknown calls);
-// otherwise none (the count run then performs every access, as the trace run does).
-std::vector<llvm::StoreInst*> countRunRemovableStores(llvm::Function& kernel);
+// otherwise nothing (the count run then performs every access, as the trace run does). With
+// the stores gone the count run writes no buffer of the program's.
+std::optional<std::vector<llvm::StoreInst*>> countRunRemovableStores(llvm::Function& kernel);
 
 // Erases `stores` and whatever becomes dead with them (loads and arithmetic that only fed them).
 void eraseStoresAndDeadOperands(const std::vector<llvm::StoreInst*>& stores);
