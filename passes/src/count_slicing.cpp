@@ -34,7 +34,11 @@ class TaintAnalysis {
     // Which memory may be written, and how; calls that read memory give tainted results.
     for (Instruction& i : instructions(f_)) {
       if (auto* s = dyn_cast<StoreInst>(&i)) {
-        if (!s->isSimple()) return false;
+        // Only private, local and global stores: a store through any other space (generic)
+        // might write a buffer and would stay.
+        const unsigned space = s->getPointerAddressSpace();
+        if (!s->isSimple() || (space != 0 && space != kLocalAddressSpace && space != kGlobalAddressSpace))
+          return false;
         continue;
       }
       if (auto* call = dyn_cast<CallBase>(&i)) {
@@ -71,7 +75,7 @@ class TaintAnalysis {
     while (!work_.empty()) {
       Value* v = work_.back();
       work_.pop_back();
-      if (v->getType()->isPointerTy() || v->getType()->isPtrOrPtrVectorTy()) return false;
+      if (v->getType()->isPtrOrPtrVectorTy()) return false;
       for (User* u : v->users()) {
         auto* i = dyn_cast<Instruction>(u);
         if (!i) return false;
