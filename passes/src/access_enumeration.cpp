@@ -161,14 +161,8 @@ struct Enumerator {
     Function* callee = call.getCalledFunction();
     if (!callee) return;
     StringRef name = callee->getName();
-    if (name.startswith("_Z7barrierj") || name.startswith("_Z18work_group_barrierj")) {
-      addFence(call, AccessKind::Barrier, 0);
-    } else if (name.startswith("_Z9mem_fencej")) {
-      addFence(call, AccessKind::Fence, 0);
-    } else if (name.startswith("_Z14read_mem_fencej")) {
-      addFence(call, AccessKind::Fence, kFenceRead);
-    } else if (name.startswith("_Z15write_mem_fencej")) {
-      addFence(call, AccessKind::Fence, kFenceWrite);
+    if (const FenceBuiltin* fence = fenceBuiltin(name)) {
+      addFence(call, fence->kind, fence->flags);
     } else if (isAtomicBuiltin(name) && call.arg_size() > 0 &&
                call.getArgOperand(0)->getType()->isPointerTy()) {
       Value* p = call.getArgOperand(0);
@@ -233,6 +227,16 @@ struct Enumerator {
 };
 
 }  // namespace
+
+const FenceBuiltin* fenceBuiltin(StringRef mangledName) {
+  static const std::pair<const char*, FenceBuiltin> kBuiltins[] = {
+      {"_Z7barrierj", {AccessKind::Barrier, 0}},        {"_Z18work_group_barrierj", {AccessKind::Barrier, 0}},
+      {"_Z9mem_fencej", {AccessKind::Fence, 0}},        {"_Z14read_mem_fencej", {AccessKind::Fence, kFenceRead}},
+      {"_Z15write_mem_fencej", {AccessKind::Fence, kFenceWrite}}};
+  for (const auto& [prefix, builtin] : kBuiltins)
+    if (mangledName.startswith(prefix)) return &builtin;
+  return nullptr;
+}
 
 std::vector<Access> enumerateAccesses(Function& kernel, LoopInfo& loops) {
   Enumerator e{kernel.getParent()->getDataLayout(), loops, {}};

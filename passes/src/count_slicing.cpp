@@ -17,11 +17,7 @@ namespace {
 
 bool isBarrierOrFence(const CallBase& call) {
   const Function* callee = call.getCalledFunction();
-  if (!callee) return false;
-  StringRef name = callee->getName();
-  return name.startswith("_Z7barrierj") || name.startswith("_Z18work_group_barrierj") ||
-         name.startswith("_Z9mem_fencej") || name.startswith("_Z14read_mem_fencej") ||
-         name.startswith("_Z15write_mem_fencej");
+  return callee && fenceBuiltin(callee->getName());
 }
 
 // Values derived from data the count run would no longer see as the program does once its

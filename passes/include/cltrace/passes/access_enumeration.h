@@ -46,6 +46,15 @@ bool isKernel(const llvm::Function& f);
 llvm::StringRef demangledStem(llvm::StringRef mangled);
 std::vector<llvm::Function*> kernelsOf(llvm::Module& m);
 
+// The barrier and fence builtins (barrier, work_group_barrier, mem_fence, read_mem_fence,
+// write_mem_fence) by mangled name: recorded as Barrier or Fence with `flags`, and known to
+// write no memory of their own.
+struct FenceBuiltin {
+  AccessKind kind;
+  uint8_t flags;  // kFenceRead / kFenceWrite beside those the call's argument gives
+};
+const FenceBuiltin* fenceBuiltin(llvm::StringRef mangledName);
+
 // Enumerates the accesses of `kernel` in program order (block layout order, then
 // instruction order). `loops` must describe `kernel` as it is now.
 std::vector<Access> enumerateAccesses(llvm::Function& kernel, llvm::LoopInfo& loops);
