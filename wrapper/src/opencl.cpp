@@ -58,24 +58,27 @@ std::string platformString(cl_platform_id platform, cl_platform_info what) {
   return s;
 }
 
-std::string describeDevice(cl_device_id device) {
+namespace {
+
+cl_platform_id platformOf(cl_device_id device) {
   cl_platform_id platform = nullptr;
   check(clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr),
         "clGetDeviceInfo(CL_DEVICE_PLATFORM)");
-  return platformString(platform, CL_PLATFORM_NAME) + " / " + deviceString(device, CL_DEVICE_NAME);
+  return platform;
+}
+
+}  // namespace
+
+std::string describeDevice(cl_device_id device) {
+  return platformString(platformOf(device), CL_PLATFORM_NAME) + " / " + deviceString(device, CL_DEVICE_NAME);
 }
 
 bool isPocl(cl_device_id device) {
-  cl_platform_id platform = nullptr;
-  check(clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr),
-        "clGetDeviceInfo(CL_DEVICE_PLATFORM)");
-  return platformString(platform, CL_PLATFORM_NAME) == "Portable Computing Language";
+  return platformString(platformOf(device), CL_PLATFORM_NAME) == "Portable Computing Language";
 }
 
 cl_command_queue createCommandQueue(cl_context context, cl_device_id device) {
-  cl_platform_id platform = nullptr;
-  check(clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr),
-        "clGetDeviceInfo(CL_DEVICE_PLATFORM)");
+  cl_platform_id platform = platformOf(device);
   cl_int err = CL_SUCCESS;
   cl_command_queue queue = nullptr;
   if (platformString(platform, CL_PLATFORM_VERSION).rfind("OpenCL 1.", 0) == 0) {
