@@ -623,6 +623,23 @@ struct TraceWriter::Impl {
     if (closed) fail(path, std::string("cannot ") + action + ": the writer is closed");
   }
   void finish();
+  // Version 2 writes: the writer is usable and the header says unit records.
+  void checkUnitsWritable() {
+    checkUsable("write");
+    if (header.version != kTraceFormatUnits) error("unit records need format version 2");
+  }
+  // The next work-item's `count` units holding `unitRecords` records (checked against the header).
+  void appendUnits(const uint32_t* words, uint64_t count, uint64_t unitRecords) {
+    if (workItems == header.workItemCount) error("more work-items than the header's " + to_string(header.workItemCount));
+    if (count && !words) error("null units for work-item " + to_string(workItems));
+    if (header.unitCount != kUnknownRecordCount && count > header.unitCount - units)
+      error("more units than the header's " + to_string(header.unitCount));
+    if (header.recordCount != kUnknownRecordCount && unitRecords > header.recordCount - records)
+      error("more records than the header's " + to_string(header.recordCount));
+    writeItem(count, words, count * kUnitBytes);
+    units += count;
+    records += unitRecords;
+  }
   // Writes one work-item: its u64 count, then `bytes` bytes of records or units.
   void writeItem(uint64_t count, const void* data, uint64_t bytes) {
     std::string countBytes;
@@ -676,30 +693,18 @@ TraceWriter::~TraceWriter() { impl_->discard(); }
 
 void TraceWriter::writeWorkItemUnits(const uint32_t* words, uint64_t count) {
   Impl& w = *impl_;
-  w.checkUsable("write");
-  if (w.header.version != kTraceFormatUnits) w.error("unit records need format version 2");
+  w.checkUnitsWritable();
   uint64_t records = 0;
   std::string error;
   if (count && words &&
       !w.shapes->forEach(words, count, [&](const uint32_t*, const InstructionShape&) { ++records; }, error))
     w.error("work-item " + to_string(w.workItems) + ": " + error);
-  writeCountedWorkItemUnits(words, count, records);
+  w.appendUnits(words, count, records);
 }
 
 void TraceWriter::writeCountedWorkItemUnits(const uint32_t* words, uint64_t count, uint64_t records) {
-  Impl& w = *impl_;
-  w.checkUsable("write");
-  if (w.header.version != kTraceFormatUnits) w.error("unit records need format version 2");
-  if (w.workItems == w.header.workItemCount)
-    w.error("more work-items than the header's " + to_string(w.header.workItemCount));
-  if (count && !words) w.error("null units for work-item " + to_string(w.workItems));
-  if (w.header.unitCount != kUnknownRecordCount && count > w.header.unitCount - w.units)
-    w.error("more units than the header's " + to_string(w.header.unitCount));
-  if (w.header.recordCount != kUnknownRecordCount && records > w.header.recordCount - w.records)
-    w.error("more records than the header's " + to_string(w.header.recordCount));
-  w.writeItem(count, words, count * kUnitBytes);
-  w.units += count;
-  w.records += records;
+  impl_->checkUnitsWritable();
+  impl_->appendUnits(words, count, records);
 }
 
 void TraceWriter::writeWorkItem(const Record* records, uint64_t count) {
