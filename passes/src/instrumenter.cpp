@@ -392,10 +392,11 @@ InstrumentedKernel instrumentBitcode(const std::string& bitcode, const std::stri
   std::vector<KernelReport> reports;
   if (!instrumentModule(*countModule, Mode::Count, {kernel}, reports, error))
     throw InstrumentError(error);
-  out.countRunWritesBuffers = reports.front().countRunWritesBuffers;
+  const bool countRunWritesBuffers = reports.front().countRunWritesBuffers;
   reports.clear();
   if (!instrumentModule(*m, Mode::Trace, {kernel}, reports, error)) throw InstrumentError(error);
   out.report = reports.front();
+  out.report.countRunWritesBuffers = countRunWritesBuffers;
   useLoadableBuiltins(*countModule);
   useLoadableBuiltins(*m);
   verify(*countModule, "count");

@@ -115,7 +115,7 @@ TEST(TracedKernel, InPlaceUpdateRunsOnce) {
   passes::InstrumentedKernel ik = passes::instrumentSource(src, "bump", {});
   // The value stored steers nothing: the count run leaves the store out and the buffers are
   // not restored before the trace run, which must still find them untouched.
-  EXPECT_FALSE(ik.countRunWritesBuffers);
+  EXPECT_FALSE(ik.report.countRunWritesBuffers);
   wrapper::TracedKernel k(env.context, env.device, std::move(ik));
   NDRange r;
   r.global = {8, 1, 1};
@@ -177,7 +177,7 @@ TEST(TracedKernel, LoopBoundReadBackFromAStoreIsCountedAsTheTraceRunGoes) {
   cl_mem n = env.buffer(std::vector<int>(4, 0));
   cl_mem out = env.buffer(std::vector<int>(4, 0));
   passes::InstrumentedKernel ik = passes::instrumentSource(src, "readback", {});
-  EXPECT_TRUE(ik.countRunWritesBuffers);  // so the buffers are restored before the trace run
+  EXPECT_TRUE(ik.report.countRunWritesBuffers);  // so the buffers are restored before the trace run
   wrapper::TracedKernel k(env.context, env.device, std::move(ik));
   NDRange r;
   r.global = {4, 1, 1};

@@ -46,7 +46,7 @@ nlohmann::json manifestOf(const passes::InstrumentedKernel& k) {
           {"args", args},
           {"loops", k.report.loops},
           {"max_loop_depth", k.report.maxDepth},
-          {"count_run_writes_buffers", k.countRunWritesBuffers},
+          {"count_run_writes_buffers", k.report.countRunWritesBuffers},
           {"accesses", accesses},
           {"warnings", k.report.warnings}};
 }

@@ -801,7 +801,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   try {
     std::unique_ptr<CountRun> count = runCount(queue, args, range, bufferSizes, result);
     // A count kernel that leaves out the program's stores changed nothing (count_slicing.h).
-    if (kernel_.countRunWritesBuffers) snapshots.restore();
+    if (kernel_.report.countRunWritesBuffers) snapshots.restore();
     if (options.beforeTraceRun) options.beforeTraceRun(queue);
     runTraceAndWrite(queue, args, range, bufferSizes, *count, tracePath, options, result, traceFileStarted);
     if (options.restoreAfterTrace) snapshots.restore();

@@ -48,8 +48,9 @@ struct KernelReport {
   uint32_t maxDepth = 0;
   std::vector<AccessInfo> accesses;
   std::vector<std::string> warnings;  // e.g. loops nested deeper than kMaxLoopDepth
-  // Count mode only: false when the count kernel leaves out every store to global memory
-  // (count_slicing.h), so that the buffers need no restoring after the count run.
+  // Found by the count pass (the trace pass leaves it true): false when the count kernel leaves
+  // out every store to global memory (count_slicing.h), so that the buffers need no restoring
+  // after the count run.
   bool countRunWritesBuffers = true;
 };
 // The shapes of a kernel's instructions, indexed by id (for UnitRecordDecoder).

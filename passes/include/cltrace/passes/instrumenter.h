@@ -30,8 +30,7 @@ struct InstrumentedKernel {
   std::string countBitcode;  // SPIR bitcode (spir64, LLVM 15)
   std::string traceBitcode;
   std::vector<KernelArg> args;  // the original parameters
-  KernelReport report;              // the trace pass's
-  bool countRunWritesBuffers = true;  // false: the count kernel stores nothing to the program's buffers
+  KernelReport report;  // the trace pass's, with the count pass's countRunWritesBuffers
   uint64_t sourceHash = 0;  // FNV-1a 64 of the source text (and of embedded headers' names and texts)
 };
 
