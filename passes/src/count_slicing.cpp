@@ -35,6 +35,7 @@ class TaintAnalysis {
         const unsigned space = s->getPointerAddressSpace();
         if (!s->isSimple() || (space != 0 && space != kLocalAddressSpace && space != kGlobalAddressSpace))
           return false;
+        if (space == kGlobalAddressSpace) globalStores_.push_back(s);
         continue;
       }
       if (auto* call = dyn_cast<CallBase>(&i)) {
@@ -53,6 +54,9 @@ class TaintAnalysis {
     }
     return propagate();
   }
+
+  // The kernel's global stores (complete once storesAreUnobservable() returned true).
+  std::vector<StoreInst*>& globalStores() { return globalStores_; }
 
  private:
   void addSource(Value* v) {
@@ -99,17 +103,15 @@ class TaintAnalysis {
   SmallPtrSet<Value*, 32> tainted_;
   std::vector<Value*> work_;
   std::set<unsigned> taintedSpaces_;
+  std::vector<StoreInst*> globalStores_;
 };
 
 }  // namespace
 
 std::optional<std::vector<StoreInst*>> countRunRemovableStores(Function& kernel) {
-  if (!TaintAnalysis(kernel).storesAreUnobservable()) return std::nullopt;
-  std::vector<StoreInst*> stores;
-  for (Instruction& i : instructions(kernel))
-    if (auto* s = dyn_cast<StoreInst>(&i); s && s->getPointerAddressSpace() == kGlobalAddressSpace)
-      stores.push_back(s);
-  return stores;
+  TaintAnalysis analysis(kernel);
+  if (!analysis.storesAreUnobservable()) return std::nullopt;
+  return std::move(analysis.globalStores());
 }
 
 void eraseStoresAndDeadOperands(const std::vector<StoreInst*>& stores) {
