@@ -19,7 +19,9 @@ bool UnitRecordDecoder::expand(const uint32_t* words, uint64_t units, std::vecto
   return forEach(
       words, units,
       [&](const uint32_t* w, const InstructionShape& s) {
-        Record r{};
+        // Filled in place: a Record built on the stack and copied in is read back with wide
+        // loads right after its narrow field stores, which cannot forward (a stall per record).
+        Record& r = out.emplace_back();
         r.address = uint64_t(w[0]) | uint64_t(w[1]) << 32;
         r.instruction = w[2];
         r.size = s.size;
@@ -32,7 +34,6 @@ bool UnitRecordDecoder::expand(const uint32_t* words, uint64_t units, std::vecto
           r.flags |= static_cast<uint8_t>(*next++ & (kFenceLocal | kFenceGlobal));
         if (s.depth > kMaxLoopDepth) r.flags |= kRecordDepthTruncated;
         for (uint32_t i = 0; i < std::min(s.depth, kMaxLoopDepth); ++i) r.iterations[i] = next[i];
-        out.push_back(r);
       },
       error);
 }
