@@ -45,6 +45,17 @@ class IterationTable {
     }
   }
 
+  // intern() that first tries `guess`: the threads of a workgroup run the same loops, so each
+  // meets the vectors in the order the first one interned them and the id after its previous
+  // record's is usually right (no hashing, no probing).
+  uint32_t intern(const uint32_t* counters, uint32_t depth, uint32_t guess) {
+    if (guess < entries_.size()) {
+      const Entry& e = entries_[guess];
+      if (e.depth == depth && sameCounters(data_.data() + e.offset, counters, depth)) return guess;
+    }
+    return intern(counters, depth);
+  }
+
   const uint32_t* counters(uint32_t id) const { return data_.data() + entries_[id].offset; }
   uint32_t depth(uint32_t id) const { return entries_[id].depth; }
   size_t size() const { return entries_.size(); }

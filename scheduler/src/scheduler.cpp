@@ -463,7 +463,7 @@ void Scheduler::Impl::load(Workgroup& wg, const WorkgroupTrace& in) {
           detail::sameCounters(r.iterations, prev->iterations, depth)) {
         iter = prevIter;
       } else {
-        iter = wg.iters.intern(r.iterations, depth);
+        iter = wg.iters.intern(r.iterations, depth, prev ? prevIter + 1 : 0);
         for (uint32_t k = 0; k < depth && k < known; ++k) {
           const uint32_t* v = wg.iters.counters(lastAt[k].iter);
           if (r.iterations[k] < v[k] && detail::sameCounters(v, r.iterations, k) &&
