@@ -83,6 +83,11 @@ Function* appendKernelParameters(Function& kernel, const std::vector<AddedParame
   // Parameter attributes of the original parameters stay with them.
   for (unsigned i = 0; i < oldType->getNumParams(); ++i)
     nf->addParamAttrs(i, AttrBuilder(ctx, kernel.getAttributes().getParamAttrs(i)));
+  // The added buffers are cltrace's own, reached through no other parameter: saying so lets the
+  // device's compiler keep their loads (the launch geometry, the bounds) out of its work-item
+  // loop and the kernel's loads across the stores to them.
+  for (unsigned i = oldType->getNumParams(); i < newType->getNumParams(); ++i)
+    nf->addParamAttr(i, Attribute::NoAlias);
   kernel.eraseFromParent();
   return nf;
 }

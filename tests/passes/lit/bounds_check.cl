@@ -11,7 +11,7 @@ __kernel void pick(__global int* a, __global int* b, int which) {
   atomic_inc(a + i);
 }
 
-// CHECK: define {{.*}}spir_kernel void @pick(i32 addrspace(1)* {{.*}}, i32 addrspace(1)* {{.*}}, i32 {{.*}}, i64 addrspace(1)* %cltrace_counts, i64 addrspace(1)* %cltrace_bounds)
+// CHECK: define {{.*}}spir_kernel void @pick(i32 addrspace(1)* {{.*}}, i32 addrspace(1)* {{.*}}, i32 {{.*}}, i64 addrspace(1)* noalias %cltrace_counts, i64 addrspace(1)* noalias %cltrace_bounds)
 // CHECK: store i32 -1, i32* %cltrace.outside
 // CHECK: [[B0:%.*]] = ptrtoint i32 addrspace(1)* %0 to i64
 // CHECK-NEXT: getelementptr inbounds i64, i64 addrspace(1)* %cltrace_bounds, i64 0

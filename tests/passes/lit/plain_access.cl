@@ -13,7 +13,8 @@ __kernel void copy(__global const int* in, __global int* out) {
 // ACC-NEXT: [0] load 4B depth 0: {{.*}} = load i32, i32 addrspace(1)*
 // ACC-NEXT: [1] store 4B depth 0: store i32
 
-// TRACE: define {{.*}}spir_kernel void @copy(i32 addrspace(1)* {{.*}}, i32 addrspace(1)* {{.*}}, i8 addrspace(1)* %cltrace_records, i64 addrspace(1)* %cltrace_control, i64 addrspace(1)* %cltrace_args)
+// cltrace's own buffers are noalias: nothing else reaches them.
+// TRACE: define {{.*}}spir_kernel void @copy(i32 addrspace(1)* {{.*}}, i32 addrspace(1)* {{.*}}, i8 addrspace(1)* noalias %cltrace_records, i64 addrspace(1)* noalias %cltrace_control, i64 addrspace(1)* noalias %cltrace_args)
 // TRACE: %cltrace.linear_id = add i64
 // The counted length lies below the host's launch tag (bits 48..63 of the control slot).
 // TRACE: %cltrace.limitword = load i64
@@ -53,7 +54,7 @@ __kernel void copy(__global const int* in, __global int* out) {
 // TRACE-NEXT: store i64 [[N]], i64 addrspace(1)*
 // TRACE-NEXT: ret void
 
-// COUNT: define {{.*}}spir_kernel void @copy(i32 addrspace(1)* {{.*}}, i32 addrspace(1)* {{.*}}, i64 addrspace(1)* %cltrace_counts, i64 addrspace(1)* %cltrace_bounds)
+// COUNT: define {{.*}}spir_kernel void @copy(i32 addrspace(1)* {{.*}}, i32 addrspace(1)* {{.*}}, i64 addrspace(1)* noalias %cltrace_counts, i64 addrspace(1)* noalias %cltrace_bounds)
 // COUNT-NOT: atomicrmw
 // The launch tag after the two arguments' sizes starts the diagnostic word, in bits 16..31.
 // COUNT: getelementptr inbounds i64, i64 addrspace(1)* %cltrace_bounds, i64 2
