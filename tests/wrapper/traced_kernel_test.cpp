@@ -733,7 +733,9 @@ TEST(TracedKernel, SlicedRunsKeepDimensionsPastTwoAndTheGlobalLinearId) {
     EXPECT_EQ(result.traceSlices, sliced ? 3u : 1u);
     // On a SPIR-V device constant dimensions past 2 get OpenCL's answers (passes::spirvReady),
     // and the buffers are the program's kernel's to write (TracedKernel::writesExactly).
-    if (k.writesExactly()) EXPECT_EQ(env.read<uint64_t>(out, 2 * n), plain);
+    if (k.writesExactly()) {
+      EXPECT_EQ(env.read<uint64_t>(out, 2 * n), plain);
+    }
   }
   std::ifstream a(paths[0], std::ios::binary), b(paths[1], std::ios::binary);
   std::string whole((std::istreambuf_iterator<char>(a)), {}), sliced((std::istreambuf_iterator<char>(b)), {});
