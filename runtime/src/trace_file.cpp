@@ -795,6 +795,8 @@ TraceReader::TraceReader(const std::string& path) : impl_(std::make_unique<Impl>
   r.path = path;
   r.file.reset(std::fopen(path.c_str(), "rb"));
   if (!r.file) fail(path, "cannot open: " + systemError());
+  struct stat st {};
+  if (fstat(fileno(r.file.get()), &st) == 0 && S_ISDIR(st.st_mode)) fail(path, "is a directory, not a trace file");
   uint64_t headerSize = 0;
   r.header = decodeHeader(r.file.get(), r.path, headerSize);
   r.recordsLeft = r.header.recordCount;

@@ -23,6 +23,7 @@ expect_error "use of undeclared identifier 'undefined_thing'" "$CLTRACE" instrum
 expect_error "cannot open kernel source" "$CLTRACE" run "$work/missing.cl" --kernel k --global 1 --local 1 -o "$work/t"
 # Unreadable and truncated trace files.
 expect_error "$work/none.cltrace" "$CLTRACE" dump "$work/none.cltrace"
+expect_error "$work: is a directory, not a trace file" "$CLTRACE" dump "$work"
 "$CLTRACE" run "$KERNELS/mt.cl" -o "$work/mt.cltrace" >/dev/null
 head -c 5000 "$work/mt.cltrace" > "$work/cut.cltrace"
 expect_error "truncated" "$CLTRACE" stats "$work/cut.cltrace"

@@ -43,6 +43,11 @@ TEST(Standalone, TransposeExactRecords) {
     EXPECT_EQ(r[0].address, 4 * (y * 8 + x));
     EXPECT_EQ(r[1].kind, uint8_t(AccessKind::Store));
     EXPECT_EQ(r[1].address, 256 + 4 * (x * 4 + y));
+    for (uint32_t i = 0; i < 2; ++i) {  // instruction i in program order, a float, no loop
+      EXPECT_EQ(r[i].instruction, i);
+      EXPECT_EQ(r[i].size, 4u);
+      EXPECT_EQ(r[i].depth, 0u);
+    }
   }
   // The transpose happened.
   std::vector<float> result(32);
@@ -86,6 +91,11 @@ TEST(Standalone, StencilExactRecords) {
     }
     EXPECT_EQ(recs[7].kind, uint8_t(AccessKind::Store));
     EXPECT_EQ(recs[7].address, 512 + at(x, y, z));
+    for (uint32_t i = 0; i < 8; ++i) {  // the loads are instructions 0..6 in source order, the store 7
+      EXPECT_EQ(recs[i].instruction, i) << "work-item " << p;
+      EXPECT_EQ(recs[i].size, 4u);
+      EXPECT_EQ(recs[i].depth, 0u);
+    }
   }
   std::filesystem::remove(path);
 }

@@ -2,6 +2,11 @@
 // RUN: %clang-spir %s -o %t.bc
 // RUN: %opt -passes=cltrace-prepare,cltrace-print-accesses -disable-output %t.bc | FileCheck %s
 // RUN: %opt -passes=cltrace-prepare,cltrace-trace %t.bc -S -o - | FileCheck %s --check-prefix=TRACE
+// No atomic operation anywhere in either instrumented kernel: every work-item counts and
+// records into slots of its own.
+// RUN: %opt -passes=cltrace-prepare,cltrace-count %t.bc -S -o - | FileCheck %s --check-prefix=NOATOMIC
+// RUN: %opt -passes=cltrace-prepare,cltrace-trace %t.bc -S -o - | FileCheck %s --check-prefix=NOATOMIC
+// NOATOMIC-NOT: {{atomicrmw|cmpxchg|atomic_}}
 // around it, outermost first.
 __kernel void nest(__global float* a, int n) {
   size_t g = get_global_id(0);

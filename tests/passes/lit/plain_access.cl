@@ -3,6 +3,11 @@
 // RUN: %opt -passes=cltrace-prepare,cltrace-print-accesses -disable-output %t.bc | FileCheck %s --check-prefix=ACC
 // RUN: %opt -passes=cltrace-prepare,cltrace-trace %t.bc -S -o - | FileCheck %s --check-prefix=TRACE
 // RUN: %opt -passes=cltrace-prepare,cltrace-count %t.bc -S -o - | FileCheck %s --check-prefix=COUNT
+// No atomic operation anywhere in either instrumented kernel: every work-item counts and
+// records into slots of its own.
+// RUN: %opt -passes=cltrace-prepare,cltrace-count %t.bc -S -o - | FileCheck %s --check-prefix=NOATOMIC
+// RUN: %opt -passes=cltrace-prepare,cltrace-trace %t.bc -S -o - | FileCheck %s --check-prefix=NOATOMIC
+// NOATOMIC-NOT: {{atomicrmw|cmpxchg|atomic_}}
 
 __kernel void copy(__global const int* in, __global int* out) {
   size_t i = get_global_id(0);

@@ -1,0 +1,61 @@
+# `cltrace run` options that change the trace: --alignment, local-memory arguments, and the
+# buffer initialisers that steer a data-dependent kernel (zeros, random with a seed).
+source "$(dirname "$0")/lib.sh"
+has() {  # has FILE LINE: the dump of FILE holds LINE (a fixed string)
+  "$CLTRACE" dump "$1" > "$1.txt" || fail "cannot dump $1"
+  grep -qF -- "$2" "$1.txt" || fail "no '$2' in the dump of $1"
+}
+
+# The virtual layout: two 1024-byte buffers. `out` starts at the next multiple of the alignment
+# after `in`: 0x400 by default (256), 0x1000 at 4096. Work-item 1 (x 1, y 0) stores out[1 * 16].
+mt=(--global 16,16 --local 16,16 --arg buffer:float:256:iota --arg buffer:float:256 --arg scalar:int:16
+    --arg scalar:int:16)
+"$CLTRACE" run "$KERNELS/mt.cl" "${mt[@]}" -o "$work/default.cltrace" > /dev/null
+has "$work/default.cltrace" "alignment: 256"
+has "$work/default.cltrace" "arg 1 out: base 0x400 size 1024"
+has "$work/default.cltrace" "wi 1 group (0,0) local (1,0) store instr 1 addr 0x440 size 4"
+"$CLTRACE" run "$KERNELS/mt.cl" "${mt[@]}" --alignment 4096 -o "$work/aligned.cltrace" > /dev/null
+has "$work/aligned.cltrace" "alignment: 4096"
+has "$work/aligned.cltrace" "arg 1 out: base 0x1000 size 1024"
+has "$work/aligned.cltrace" "wi 1 group (0,0) local (1,0) store instr 1 addr 0x1040 size 4"
+expect_error "alignment must be a power of two" "$CLTRACE" run "$KERNELS/mt.cl" "${mt[@]}" --alignment 48 -o "$work/t"
+
+# A __local argument by size: each group of 4 reverses its slice through local memory. Local
+# accesses are not recorded; the barrier is (instruction 1, local fence flag 0x01).
+cat > "$work/rev.cl" <<'EOF'
+__kernel void rev(__global const int* in, __global int* out, __local int* tmp) {
+  size_t l = get_local_id(0), n = get_local_size(0), g = get_group_id(0);
+  tmp[l] = in[g * n + l];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  out[g * n + l] = tmp[n - 1 - l];
+}
+EOF
+"$CLTRACE" run "$work/rev.cl" --kernel rev --global 8 --local 4 --arg buffer:int:8:iota --arg buffer:int:8 \
+  --arg local:16 -o "$work/rev.cltrace" > /dev/null
+has "$work/rev.cltrace" "records: 24"
+has "$work/rev.cltrace" "wi 5 group (1) local (1) load instr 0 addr 0x14 size 4"
+has "$work/rev.cltrace" "wi 5 group (1) local (1) barrier instr 1 addr 0x0 size 0 flags 0x01"
+has "$work/rev.cltrace" "wi 5 group (1) local (1) store instr 2 addr 0x114 size 4"
+expect_error "argument 2 (int* tmp): a __local pointer needs local:BYTES" \
+  "$CLTRACE" run "$work/rev.cl" --kernel rev --global 8 --local 4 --arg buffer:int:8 --arg buffer:int:8 \
+  --arg buffer:int:4 -o "$work/t"
+
+# branchy stores hot[i] when in[i] > 0.5, so its record count follows the data. All zeros: even
+# lanes load in[i] and store out[i] (2 records), odd lanes also load two table entries (4), none
+# stores hot: 128 * 2 + 128 * 4.
+branchy() {  # branchy INITIALISER OUT
+  "$CLTRACE" run "$KERNELS/branchy.cl" --global 256 --local 64 --arg "buffer:float:256:$1" \
+    --arg buffer:float:256:random:2 --arg buffer:float:256 --arg buffer:int:256 --arg scalar:int:256 \
+    --arg scalar:float:0.5 -o "$2" > /dev/null
+}
+branchy zeros "$work/zeros.cltrace"
+has "$work/zeros.cltrace" "records: 768"
+# A seed gives the same data, so the same trace; another seed other data, another record count.
+branchy random:7 "$work/seed7a.cltrace"
+branchy random:7 "$work/seed7b.cltrace"
+cmp -s "$work/seed7a.cltrace" "$work/seed7b.cltrace" || fail "two runs with seed 7 differ"
+branchy random:8 "$work/seed8.cltrace"
+records() { "$CLTRACE" dump "$1" > "$1.txt" && sed -n 's/^records: //p' "$1.txt"; }
+[ "$(records "$work/seed7a.cltrace")" != "$(records "$work/seed8.cltrace")" ] || fail "seeds 7 and 8 gave the same record count"
+[ "$(records "$work/seed7a.cltrace")" -gt 768 ] || fail "seed 7: no hot stores"
+echo "run options: all checks passed"
