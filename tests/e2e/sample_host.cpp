@@ -56,7 +56,7 @@ int main() {
   CHECK(err);
   cl_program prog = clCreateProgramWithSource(ctx, 1, &kSource, nullptr, &err);
   CHECK(err);
-  CHECK(clBuildProgram(prog, 1, &device, "", nullptr, nullptr));
+  CHECK(clBuildProgram(prog, 1, &device, "-cl-kernel-arg-info", nullptr, nullptr));
   cl_kernel vadd = clCreateKernel(prog, "vadd", &err);
   CHECK(err);
   cl_kernel scale = clCreateKernel(prog, "scale", &err);
@@ -94,6 +94,15 @@ int main() {
   CHECK(clEnqueueNDRangeKernel(q, vadd, 1, nullptr, &global, &local, 0, nullptr, nullptr));  // c = 14i
   CHECK(clEnqueueReadBuffer(q, C, CL_TRUE, 0, n * 4, c.data(), 0, nullptr, nullptr));
 
+  // The kernels as the program sees them after the launches (a tracer must not show its own
+  // arguments): their argument counts, scale's last argument, and one past it.
+  cl_uint vaddArgs = 0, scaleArgs = 0;
+  CHECK(clGetKernelInfo(vadd, CL_KERNEL_NUM_ARGS, sizeof vaddArgs, &vaddArgs, nullptr));
+  CHECK(clGetKernelInfo(scale, CL_KERNEL_NUM_ARGS, sizeof scaleArgs, &scaleArgs, nullptr));
+  char argName[64] = {};
+  CHECK(clGetKernelArgInfo(scale, 1, CL_KERNEL_ARG_NAME, sizeof argName - 1, argName, nullptr));
+  cl_int pastLast = clGetKernelArgInfo(scale, 2, CL_KERNEL_ARG_NAME, sizeof argName - 1, argName, nullptr);
+
   double sum = 0;
   bool ok = true;
   for (size_t i = 0; i < n; ++i) {
@@ -101,6 +110,8 @@ int main() {
     ok = ok && c[i] == static_cast<float>(14 * i);
   }
   std::printf("vadd takes %u arguments\n", numArgs);
+  std::printf("after the launches: vadd takes %u, scale %u (the last one '%s'; asking for one more: %d)\n", vaddArgs,
+              scaleArgs, argName, static_cast<int>(pastLast));
   std::printf("sum %.1f, %s\n", sum, ok ? "correct" : "WRONG");
   clReleaseEvent(done);
   clReleaseMemObject(A);

@@ -6,6 +6,9 @@ wrapped=$("$CLTRACE" wrap --out "$work/all" -- "$SAMPLE_HOST" 2>"$work/err")
 [ "$plain" = "$wrapped" ] || fail "output differs: '$plain' vs '$wrapped'"
 echo "$plain" | grep -q "sum 7332864.0, correct" || fail "unexpected output $plain"
 echo "$plain" | grep -q "vadd takes 3 arguments" || fail "argument count changed"
+# After traced launches the kernels still show only their own arguments (-49: CL_INVALID_ARG_INDEX).
+echo "$plain" | grep -qF "after the launches: vadd takes 3, scale 2 (the last one 'f'; asking for one more: -49)" ||
+  fail "kernel info after the launches: $plain"
 [ "$(wc -l < "$work/all/launches.tsv")" -eq 4 ] || fail "expected 4 launches: $(cat "$work/all/launches.tsv")"
 for f in vadd-0 scale-1 scale-2 vadd-3; do [ -s "$work/all/$f.cltrace" ] || fail "missing $f"; done
 grep -q "4 launches traced" "$work/err" || fail "no summary: $(cat "$work/err")"
