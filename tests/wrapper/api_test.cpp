@@ -78,3 +78,37 @@ TEST(Api, InlineHelperAndUseHostPointer) {
   EXPECT_EQ(t.workItems[7][1].address, 256u + 28u);  // out at the next 256-byte boundary
   std::filesystem::remove(path);
 }
+
+// A program's kernel is instrumented once and reused by every Kernel object of that name and
+// by every launch; building the program again (other options) instruments it afresh.
+TEST(Api, InstrumentedOncePerProgramAndKernel) {
+  const char* src = R"CL(
+  __kernel void add(__global int* x) { x[get_global_id(0)] += ADD; })CL";
+  api::Context ctx;
+  api::Program prog(ctx, src);
+  prog.build("-DADD=1");
+  std::vector<int> host(16, 0);
+  api::Buffer b(ctx, CL_MEM_READ_WRITE, 64, host.data());
+  api::CommandQueue q(ctx);
+  const std::string path = test::tempPath("once");
+  {
+    api::Kernel first(prog, "add"), second(prog, "add");
+    first.setArg(0, b);
+    second.setArg(0, b);
+    ASSERT_TRUE(q.enqueueNDRangeKernel(first, {16}, {8}, api::Trace{path}).has_value());
+    const wrapper::TracedKernel* made = &prog.traced("add");
+    ASSERT_TRUE(q.enqueueNDRangeKernel(second, {16}, {8}, api::Trace{path}).has_value());
+    EXPECT_EQ(&prog.traced("add"), made);
+  }
+  prog.build("-DADD=10");  // OpenCL rebuilds a program only once its kernels are released
+  api::Kernel third(prog, "add");
+  third.setArg(0, b);
+  ASSERT_TRUE(q.enqueueNDRangeKernel(third, {16}, {8}, api::Trace{path}).has_value());
+  q.read(b, host.data(), 64);
+  EXPECT_EQ(host[3], 12);  // 1 + 1 + 10: each traced launch ran once, the last with the new option
+  test::WholeTrace t = test::readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 16u);
+  EXPECT_EQ(t.workItems[3].size(), 2u);  // load and store of x[3]
+  EXPECT_EQ(t.workItems[3][1].address, 12u);
+  std::filesystem::remove(path);
+}

@@ -36,6 +36,7 @@ Program::~Program() { clReleaseProgram(program_); }
 
 void Program::build(const std::string& options) {
   options_ = options;
+  traced_.clear();  // instrumented with the options they were built with
   cl_device_id device = ctx_.device();
   cl_int err = clBuildProgram(program_, 1, &device, options.c_str(), nullptr, nullptr);
   if (err != CL_SUCCESS) {
@@ -80,14 +81,12 @@ void Kernel::setArgBytes(cl_uint index, const void* data, size_t size) {
   bind(index, wrapper::ArgBinding::ofScalar(data, size));
 }
 
-wrapper::TracedKernel& Kernel::traced() {
-  if (!traced_) {
-    Context& ctx = program_.context();
-    traced_ = std::make_unique<wrapper::TracedKernel>(
-        ctx.get(), ctx.device(),
-        passes::instrumentSource(program_.source(), name_, passes::splitOptions(program_.options())));
-  }
-  return *traced_;
+wrapper::TracedKernel& Program::traced(const std::string& name) {
+  std::unique_ptr<wrapper::TracedKernel>& slot = traced_[name];
+  if (!slot)
+    slot = std::make_unique<wrapper::TracedKernel>(ctx_.get(), ctx_.device(),
+                                                   passes::instrumentSource(source_, name, passes::splitOptions(options_)));
+  return *slot;
 }
 
 CommandQueue::CommandQueue(Context& ctx) : queue_(wrapper::createCommandQueue(ctx.get(), ctx.device())) {}
@@ -123,7 +122,7 @@ std::optional<LaunchResult> CommandQueue::enqueueNDRangeKernel(Kernel& k, std::v
   finish();
   // Where the trace run's writes may differ from the kernel's own (SPIR-V), the buffers are put
   // back after tracing and the program's kernel itself writes them.
-  wrapper::TracedKernel& traced = k.traced();
+  wrapper::TracedKernel& traced = k.program_.traced(k.name_);
   wrapper::LaunchOptions options = trace->options;
   const bool runKernelAfter = !traced.writesExactly() && !options.restoreAfterTrace;
   if (runKernelAfter) options.restoreAfterTrace = true;

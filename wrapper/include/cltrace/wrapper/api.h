@@ -14,6 +14,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -74,11 +75,15 @@ class Program {
   Context& context() const { return ctx_; }
   const std::string& source() const { return source_; }
   const std::string& options() const { return options_; }
+  // The instrumented form of kernel `name`: made on the first traced launch of any Kernel of
+  // this program with that name, then reused (until the program is built again).
+  wrapper::TracedKernel& traced(const std::string& name);
 
  private:
   Context& ctx_;
   std::string source_, options_;
   cl_program program_;
+  std::map<std::string, std::unique_ptr<wrapper::TracedKernel>> traced_;
 };
 
 class Kernel {
@@ -101,13 +106,11 @@ class Kernel {
   friend class CommandQueue;
   void setArgBytes(cl_uint index, const void* data, size_t size);
   void bind(cl_uint index, wrapper::ArgBinding binding);
-  wrapper::TracedKernel& traced();  // instrumented on first use, then reused
 
   Program& program_;
   std::string name_;
   cl_kernel kernel_;
   std::vector<wrapper::ArgBinding> args_;
-  std::unique_ptr<wrapper::TracedKernel> traced_;
 };
 
 // Where a traced launch writes its trace, and how.
