@@ -18,6 +18,13 @@ expect_error "16 work-items access memory outside their buffers; the first, work
 printf '__kernel void smash(__global int* a) { a[get_global_id(0) * 1000000] = 1; }\n' > "$work/smash.cl"
 expect_error "63 work-items access memory outside their buffers; the first, work-item 1 (linear global id), at instruction 0" \
   "$CLTRACE" run "$work/smash.cl" --kernel smash --global 64 --local 64 --arg buffer:int:16 -o "$work/t"
+# Writes to program-scope variables (OpenCL 2.0): refused by name, by a store or an atomic.
+printf 'global int seen[8];\n__kernel void k(__global int* out) { size_t i = get_global_id(0); seen[i] = 1; out[i] = seen[7 - i]; }\n' > "$work/gv.cl"
+expect_error "kernel 'k' writes the program-scope variable 'seen': cltrace traces kernels whose writes go to buffers" \
+  "$CLTRACE" run "$work/gv.cl" --kernel k --build-options=-cl-std=CL2.0 --global 8 --local 8 --arg buffer:int:8 -o "$work/t"
+printf 'global int hits;\n__kernel void k(__global int* out) { atomic_inc(&hits); out[get_global_id(0)] = 1; }\n' > "$work/gv2.cl"
+expect_error "kernel 'k' writes the program-scope variable 'hits'" \
+  "$CLTRACE" run "$work/gv2.cl" --kernel k --build-options=-cl-std=CL2.0 --global 8 --local 8 --arg buffer:int:8 -o "$work/t"
 printf '__kernel void broken(__global int* a) { a[0] = undefined_thing; }\n' > "$work/broken.cl"
 expect_error "use of undeclared identifier 'undefined_thing'" "$CLTRACE" instrument "$work/broken.cl" --kernel broken -o "$work/i"
 expect_error "cannot open kernel source" "$CLTRACE" run "$work/missing.cl" --kernel k --global 1 --local 1 -o "$work/t"
