@@ -40,11 +40,8 @@ bool isRecordedSpace(unsigned as) {
   return as == kGlobalAddressSpace || as == kConstantAddressSpace;
 }
 
-// Program-scope variables (e.g. the constant initialiser clang emits for a private array) live
-// in no buffer the host can see; reading them is not a buffer access.
-bool isProgramScopeData(const Value* pointer) {
-  return isa<GlobalVariable>(getUnderlyingObject(pointer));
-}
+// Reading program-scope data is not a buffer access.
+bool isProgramScopeData(const Value* pointer) { return programScopeVariable(pointer) != nullptr; }
 
 unsigned addressSpaceOf(const Value* pointer) {
   return cast<PointerType>(pointer->getType())->getAddressSpace();
@@ -227,6 +224,10 @@ struct Enumerator {
 };
 
 }  // namespace
+
+const GlobalVariable* programScopeVariable(const Value* pointer) {
+  return dyn_cast<GlobalVariable>(getUnderlyingObject(pointer));
+}
 
 const FenceBuiltin* fenceBuiltin(StringRef mangledName) {
   static const std::pair<const char*, FenceBuiltin> kBuiltins[] = {

@@ -111,13 +111,25 @@ class KernelInstrumenter {
   KernelInstrumenter(Function& kernel, Mode mode) : kernel_(kernel), mode_(mode) {}
 
   // Reads the loop structure and the accesses; changes nothing.
-  bool analyse(KernelReport& report, std::string&) {
+  bool analyse(KernelReport& report, std::string& error) {
     report.name = kernel_.getName().str();
     report.originalArgs = static_cast<uint32_t>(kernel_.arg_size());
     dominators_ = std::make_unique<DominatorTree>(kernel_);
     loopInfo_ = std::make_unique<LoopInfo>(*dominators_);
     loops_ = allLoops(*loopInfo_);
     accesses_ = enumerateAccesses(kernel_, *loopInfo_);
+    // A program-scope variable's memory is the program's, not a buffer's: the count and trace
+    // runs would each change it (the trace run could then take another path), and a traced
+    // launch, which runs instrumented copies, would leave the program's own variable as it was.
+    for (const Access& a : accesses_) {
+      if ((a.kind != AccessKind::Store && a.kind != AccessKind::Atomic) || !a.pointer) continue;
+      if (const GlobalVariable* variable = programScopeVariable(a.pointer)) {
+        error = "kernel '" + report.name + "' writes the program-scope variable '" + variable->getName().str() +
+                "': cltrace traces kernels whose writes go to buffers (a traced launch runs instrumented "
+                "copies, which would leave the program's own variable as it was)";
+        return false;
+      }
+    }
     // Read before the body moves: afterwards the pointers derive from the new function's arguments.
     packed_.clear();
     for (const Access& a : accesses_) packed_.push_back({shapeOf(a), bufferArgumentOf(a)});

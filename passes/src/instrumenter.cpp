@@ -1,11 +1,8 @@
 #include "cltrace/passes/instrumenter.h"
 
-#include <llvm/Analysis/LoopInfo.h>
-#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/Constants.h>
-#include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
@@ -187,24 +184,6 @@ void rejectHiddenAccesses(const Function& kernel) {
                               ", whose memory accesses happen inside the OpenCL library where cltrace "
                               "cannot record them; rewrite it with plain loads and stores to trace it");
     }
-}
-
-// Refuses writes to program-scope variables (OpenCL 2.0 `global int x;`): their memory is the
-// program's, not a buffer's, so the count run and the trace run would each change it (the
-// trace run could then take another path) and a traced launch, which runs instrumented copies,
-// would leave the program's own variable unchanged.
-void rejectProgramScopeWrites(Function& kernel) {
-  DominatorTree dominators(kernel);
-  LoopInfo loops(dominators);
-  for (const Access& a : enumerateAccesses(kernel, loops)) {
-    if ((a.kind != AccessKind::Store && a.kind != AccessKind::Atomic) || !a.pointer) continue;
-    const auto* variable = dyn_cast<GlobalVariable>(getUnderlyingObject(a.pointer));
-    if (!variable || variable->isConstant()) continue;
-    throw InstrumentError("kernel '" + kernel.getName().str() + "' writes the program-scope variable '" +
-                          variable->getName().str() +
-                          "': cltrace traces kernels whose writes go to buffers (a traced launch runs "
-                          "instrumented copies, which would leave the program's own variable as it was)");
-  }
 }
 
 // A kernel may call another kernel as an ordinary function. The callee keeps its kernel calling
@@ -408,7 +387,6 @@ InstrumentedKernel instrumentBitcode(const std::string& bitcode, const std::stri
   }
   if (!prepareModule(*m, error)) throw InstrumentError(error);
   rejectHiddenAccesses(*m->getFunction(kernel));
-  rejectProgramScopeWrites(*m->getFunction(kernel));
   std::unique_ptr<Module> countModule = CloneModule(*m);
 
   std::vector<KernelReport> reports;
