@@ -1,10 +1,10 @@
 #include "cltrace/cachesim/trace_simulation.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
-
-#include <nlohmann/json.hpp>
 #include <memory>
 #include <stdexcept>
 

@@ -33,6 +33,16 @@ void printDiagnostics(const sched::Scheduler& s) {
     fmt::print(stderr, "cltrace: warning: {} more diagnostics not shown\n", s.diagnosticCount() - s.diagnostics().size());
 }
 
+// Runs `config` over the steps `factory` makes, on `threads` threads (0: one per hardware
+// thread), printing the report's warnings.
+cachesim::Report simulateSteps(const cachesim::Config& config, const cachesim::StepSourceFactory& factory,
+                               uint32_t threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  cachesim::Report report = cachesim::simulate(config, factory, {}, threads);
+  for (const std::string& w : report.warnings) fmt::print(stderr, "cltrace: warning: {}\n", w);
+  return report;
+}
+
 }  // namespace
 
 std::vector<passes::AccessInfo> accessesOf(const TraceHeader& header) {
@@ -64,12 +74,8 @@ void progress(const std::string& what) {
 }
 
 cachesim::Report simulateTrace(const std::string& tracePath, const cachesim::Config& config, uint32_t threads) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   try {
-    cachesim::Report report =
-        cachesim::simulate(config, cachesim::traceStepSourceFactory(tracePath, config, printDiagnostics), {}, threads);
-    for (const std::string& w : report.warnings) fmt::print(stderr, "cltrace: warning: {}\n", w);
-    return report;
+    return simulateSteps(config, cachesim::traceStepSourceFactory(tracePath, config, printDiagnostics), threads);
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   }
@@ -77,13 +83,10 @@ cachesim::Report simulateTrace(const std::string& tracePath, const cachesim::Con
 
 cachesim::Report simulateSchedule(const std::string& path, const cachesim::Config& config,
                                   const std::vector<std::string>& explicitKeys, uint32_t threads) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   try {
     const sched::ScheduleInfo info = sched::ScheduleReader(path).info();
-    const cachesim::Config fixed = cachesim::configForSchedule(config, info, explicitKeys);
-    cachesim::Report report = cachesim::simulate(fixed, cachesim::scheduleFileStepSourceFactory(path), {}, threads);
-    for (const std::string& w : report.warnings) fmt::print(stderr, "cltrace: warning: {}\n", w);
-    return report;
+    return simulateSteps(cachesim::configForSchedule(config, info, explicitKeys),
+                         cachesim::scheduleFileStepSourceFactory(path), threads);
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   }
