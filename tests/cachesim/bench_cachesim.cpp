@@ -1,6 +1,6 @@
 // Throughput and memory of the cache simulator on synthetic input (prints figures; not a test).
 //
-//   bench_cachesim [--quick] [--only PATTERN]   (PATTERN: matmul or mixed)
+//   bench_cachesim [--quick] [--only PATTERN] [--section N]   (PATTERN: matmul or mixed; N: 1 or 2)
 //
 // Two synthetic line streams over a 64 Ki-line (8 MiB) footprint:
 //   matmul  48 resident warps of a naive 1024x1024 float matrix multiply (C = A * B), each warp
@@ -27,6 +27,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -242,13 +243,18 @@ void benchSteps(const std::string& pattern, const std::vector<std::string>& over
 int main(int argc, char** argv) {
   bool quick = false;
   std::vector<std::string> patterns = {"matmul", "mixed"};
+  int section = 0;  // 0: both
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
       quick = true;
-    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc &&
+               (std::strcmp(argv[i + 1], "matmul") == 0 || std::strcmp(argv[i + 1], "mixed") == 0)) {
       patterns = {argv[++i]};
+    } else if (std::strcmp(argv[i], "--section") == 0 && i + 1 < argc &&
+               (std::strcmp(argv[i + 1], "1") == 0 || std::strcmp(argv[i + 1], "2") == 0)) {
+      section = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: bench_cachesim [--quick] [--only matmul|mixed]\n");
+      std::fprintf(stderr, "usage: bench_cachesim [--quick] [--only matmul|mixed] [--section 1|2]\n");
       return 2;
     }
   }
@@ -257,15 +263,17 @@ int main(int argc, char** argv) {
 
   std::printf("cachesim benchmark: one core, classification on unless noted; mixed footprint %llu lines\n",
               static_cast<unsigned long long>(kFootprint));
-  std::printf("\n-- 1. line requests into one SM's L1 model\n");
+  if (section != 2) std::printf("\n-- 1. line requests into one SM's L1 model\n");
   for (const std::string& pattern : patterns) {
+    if (section == 2) break;
     for (uint64_t n : {shortLen, longLen}) benchRequests(pattern, {"timing=off"}, n);
     for (uint64_t n : {shortLen, longLen}) benchRequests(pattern, {}, n);
     benchRequests(pattern, {"timing=off", "classify=off"}, longLen);
   }
 
-  std::printf("\n-- 2. whole simulator, synthetic scheduler, 32-lane warp steps\n");
+  if (section != 1) std::printf("\n-- 2. whole simulator, synthetic scheduler, 32-lane warp steps\n");
   for (const std::string& pattern : patterns) {
+    if (section == 1) break;
     for (uint64_t n : {shortLen, longLen}) benchSteps(pattern, {"timing=off"}, n);
     for (uint64_t n : {shortLen, longLen}) benchSteps(pattern, {}, n);
   }
