@@ -1,11 +1,14 @@
 #include "cltrace/cachesim/trace_simulation.h"
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 
 #include "cltrace/scheduler/trace_source.h"
@@ -14,12 +17,19 @@ namespace cltrace::cachesim {
 
 namespace {
 
-// A scheduler that owns its trace reader.
+// A scheduler over a trace file: it reads the file itself, or schedules the trace prepared once
+// for every run.
 class TraceStepSource final : public sched::StepSource {
  public:
   TraceStepSource(const std::string& path, const Config& cacheConfig, const sched::SchedulerConfig& config,
                   std::function<void(const sched::Scheduler&)> done)
-      : source_(path), scheduler_(source_, withRegisterLimit(config, cacheConfig, source_.range().workgroupSize())), done_(std::move(done)) {}
+      : source_(std::make_unique<sched::TraceReaderSource>(path)),
+        scheduler_(*source_, withRegisterLimit(config, cacheConfig, source_->range().workgroupSize())),
+        done_(std::move(done)) {}
+  TraceStepSource(std::shared_ptr<const sched::PreparedTrace> trace, const Config& cacheConfig,
+                  const sched::SchedulerConfig& config, std::function<void(const sched::Scheduler&)> done)
+      : scheduler_(trace, withRegisterLimit(config, cacheConfig, trace->range().workgroupSize())),
+        done_(std::move(done)) {}
   ~TraceStepSource() override {
     if (done_) done_(scheduler_);
   }
@@ -28,9 +38,44 @@ class TraceStepSource final : public sched::StepSource {
   uint32_t busySms() const override { return scheduler_.busySms(); }
 
  private:
-  sched::TraceReaderSource source_;  // declared first: the scheduler reads from it
+  std::unique_ptr<sched::TraceReaderSource> source_;  // declared first: the scheduler reads from it
   sched::Scheduler scheduler_;
   std::function<void(const sched::Scheduler&)> done_;
+};
+
+// The trace prepared once for all runs of a factory, by the first run that asks, while the
+// others wait; null when it would not fit in the budget (each run then reads the file).
+class SharedPreparation {
+ public:
+  SharedPreparation(std::string path, uint64_t maxBytes) : path_(std::move(path)), maxBytes_(maxBytes) {}
+  std::shared_ptr<const sched::PreparedTrace> get(const sched::SchedulerConfig& config) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!tried_) {
+      tried_ = true;
+      try {
+        TraceReader reader(path_);
+        // Records take 16 bytes each once loaded: a trace whose count alone is over the budget
+        // is not read twice.
+        const uint64_t records = reader.header().recordCount;
+        if (records <= maxBytes_ / 16) {
+          sched::TraceReaderSource source(reader);
+          trace_ = sched::PreparedTrace::load(source, config, maxBytes_);
+        }
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+    }
+    if (error_) std::rethrow_exception(error_);
+    return trace_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::string path_;
+  uint64_t maxBytes_;
+  bool tried_ = false;
+  std::shared_ptr<const sched::PreparedTrace> trace_;
+  std::exception_ptr error_;
 };
 
 // The steps of a scheduled file, in its order. Delays cannot move them (timing is off).
@@ -138,14 +183,30 @@ sched::SchedulerConfig withRegisterLimit(sched::SchedulerConfig s, const Config&
   return s;
 }
 
+uint64_t defaultPreparedTraceBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || pageSize <= 0) return uint64_t{1} << 30;
+  return uint64_t(pages) * uint64_t(pageSize) / 4;
+}
+
 StepSourceFactory traceStepSourceFactory(const std::string& tracePath, const Config& config,
-                                         std::function<void(const sched::Scheduler&)> onFirstRunDone) {
+                                         std::function<void(const sched::Scheduler&)> onFirstRunDone,
+                                         uint64_t preparedTraceBytes) {
+  // Several runs share the trace loaded once (the scheduler's layout depends on the policy and
+  // warp size, which every run has); one run reads the file as it goes, holding less.
+  std::shared_ptr<SharedPreparation> shared;
+  if (config.runs > 1 && preparedTraceBytes > 0)
+    shared = std::make_shared<SharedPreparation>(tracePath, preparedTraceBytes);
   // The first run is the one with the configuration's seed, whichever thread runs it, so that
   // the same diagnostics are reported however many runs proceed at once.
-  return [tracePath, config, onFirstRunDone](uint64_t seed) -> std::unique_ptr<sched::StepSource> {
+  return [tracePath, config, onFirstRunDone, shared](uint64_t seed) -> std::unique_ptr<sched::StepSource> {
     std::function<void(const sched::Scheduler&)> done;
     if (seed == config.seed) done = onFirstRunDone;
-    return std::make_unique<TraceStepSource>(tracePath, config, schedulerConfigFor(config, seed), done);
+    const sched::SchedulerConfig schedulerConfig = schedulerConfigFor(config, seed);
+    if (shared)
+      if (std::shared_ptr<const sched::PreparedTrace> trace = shared->get(schedulerConfig))
+        return std::make_unique<TraceStepSource>(std::move(trace), config, schedulerConfig, done);
+    return std::make_unique<TraceStepSource>(tracePath, config, schedulerConfig, done);
   };
 }
 

@@ -66,44 +66,83 @@ struct WarpInfo {
   uint32_t done = 0;
 };
 
-struct Workgroup {
+}  // namespace
+
+// A workgroup as loaded for scheduling: its records in the scheduler's layout and what was
+// interned. Nothing in it changes while the workgroup is scheduled, so runs may share one
+// (PreparedTrace); what a run changes is in Workgroup.
+struct LoadedWorkgroup {
   uint64_t id = 0;
-  uint32_t sm = 0;
   uint32_t threads = 0;
-  uint32_t blocked = 0;
-  uint32_t done = 0;
-  bool resident = false;
+  uint64_t recordCount = 0;  // records without padding
   // Record j of thread t is records[base[t] + j * stride[t / warpSize]]. Under the warp
   // policy a warp's records are interleaved (stride = its lanes; base = the warp's region +
   // lane), so that the records one step reads lie side by side, unless that would pad the
   // warp's region to more than twice its records (lanes of very different lengths); otherwise
   // each thread's records are consecutive (stride 1).
   std::vector<CompactRecord> records;
-  std::vector<uint64_t> base;          // per thread
-  std::vector<uint32_t> stride;        // per warp
-  std::vector<uint64_t> cursor;        // position of the next record per thread
-  std::vector<uint64_t> end;           // number of records per thread
-  uint64_t recordCount = 0;            // records without padding
-
-  const CompactRecord& at(uint32_t t, uint64_t j, uint32_t warpSize) const {
-    return records[base[t] + j * stride[t / warpSize]];
-  }
-  std::vector<uint8_t> state;
-  std::vector<WarpInfo> warps;
+  std::vector<uint64_t> base;    // per thread
+  std::vector<uint32_t> stride;  // per warp
+  std::vector<uint64_t> end;     // number of records per thread
   detail::IterationTable iters;
   std::vector<OpInfo> ops;
   std::vector<Boundary> boundaries;
 
-  const OpInfo& op(const CompactRecord& r) const { return ops[r.op]; }
-  uint32_t instruction(const CompactRecord& r) const { return ops[r.op].instruction; }
-
   size_t bytes() const {
-    return sizeof(Workgroup) + records.capacity() * sizeof(CompactRecord) +
-           (base.capacity() + cursor.capacity() + end.capacity()) * sizeof(uint64_t) +
-           stride.capacity() * sizeof(uint32_t) + state.capacity() +
-           warps.capacity() * sizeof(WarpInfo) + iters.bytes() + ops.capacity() * sizeof(OpInfo) +
-           boundaries.capacity() * sizeof(Boundary);
+    return sizeof(LoadedWorkgroup) + records.capacity() * sizeof(CompactRecord) +
+           (base.capacity() + end.capacity()) * sizeof(uint64_t) + stride.capacity() * sizeof(uint32_t) +
+           iters.bytes() + ops.capacity() * sizeof(OpInfo) + boundaries.capacity() * sizeof(Boundary);
   }
+};
+
+namespace {
+
+// One run's state of a workgroup it has taken.
+struct Workgroup {
+  const LoadedWorkgroup* in = nullptr;    // `own`, or a workgroup of a PreparedTrace
+  std::unique_ptr<LoadedWorkgroup> own;  // loaded by this scheduler (kept for its capacity)
+  uint64_t id = 0;
+  uint32_t sm = 0;
+  uint32_t threads = 0;
+  uint32_t blocked = 0;
+  uint32_t done = 0;
+  bool resident = false;
+  std::vector<uint64_t> cursor;  // position of the next record per thread
+  std::vector<uint8_t> state;
+  std::vector<WarpInfo> warps;
+
+  const CompactRecord& at(uint32_t t, uint64_t j, uint32_t warpSize) const {
+    return in->records[in->base[t] + j * in->stride[t / warpSize]];
+  }
+  const OpInfo& op(const CompactRecord& r) const { return in->ops[r.op]; }
+  uint32_t instruction(const CompactRecord& r) const { return in->ops[r.op].instruction; }
+
+  // The loaded part counts only when this run loaded it (a PreparedTrace's is counted there).
+  size_t bytes() const {
+    return sizeof(Workgroup) + (own ? own->bytes() : 0) + cursor.capacity() * sizeof(uint64_t) +
+           state.capacity() + warps.capacity() * sizeof(WarpInfo);
+  }
+};
+
+// Loads workgroups into the scheduler's layout for one NDRange, policy and warp size.
+class WorkgroupLoader {
+ public:
+  WorkgroupLoader(const SchedulerConfig& config, const NDRange& range);
+  // Throws std::runtime_error for a malformed workgroup.
+  void load(LoadedWorkgroup& wg, const WorkgroupTrace& in);
+  // Throws unless the source's next workgroup `id` is the `expected` one of `total`.
+  static void checkId(uint64_t id, uint64_t expected, uint64_t total);
+  // Throws unless a source that has ended gave all `total` workgroups.
+  static void checkEnd(uint64_t given, uint64_t total);
+
+ private:
+  uint32_t internOp(LoadedWorkgroup& wg, const Record& r);
+
+  bool warpPolicy;
+  uint32_t warpSize;
+  uint32_t wgSize;
+  uint32_t warpsPerWg;
+  std::array<OpCacheEntry, 256> opCache{};  // by instruction id, while loading
 };
 
 struct UnitRef {
@@ -165,7 +204,7 @@ std::string vectorText(const uint32_t* v, uint32_t depth) {
 }  // namespace
 
 struct Scheduler::Impl {
-  Impl(WorkgroupSource& src, const SchedulerConfig& config);
+  Impl(WorkgroupSource* src, std::shared_ptr<const PreparedTrace> trace, const SchedulerConfig& config);
 
   bool next(WarpStep& out);
   void delayWarp(uint64_t key, uint64_t readyCycle);
@@ -198,8 +237,7 @@ struct Scheduler::Impl {
            sm.residentThreads + wgSize <= cfg.maxThreadsPerSm;
   }
   bool pullInto(uint32_t smIndex);
-  void load(Workgroup& wg, const WorkgroupTrace& in);
-  uint32_t internOp(Workgroup& wg, const Record& r);
+  void startRun(Workgroup& wg, const LoadedWorkgroup& in);  // this run's state of a taken workgroup
   void addToSm(uint32_t smIndex, uint32_t slot);
   void retire(uint32_t slot);
   void updateBytes(uint32_t slot);
@@ -219,15 +257,15 @@ struct Scheduler::Impl {
       __builtin_prefetch(&wg.at(u, wg.cursor[u], warpSize));
       return;
     }
-    const CompactRecord* records = wg.records.data();
-    const uint32_t first = u * warpSize, last = first + wg.warps[u].lanes, stride = wg.stride[u];
+    const CompactRecord* records = wg.in->records.data();
+    const uint32_t first = u * warpSize, last = first + wg.warps[u].lanes, stride = wg.in->stride[u];
     if (stride != 1) {  // interleaved: the step's records lie side by side
       const uint64_t position = wg.cursor[first];
-      const CompactRecord* from = records + wg.base[first] + position * stride;
+      const CompactRecord* from = records + wg.in->base[first] + position * stride;
       for (uint32_t k = 0; k < stride; k += 4) __builtin_prefetch(from + k);
       return;
     }
-    for (uint32_t t = first; t < last; ++t) __builtin_prefetch(records + wg.base[t] + wg.cursor[t]);
+    for (uint32_t t = first; t < last; ++t) __builtin_prefetch(records + wg.in->base[t] + wg.cursor[t]);
   }
   void prefetchNext(const Sm& sm) const;
   void advance(Workgroup& wg, uint32_t t);
@@ -239,7 +277,8 @@ struct Scheduler::Impl {
   void diagnose(Diagnostic::Kind kind, uint64_t workgroup, uint32_t instruction,
                 std::string message);
 
-  WorkgroupSource& source;
+  WorkgroupSource* source;                        // null when scheduling a prepared trace
+  std::shared_ptr<const PreparedTrace> prepared;  // null when reading a source
   SchedulerConfig cfg;
   ScheduleInfo info;
   SchedulerStats stats;
@@ -255,7 +294,7 @@ struct Scheduler::Impl {
 
   WorkgroupTrace staging;
   std::vector<uint32_t> laneScratch;        // warpSize entries
-  std::array<OpCacheEntry, 256> opCache{};  // by instruction id, while loading
+  WorkgroupLoader loader;
   std::vector<std::unique_ptr<Workgroup>> slots;
   std::vector<size_t> slotBytes;
   std::vector<uint32_t> freeSlots;
@@ -272,15 +311,37 @@ struct Scheduler::Impl {
   uint64_t residentRecords = 0;
 };
 
-Scheduler::Impl::Impl(WorkgroupSource& src, const SchedulerConfig& config)
-    : source(src), cfg(config) {
-  cfg.validate();
-  const NDRange& range = source.range();
+namespace {
+
+SchedulerConfig validated(SchedulerConfig config) {
+  config.validate();
+  return config;
+}
+
+// `range` when the scheduler can run it with `config`; throws std::invalid_argument otherwise.
+const NDRange& schedulable(const NDRange& range, const SchedulerConfig& config) {
   validateRange(range);
-  if (range.workgroupSize() > cfg.maxThreadsPerSm)
+  if (range.workgroupSize() > config.maxThreadsPerSm)
     throw std::invalid_argument(
-        "scheduler: max_threads_per_sm (" + std::to_string(cfg.maxThreadsPerSm) +
+        "scheduler: max_threads_per_sm (" + std::to_string(config.maxThreadsPerSm) +
         ") is smaller than the workgroup size (" + std::to_string(range.workgroupSize()) + ")");
+  return range;
+}
+
+}  // namespace
+
+Scheduler::Impl::Impl(WorkgroupSource* src, std::shared_ptr<const PreparedTrace> trace, const SchedulerConfig& config)
+    : source(src),
+      prepared(std::move(trace)),
+      cfg(validated(config)),
+      loader(cfg, schedulable(src ? src->range() : prepared->range(), cfg)) {
+  if (prepared && ((prepared->config().policy == Policy::Warp) != (cfg.policy == Policy::Warp) ||
+                   prepared->config().warpSize != cfg.warpSize))
+    throw std::invalid_argument("scheduler: the prepared trace was laid out for the " +
+                                std::string(policyName(prepared->config().policy)) + " policy with warps of " +
+                                std::to_string(prepared->config().warpSize) + ", not for " +
+                                policyName(cfg.policy) + " with warps of " + std::to_string(cfg.warpSize));
+  const NDRange& range = src ? src->range() : prepared->range();
   warpPolicy = cfg.policy == Policy::Warp;
   warpSize = cfg.warpSize;
   wgSize = static_cast<uint32_t>(range.workgroupSize());
@@ -315,7 +376,7 @@ Scheduler::Impl::Impl(WorkgroupSource& src, const SchedulerConfig& config)
   info.warpsPerWorkgroup = warpsPerWg;
   info.workgroupCount = totalWorkgroups;
   info.range = range;
-  info.kernelName = source.kernelName();
+  info.kernelName = source ? source->kernelName() : prepared->kernelName();
   laneScratch.resize(warpSize);
   sms.resize(cfg.smCount);
   for (uint32_t s = 0; s < cfg.smCount; ++s)
@@ -341,22 +402,19 @@ void Scheduler::Impl::start() {
 }
 
 bool Scheduler::Impl::pullInto(uint32_t smIndex) {
-  while (!sourceDone) {
-    if (!source.nextWorkgroup(staging)) {
-      sourceDone = true;
-      if (nextWorkgroupId != totalWorkgroups)
-        throw std::runtime_error("scheduler: workgroup source ended after " +
-                                 std::to_string(nextWorkgroupId) + " of " +
-                                 std::to_string(totalWorkgroups) + " workgroups");
-      return false;
+  while (nextWorkgroupId < totalWorkgroups || (!prepared && !sourceDone)) {
+    const LoadedWorkgroup* loaded;
+    if (prepared) {
+      loaded = &prepared->workgroup(nextWorkgroupId);
+    } else {
+      if (!source->nextWorkgroup(staging)) {
+        sourceDone = true;
+        loader.checkEnd(nextWorkgroupId, totalWorkgroups);
+        return false;
+      }
+      loader.checkId(staging.id, nextWorkgroupId, totalWorkgroups);
+      loaded = nullptr;
     }
-    if (staging.id != nextWorkgroupId || nextWorkgroupId >= totalWorkgroups)
-      throw std::runtime_error(
-          "scheduler: workgroup source gave workgroup " + std::to_string(staging.id) +
-          ", expected " +
-          (nextWorkgroupId >= totalWorkgroups
-               ? std::string("no more (the NDRange has ") + std::to_string(totalWorkgroups) + ")"
-               : std::to_string(nextWorkgroupId)));
     ++nextWorkgroupId;
     ++stats.workgroups;
 
@@ -370,7 +428,12 @@ bool Scheduler::Impl::pullInto(uint32_t smIndex) {
       slotBytes.push_back(0);
     }
     Workgroup& wg = *slots[slot];
-    load(wg, staging);
+    if (!loaded) {
+      if (!wg.own) wg.own = std::make_unique<LoadedWorkgroup>();
+      loader.load(*wg.own, staging);
+      loaded = wg.own.get();
+    }
+    startRun(wg, *loaded);
     updateBytes(slot);
     if (wg.done == wg.threads) {  // nothing to issue
       freeSlots.push_back(slot);
@@ -386,12 +449,56 @@ void Scheduler::Impl::updateBytes(uint32_t slot) {
   heldBytes -= slotBytes[slot];
   slotBytes[slot] = slots[slot]->bytes();
   heldBytes += slotBytes[slot];
-  const uint64_t stagingBytes =
-      staging.records.capacity() * sizeof(Record) + staging.offsets.capacity() * sizeof(uint64_t);
-  stats.peakResidentBytes = std::max(stats.peakResidentBytes, heldBytes + stagingBytes);
+  const uint64_t inputBytes =
+      prepared ? prepared->bytes()
+               : staging.records.capacity() * sizeof(Record) + staging.offsets.capacity() * sizeof(uint64_t);
+  stats.peakResidentBytes = std::max(stats.peakResidentBytes, heldBytes + inputBytes);
 }
 
-void Scheduler::Impl::load(Workgroup& wg, const WorkgroupTrace& in) {
+void Scheduler::Impl::startRun(Workgroup& wg, const LoadedWorkgroup& in) {
+  wg.in = &in;
+  wg.id = in.id;
+  wg.threads = in.threads;
+  wg.blocked = 0;
+  wg.done = 0;
+  wg.cursor.assign(in.threads, 0);
+  wg.state.resize(in.threads);
+  wg.warps.assign(warpsPerWg, WarpInfo{});
+  for (uint32_t w = 0; w < warpsPerWg; ++w) wg.warps[w].lanes = std::min(warpSize, in.threads - w * warpSize);
+  for (uint32_t t = 0; t < in.threads; ++t) {
+    WarpInfo& warp = wg.warps[t / warpSize];
+    if (in.end[t] == 0) {
+      wg.state[t] = kDone;
+      ++wg.done;
+      ++warp.done;
+    } else {
+      wg.state[t] = kRunning;
+      ++warp.runnable;
+    }
+  }
+}
+
+WorkgroupLoader::WorkgroupLoader(const SchedulerConfig& config, const NDRange& range)
+    : warpPolicy(config.policy == Policy::Warp),
+      warpSize(config.warpSize),
+      wgSize(static_cast<uint32_t>(range.workgroupSize())),
+      warpsPerWg((wgSize + warpSize - 1) / warpSize) {}
+
+void WorkgroupLoader::checkId(uint64_t id, uint64_t expected, uint64_t total) {
+  if (id != expected || expected >= total)
+    throw std::runtime_error("scheduler: workgroup source gave workgroup " + std::to_string(id) + ", expected " +
+                             (expected >= total
+                                  ? std::string("no more (the NDRange has ") + std::to_string(total) + ")"
+                                  : std::to_string(expected)));
+}
+
+void WorkgroupLoader::checkEnd(uint64_t given, uint64_t total) {
+  if (given != total)
+    throw std::runtime_error("scheduler: workgroup source ended after " + std::to_string(given) + " of " +
+                             std::to_string(total) + " workgroups");
+}
+
+void WorkgroupLoader::load(LoadedWorkgroup& wg, const WorkgroupTrace& in) {
   const std::string where = "scheduler: workgroup " + std::to_string(in.id);
   if (in.threadCount() != wgSize)
     throw std::runtime_error(where + " has " + std::to_string(in.threadCount()) +
@@ -401,25 +508,18 @@ void Scheduler::Impl::load(Workgroup& wg, const WorkgroupTrace& in) {
 
   wg.id = in.id;
   wg.threads = wgSize;
-  wg.blocked = 0;
-  wg.done = 0;
   wg.recordCount = in.records.size();
   wg.base.resize(wgSize);
   wg.stride.resize(warpsPerWg);
-  wg.cursor.resize(wgSize);
   wg.end.resize(wgSize);
-  wg.state.resize(wgSize);
   wg.iters.clear();
   wg.ops.clear();
   wg.boundaries.clear();
   for (OpCacheEntry& e : opCache) e.valid = false;
-  wg.warps.assign(warpsPerWg, WarpInfo{});
-  for (uint32_t w = 0; w < warpsPerWg; ++w)
-    wg.warps[w].lanes = std::min(warpSize, wgSize - w * warpSize);
-  // The layout (see Workgroup::records).
+  // The layout (see LoadedWorkgroup::records).
   uint64_t region = 0;
   for (uint32_t w = 0; w < warpsPerWg; ++w) {
-    const uint32_t first = w * warpSize, lanes = wg.warps[w].lanes;
+    const uint32_t first = w * warpSize, lanes = std::min(warpSize, wgSize - first);
     uint64_t longest = 0;
     for (uint32_t t = first; t < first + lanes; ++t) {
       if (in.offsets[t + 1] < in.offsets[t])
@@ -444,7 +544,6 @@ void Scheduler::Impl::load(Workgroup& wg, const WorkgroupTrace& in) {
   CompactRecord* out = wg.records.data();
   for (uint32_t t = 0; t < wgSize; ++t) {
     const uint64_t begin = in.offsets[t], end = in.offsets[t + 1];
-    wg.cursor[t] = 0;
     wg.end[t] = end - begin;
     CompactRecord* const threadOut = out + wg.base[t];
     const uint64_t threadStride = wg.stride[t / warpSize];
@@ -486,19 +585,10 @@ void Scheduler::Impl::load(Workgroup& wg, const WorkgroupTrace& in) {
       prevIter = iter;
       prevDepth = depth;
     }
-    const uint32_t w = t / warpSize;
-    if (begin == end) {
-      wg.state[t] = kDone;
-      ++wg.done;
-      ++wg.warps[w].done;
-    } else {
-      wg.state[t] = kRunning;
-      ++wg.warps[w].runnable;
-    }
   }
 }
 
-uint32_t Scheduler::Impl::internOp(Workgroup& wg, const Record& r) {
+uint32_t WorkgroupLoader::internOp(LoadedWorkgroup& wg, const Record& r) {
   OpCacheEntry& e = opCache[r.instruction & (opCache.size() - 1)];
   auto same = [&r](const OpInfo& o) {
     return o.instruction == r.instruction && o.size == r.size && o.kind == r.kind &&
@@ -520,7 +610,7 @@ void Scheduler::Impl::addToSm(uint32_t smIndex, uint32_t slot) {
   ++sm.residentWorkgroups;
   sm.residentThreads += wg.threads;
   slotOfWorkgroup[wg.id] = slot;
-  residentRecords += wg.recordCount;
+  residentRecords += wg.in->recordCount;
   stats.peakResidentRecords = std::max(stats.peakResidentRecords, residentRecords);
   uint64_t residentWgs = slotOfWorkgroup.size();
   stats.peakResidentWorkgroups = std::max(stats.peakResidentWorkgroups, residentWgs);
@@ -559,7 +649,7 @@ void Scheduler::Impl::retire(uint32_t slot) {
   if (sm.lastValid && sm.last.slot == slot) sm.lastValid = false;
   --sm.residentWorkgroups;
   sm.residentThreads -= wg.threads;
-  residentRecords -= wg.recordCount;
+  residentRecords -= wg.in->recordCount;
   slotOfWorkgroup.erase(wg.id);
   wg.resident = false;
   freeSlots.push_back(slot);
@@ -720,15 +810,15 @@ void Scheduler::Impl::prefetchNext(const Sm& sm) const {
 // and intern id so that the order is total and deterministic.
 bool Scheduler::Impl::earlier(const Workgroup& wg, const CompactRecord& a,
                               const CompactRecord& b) const {
-  const uint32_t da = wg.iters.depth(a.iter), db = wg.iters.depth(b.iter);
-  const uint32_t* va = wg.iters.counters(a.iter);
-  const uint32_t* vb = wg.iters.counters(b.iter);
+  const uint32_t da = wg.in->iters.depth(a.iter), db = wg.in->iters.depth(b.iter);
+  const uint32_t* va = wg.in->iters.counters(a.iter);
+  const uint32_t* vb = wg.in->iters.counters(b.iter);
   uint32_t shared = std::min(da, db);
   const uint32_t ia = wg.instruction(a), ib = wg.instruction(b);
-  if (!wg.boundaries.empty() && ia != ib) {
+  if (!wg.in->boundaries.empty() && ia != ib) {
     const uint32_t lo = std::min(ia, ib);
     const uint32_t hi = std::max(ia, ib);
-    for (const Boundary& x : wg.boundaries)
+    for (const Boundary& x : wg.in->boundaries)
       if (x.level < shared && lo <= x.a && x.b <= hi) shared = x.level;
   }
   for (uint32_t k = 0; k < shared; ++k)
@@ -750,7 +840,7 @@ void Scheduler::Impl::advance(Workgroup& wg, uint32_t t) {
     wg.state[t] = kBlocked;
     ++wg.blocked;
     --warp.runnable;
-  } else if (wg.cursor[t] == wg.end[t]) {
+  } else if (wg.cursor[t] == wg.in->end[t]) {
     wg.state[t] = kDone;
     ++wg.done;
     --warp.runnable;
@@ -761,10 +851,10 @@ void Scheduler::Impl::advance(Workgroup& wg, uint32_t t) {
 void Scheduler::Impl::issueWarp(Workgroup& wg, uint32_t w, WarpStep& out) {
   const uint32_t first = w * warpSize;
   const uint32_t last = first + wg.warps[w].lanes;
-  const CompactRecord* records = wg.records.data();
+  const CompactRecord* records = wg.in->records.data();
   const uint64_t* cursor = wg.cursor.data();
-  const uint64_t* base = wg.base.data();
-  const uint64_t stride = wg.stride[w];
+  const uint64_t* base = wg.in->base.data();
+  const uint64_t stride = wg.in->stride[w];
   const uint8_t* state = wg.state.data();
   uint32_t* chosen = laneScratch.data();
   uint32_t n = 0;
@@ -864,7 +954,7 @@ void Scheduler::Impl::release(Workgroup& wg) {
   }
   auto instance = [&](const CompactRecord& r) {
     return "instruction " + std::to_string(wg.instruction(r)) + ", iteration " +
-           vectorText(wg.iters.counters(r.iter), wg.iters.depth(r.iter));
+           vectorText(wg.in->iters.counters(r.iter), wg.in->iters.depth(r.iter));
   };
   if (wg.done > 0)
     diagnose(Diagnostic::Kind::PartialBarrier, wg.id, wg.instruction(*first),
@@ -879,7 +969,7 @@ void Scheduler::Impl::release(Workgroup& wg) {
   for (uint32_t t = 0; t < wg.threads; ++t) {
     if (wg.state[t] != kBlocked) continue;
     WarpInfo& warp = wg.warps[t / warpSize];
-    if (wg.cursor[t] == wg.end[t]) {
+    if (wg.cursor[t] == wg.in->end[t]) {
       wg.state[t] = kDone;
       ++wg.done;
       ++warp.done;
@@ -969,7 +1059,39 @@ void Scheduler::Impl::delayWarp(uint64_t key, uint64_t readyCycle) {
 // ---------------------------------------------------------------------------------------
 
 Scheduler::Scheduler(WorkgroupSource& source, const SchedulerConfig& config)
-    : impl_(std::make_unique<Impl>(source, config)) {}
+    : impl_(std::make_unique<Impl>(&source, nullptr, config)) {}
+Scheduler::Scheduler(std::shared_ptr<const PreparedTrace> trace, const SchedulerConfig& config)
+    : impl_(std::make_unique<Impl>(nullptr,
+                                   trace ? std::move(trace)
+                                         : throw std::invalid_argument("scheduler: no prepared trace"),
+                                   config)) {}
+
+std::shared_ptr<const PreparedTrace> PreparedTrace::load(WorkgroupSource& source, const SchedulerConfig& config,
+                                                         uint64_t maxBytes) {
+  const SchedulerConfig cfg = validated(config);
+  std::shared_ptr<PreparedTrace> trace(new PreparedTrace());
+  trace->range_ = schedulable(source.range(), cfg);
+  trace->kernelName_ = source.kernelName();
+  trace->config_ = cfg;
+  WorkgroupLoader loader(cfg, trace->range_);
+  const uint64_t total = trace->range_.workgroups();
+  trace->workgroups_.reserve(total);
+  WorkgroupTrace staging;
+  while (source.nextWorkgroup(staging)) {
+    WorkgroupLoader::checkId(staging.id, trace->workgroups_.size(), total);
+    auto wg = std::make_unique<LoadedWorkgroup>();
+    loader.load(*wg, staging);
+    wg->records.shrink_to_fit();
+    trace->bytes_ += wg->bytes();
+    if (trace->bytes_ > maxBytes) return nullptr;
+    trace->workgroups_.push_back(std::move(wg));
+  }
+  WorkgroupLoader::checkEnd(trace->workgroups_.size(), total);
+  trace->bytes_ += trace->workgroups_.capacity() * sizeof(trace->workgroups_[0]);
+  return trace;
+}
+
+PreparedTrace::~PreparedTrace() = default;
 Scheduler::~Scheduler() = default;
 bool Scheduler::next(WarpStep& out) { return impl_->next(out); }
 void Scheduler::delayWarp(uint64_t warpKey, uint64_t readyCycle) {

@@ -1,5 +1,6 @@
 // Simulating a binary scheduled file (cachesim/trace_simulation.h): its order, its scheduling
-// keys, timing off; keys the user set must agree with the file.
+// keys, timing off; keys the user set must agree with the file. And simulating a trace file with
+// several runs, which share the trace loaded once.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -11,11 +12,15 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "cltrace/cachesim/printers.h"
 #include "cltrace/cachesim/simulator.h"
 #include "cltrace/cachesim/trace_simulation.h"
 #include "cltrace/scheduler/output.h"
 #include "cltrace/scheduler/scheduler.h"
 #include "cltrace/scheduler/source.h"
+#include "cltrace/trace_file.h"
 
 namespace cltrace::cachesim {
 namespace {
@@ -127,6 +132,79 @@ TEST(ScheduledFile, OtherFilesAreNotTakenForOneAndACutFileIsAnError) {
   } catch (const sched::ScheduleFileError& e) {
     EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
   }
+  fs::remove(path);
+}
+
+// The launch of writeSchedule() as a trace file; `cut` drops that many bytes from its end.
+std::string writeTrace(const std::string& name, size_t cut = 0) {
+  TraceHeader header;
+  header.kernelName = "reread";
+  header.range = NDRange::fromSizes({128}, {64});
+  header.workItemCount = 128;
+  header.recordCount = 256;
+  const std::string path = (fs::temp_directory_path() / (name + "-" + std::to_string(::getpid()) + ".trace")).string();
+  {
+    TraceWriter writer(path, header);
+    for (uint64_t g = 0; g < 128; ++g) writer.writeWorkItem({loadAt(1, 4 * g), loadAt(2, 4 * g)});
+    writer.close();
+  }
+  if (cut) fs::resize_file(path, fs::file_size(path) - cut);
+  return path;
+}
+
+std::string errorOf(const Config& config, const StepSourceFactory& factory) {
+  try {
+    simulate(config, factory);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TraceFile, RunsThatShareTheLoadedTraceCountAsRunsThatReadIt) {
+  const std::string path = writeTrace("shared");
+  Config config = allSms();
+  config.smCount = 2;
+  config.timing = false;
+  config.runs = 3;
+  // Every run: 4 warps, each reading its line twice (as the scheduled file above).
+  for (uint64_t budget : {uint64_t{0}, uint64_t{1} << 20}) {
+    SCOPED_TRACE("budget " + std::to_string(budget));
+    Report r = simulate(config, traceStepSourceFactory(path, config, {}, budget), {}, 2);
+    EXPECT_EQ(r.runs.count, 3u);
+    EXPECT_EQ(r.stats.requestsBeforeCoalescing, 256u);
+    EXPECT_EQ(r.stats.reads, 8u);
+    EXPECT_EQ(r.stats.readMisses, 4u);
+    EXPECT_EQ(r.stats.misses.cold, 4u);
+    EXPECT_EQ(r.stats.readHits, 4u);
+  }
+  // With the timing model and SMs chosen at random, the runs differ, alike in both ways.
+  config.timing = true;
+  config.sm = SmSelection{};
+  config.sm.kind = SmSelection::Kind::Random;
+  config.runs = 6;
+  Report streamed = simulate(config, traceStepSourceFactory(path, config, {}, 0), {}, 2);
+  Report shared = simulate(config, traceStepSourceFactory(path, config, {}, uint64_t{1} << 20), {}, 2);
+  EXPECT_EQ(streamed.runs.values, shared.runs.values);
+  EXPECT_EQ(streamed.runs.sms, shared.runs.sms);
+  EXPECT_EQ(reportToJson(streamed).dump(), reportToJson(shared).dump());
+
+  // Only the first run reads the file when runs share it.
+  StepSourceFactory sharing = traceStepSourceFactory(path, config, {}, uint64_t{1} << 20);
+  StepSourceFactory reading = traceStepSourceFactory(path, config, {}, 0);
+  EXPECT_TRUE(sharing(config.seed));
+  fs::remove(path);
+  EXPECT_TRUE(sharing(config.seed + 1));
+  EXPECT_THROW(reading(config.seed), TraceFileError);
+}
+
+TEST(TraceFile, ACutTraceFailsAlikeWhetherRunsShareItOrNot) {
+  const std::string path = writeTrace("cut", 8);
+  Config config = allSms();
+  config.runs = 4;
+  const std::string streamed = errorOf(config, traceStepSourceFactory(path, config, {}, 0));
+  EXPECT_NE(streamed.find("cut-"), std::string::npos) << streamed;  // names the file
+  EXPECT_EQ(errorOf(config, traceStepSourceFactory(path, config, {}, uint64_t{1} << 20)), streamed);
   fs::remove(path);
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -143,10 +144,14 @@ Launch makeLaunch(uint32_t seed) {
   return l;
 }
 
-// Schedules `launch` and checks the invariants; returns the rendered schedule.
-std::string check(const Launch& launch, const SchedulerConfig& config, uint32_t delaySeed) {
+// Schedules `launch` (read from a source, or loaded first into a PreparedTrace) and checks the
+// invariants; returns the rendered schedule.
+std::string check(const Launch& launch, const SchedulerConfig& config, uint32_t delaySeed, bool prepared = false) {
   MemoryWorkgroupSource source(launch.range, launch.items);
-  Scheduler scheduler(source, config);
+  std::unique_ptr<Scheduler> owned =
+      prepared ? std::make_unique<Scheduler>(PreparedTrace::load(source, config, UINT64_MAX), config)
+               : std::make_unique<Scheduler>(source, config);
+  Scheduler& scheduler = *owned;
   const uint64_t wgSize = launch.range.workgroupSize();
   const uint64_t groups = launch.range.workgroups();
   const uint32_t laneWidth = config.policy == Policy::Warp ? config.warpSize : 1;
@@ -259,6 +264,9 @@ TEST(Properties, RandomKernelsEveryPolicy) {
       EXPECT_EQ(plain, check(launch, c, 0));  // deterministic
       const std::string delayed = check(launch, c, seed);
       EXPECT_EQ(delayed, check(launch, c, seed));
+      // A prepared trace schedules exactly as its source.
+      EXPECT_EQ(plain, check(launch, c, 0, true));
+      EXPECT_EQ(delayed, check(launch, c, seed, true));
       if (::testing::Test::HasFailure()) return;
     }
   }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -591,6 +592,139 @@ TEST(Determinism, SameTraceTwiceAndWorkItemOrderDoNotMatter) {
   MemoryWorkgroupSource shuffled(range, std::move(items));
   Scheduler scheduler(shuffled, config);
   EXPECT_EQ(render(scheduler, true), first);
+}
+
+// ---------------------------------------------------------------------------------------
+// Prepared traces: loaded once, scheduled by several schedulers
+
+TEST(PreparedTrace, EachSchedulerGivesTheSourcesStepsAndDiagnostics) {
+  // Workgroup 1 is empty and skipped; workgroup 2 leaves half its threads out of a barrier.
+  auto program = [](const Item& it, Emit& e) {
+    if (it.group == 1) return;
+    e.load(1, it.group * 100 + it.lid);
+    if (it.group == 2 && it.lid < 2) return;
+    e.barrier(2);
+    e.store(3, it.lid);
+  };
+  const NDRange range = range1(12, 4);
+  SchedulerConfig config = oneSm(Policy::Warp, 4);
+  config.maxWorkgroupsPerSm = 2;
+  const std::string expected =
+      "c0 sm0 wg0 w0 s0 i1 load 0-3 @ 0 1 2 3\n"
+      "c1 sm0 wg2 w0 s0 i1 load 0-3 @ 200 201 202 203\n"
+      "c2 sm0 wg0 w0 s1 i2 barrier 0-3 @ 0 0 0 0\n"
+      "c3 sm0 wg2 w0 s1 i2 barrier 2-3 @ 0 0\n"
+      "c4 sm0 wg0 w0 s2 i3 store 0-3 @ 0 1 2 3\n"
+      "c5 sm0 wg2 w0 s2 i3 store 2-3 @ 2 3\n";
+  EXPECT_EQ(schedule(range, program, config, true), expected);
+
+  MemoryWorkgroupSource source(range, buildTrace(range, program));
+  std::shared_ptr<const PreparedTrace> trace = PreparedTrace::load(source, config, UINT64_MAX);
+  ASSERT_TRUE(trace);
+  EXPECT_EQ(trace->range().workgroups(), 3u);
+  for (int run = 0; run < 2; ++run) {
+    Scheduler scheduler(trace, config);
+    EXPECT_EQ(render(scheduler, true), expected);
+    ASSERT_EQ(scheduler.diagnostics().size(), 1u);
+    EXPECT_EQ(scheduler.diagnostics()[0].message,
+              "workgroup 2: barrier (instruction 2, iteration []) reached by 2 of 4 work-items, "
+              "the other 2 had finished (this would deadlock on a GPU); released");
+    EXPECT_EQ(scheduler.stats().workgroups, 3u);
+  }
+  // Another inter-warp order and other residency limits lay records out alike.
+  config.interWarp = InterWarpOrder::GreedyThenOldest;
+  config.maxWorkgroupsPerSm = 1;
+  Scheduler greedy(trace, config);
+  EXPECT_EQ(render(greedy, true), schedule(range, program, config, true));
+}
+
+TEST(PreparedTrace, RefusesAPolicyOrWarpSizeWithAnotherLayout) {
+  MemoryWorkgroupSource source(range1(8, 4), buildTrace(range1(8, 4), twoLoads));
+  std::shared_ptr<const PreparedTrace> trace = PreparedTrace::load(source, oneSm(Policy::Warp, 4), UINT64_MAX);
+  ASSERT_TRUE(trace);
+  try {
+    Scheduler scheduler(trace, oneSm(Policy::Sequential, 4));
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(),
+                 "scheduler: the prepared trace was laid out for the warp policy with warps of 4, not for "
+                 "sequential with warps of 4");
+  }
+  EXPECT_THROW(Scheduler(trace, oneSm(Policy::Warp, 8)), std::invalid_argument);
+  EXPECT_THROW(Scheduler(nullptr, oneSm()), std::invalid_argument);
+}
+
+TEST(PreparedTrace, GivesUpOverItsBudget) {
+  // 2 workgroups of 4 threads with 2 records each: 128 bytes of records alone.
+  MemoryWorkgroupSource source(range1(8, 4), buildTrace(range1(8, 4), twoLoads));
+  EXPECT_EQ(PreparedTrace::load(source, oneSm(Policy::Warp, 4), 128), nullptr);
+  source.rewind();
+  std::shared_ptr<const PreparedTrace> trace = PreparedTrace::load(source, oneSm(Policy::Warp, 4), UINT64_MAX);
+  ASSERT_TRUE(trace);
+  EXPECT_GT(trace->bytes(), 128u);
+  source.rewind();
+  EXPECT_NE(PreparedTrace::load(source, oneSm(Policy::Warp, 4), trace->bytes()), nullptr);
+}
+
+// A source that gives a workgroup with the wrong number of work-items, then one out of order.
+class BadSource : public WorkgroupSource {
+ public:
+  explicit BadSource(int mode) : mode_(mode) {}
+  const NDRange& range() const override { return range_; }
+  bool nextWorkgroup(WorkgroupTrace& out) override {
+    out.clear();
+    out.id = mode_ == 0 ? 0 : 1;
+    out.offsets.assign(mode_ == 0 ? 3 : 5, 0);
+    return given_++ == 0;
+  }
+
+ private:
+  NDRange range_ = range1(8, 4);
+  int mode_;
+  int given_ = 0;
+};
+
+// The message of the std::runtime_error `f` throws ("" when it throws none).
+template <typename F>
+std::string runtimeErrorOf(F f) {
+  try {
+    f();
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PreparedTrace, MalformedInputFailsAsWhenScheduled) {
+  EXPECT_EQ(runtimeErrorOf([] {
+              BadSource s(0);
+              PreparedTrace::load(s, oneSm(), UINT64_MAX);
+            }),
+            "scheduler: workgroup 0 has 2 work-items, the NDRange says 4");
+  EXPECT_EQ(runtimeErrorOf([] {
+              BadSource s(1);
+              PreparedTrace::load(s, oneSm(), UINT64_MAX);
+            }),
+            "scheduler: workgroup source gave workgroup 1, expected 0");
+  EXPECT_EQ(runtimeErrorOf([] {
+              MemoryWorkgroupSource source(range1(12, 4), buildTrace(range1(12, 4), twoLoads));
+              WorkgroupTrace skipped;
+              source.nextWorkgroup(skipped);
+              source.nextWorkgroup(skipped);
+              source.nextWorkgroup(skipped);
+              PreparedTrace::load(source, oneSm(), UINT64_MAX);
+            }),
+            "scheduler: workgroup source ended after 0 of 3 workgroups");
+  for (int mode = 0; mode < 2; ++mode) {  // the same messages from a scheduler over the source
+    EXPECT_EQ(runtimeErrorOf([mode] {
+                BadSource s(mode);
+                Scheduler scheduler(s, oneSm());
+                WarpStep step;
+                scheduler.next(step);
+              }),
+              mode == 0 ? "scheduler: workgroup 0 has 2 work-items, the NDRange says 4"
+                        : "scheduler: workgroup source gave workgroup 1, expected 0");
+  }
 }
 
 }  // namespace

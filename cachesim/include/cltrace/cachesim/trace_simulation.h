@@ -26,8 +26,15 @@ sched::SchedulerConfig withRegisterLimit(sched::SchedulerConfig scheduler, const
 // `onFirstRunDone` sees the first run's scheduler (the run with the configuration's seed) when
 // that run ends, on the thread that ran it (diagnostics are the same on every run). Opening the trace throws TraceFileError; a workgroup the configuration
 // cannot hold throws std::invalid_argument.
+//
+// With more than one run (config.runs), the first run to start loads the whole trace into the
+// scheduler's layout (sched::PreparedTrace) and every run schedules that, so the file is read
+// and decoded once instead of once per run; unless the loaded trace would take more than
+// `preparedTraceBytes` (0: never), in which case each run reads the file as it goes.
+uint64_t defaultPreparedTraceBytes();  // a quarter of the machine's physical memory
 StepSourceFactory traceStepSourceFactory(const std::string& tracePath, const Config& config,
-                                         std::function<void(const sched::Scheduler&)> onFirstRunDone = {});
+                                         std::function<void(const sched::Scheduler&)> onFirstRunDone = {},
+                                         uint64_t preparedTraceBytes = defaultPreparedTraceBytes());
 
 // Simulating a binary scheduled file (`cltrace schedule --format binary`): its steps in file
 // order, for every run. The schedule was made already, so it fixes the scheduling keys and the

@@ -53,12 +53,49 @@ struct SchedulerStats {
                                      // and pooled for reuse) + the input buffer
 };
 
+struct LoadedWorkgroup;  // internal
+
+// Every workgroup of a trace loaded into the scheduler's layout once, for many Schedulers (runs
+// with different seeds) that then neither read nor decode the trace again. Read-only: Schedulers
+// on several threads may share one. It holds all the records (16 bytes each, some padding
+// under the warp policy), where a Scheduler over a source holds only its resident workgroups.
+class PreparedTrace {
+ public:
+  // Reads every workgroup of `source` for Schedulers with `config`'s policy (warp or not) and
+  // warp size. Returns null once the loaded workgroups would take more than `maxBytes` (the
+  // source is then partly read). Throws what a Scheduler over `source` would throw for bad
+  // input or configuration (the source's errors, std::runtime_error, std::invalid_argument).
+  static std::shared_ptr<const PreparedTrace> load(WorkgroupSource& source, const SchedulerConfig& config,
+                                                   uint64_t maxBytes);
+  ~PreparedTrace();
+  PreparedTrace(const PreparedTrace&) = delete;
+  PreparedTrace& operator=(const PreparedTrace&) = delete;
+
+  const NDRange& range() const { return range_; }
+  const std::string& kernelName() const { return kernelName_; }
+  const SchedulerConfig& config() const { return config_; }
+  uint64_t bytes() const { return bytes_; }
+  const LoadedWorkgroup& workgroup(uint64_t id) const { return *workgroups_[id]; }  // id < range().workgroups()
+
+ private:
+  PreparedTrace() = default;
+  NDRange range_;
+  std::string kernelName_;
+  SchedulerConfig config_;
+  uint64_t bytes_ = 0;
+  std::vector<std::unique_ptr<const LoadedWorkgroup>> workgroups_;
+};
+
 class Scheduler final : public StepSource {
  public:
   // Validates `config` (std::invalid_argument naming the field) and the source's NDRange
   // (non-uniform workgroups and workgroups larger than max_threads_per_sm are refused).
   // `source` must outlive the scheduler; it is read lazily from the first next().
   Scheduler(WorkgroupSource& source, const SchedulerConfig& config);
+  // Schedules a prepared trace, which this scheduler keeps alive. Its steps are the ones a
+  // Scheduler over the trace's source would give. Throws std::invalid_argument when `config`'s
+  // policy (warp or not) or warp size is not the one `trace` was loaded for.
+  Scheduler(std::shared_ptr<const PreparedTrace> trace, const SchedulerConfig& config);
   ~Scheduler() override;
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
