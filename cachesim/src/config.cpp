@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -215,6 +216,11 @@ const std::vector<KeyDef>& keyDefs() {
        [](Config& c, const std::string& k, const std::string& v) {
          std::string s = trim(v);
          if (s.empty()) badValue(k, v, "expected a scheduling policy name");
+         try {
+           parseScheduling(s);
+         } catch (const std::invalid_argument& e) {
+           badValue(k, v, e.what());
+         }
          c.scheduling = s;
        },
        [](const Config& c) { return json(c.scheduling); }},
@@ -309,6 +315,10 @@ void Config::applyOverride(const std::string& keyEqualsValue) {
 
 void Config::validate() const {
   if (size == 0) badCombination("size", "must be at least one line");
+  // Every SM's tags and replacement data are held (32 bytes per line, up to sm_count SMs): a
+  // limit far above any L1 or L2, so that a slip of the thumb is an error, not gigabytes.
+  constexpr uint64_t kMaxSize = uint64_t{64} << 20;
+  if (size > kMaxSize) badCombination("size", std::to_string(size) + " bytes is over the model's limit of 64 MiB");
   if (!isPowerOfTwo(lineSize)) badCombination("line_size", std::to_string(lineSize) + " is not a power of two");
   if (associativity == 0) badCombination("associativity", "must be at least 1");
   uint64_t setBytes = uint64_t(lineSize) * associativity;
@@ -402,9 +412,23 @@ Config Config::fromJsonFile(const std::string& path) {
   if (std::filesystem::is_directory(path)) throw std::invalid_argument("config file '" + path + "' is a directory");
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("config file '" + path + "': cannot be opened");
+  // Printing and comparing JSON values recurse: a value nested thousands deep would overflow the
+  // stack in an error message. Configurations are flat, so little nesting is allowed.
+  constexpr int kMaxDepth = 16;
+  // A key given twice would silently keep the last value.
+  std::set<std::string> keys;
+  auto shallow = [&path, &keys](int depth, json::parse_event_t event, json& parsed) {
+    if (depth > kMaxDepth)
+      throw std::invalid_argument("config file '" + path + "': values nested more than " + std::to_string(kMaxDepth) +
+                                  " deep (a configuration is one object of numbers and names)");
+    if (event == json::parse_event_t::key && depth == 1 && !keys.insert(parsed.get<std::string>()).second)
+      throw std::invalid_argument("config file '" + path + "': configuration key '" + parsed.get<std::string>() +
+                                  "' is given twice");
+    return true;
+  };
   json j;
   try {
-    j = json::parse(in);
+    j = json::parse(in, shallow);
   } catch (const json::exception& e) {
     throw std::invalid_argument("config file '" + path + "': not valid JSON: " + e.what());
   }
@@ -449,6 +473,13 @@ uint32_t registerLimitedWorkgroups(const Config& c, uint64_t workgroupSize) {
                                 std::to_string(warps * perWarp) + " registers, the SM has " +
                                 std::to_string(c.registersPerSm));
   return static_cast<uint32_t>(std::min<uint64_t>(fit, std::numeric_limits<uint32_t>::max()));
+}
+
+SchedulingChoice parseScheduling(const std::string& value) {
+  const size_t colon = value.find(':');
+  SchedulingChoice c{sched::parsePolicy(value.substr(0, colon)), sched::SchedulerConfig{}.interWarp};
+  if (colon != std::string::npos) c.interWarp = sched::parseInterWarpOrder(value.substr(colon + 1));
+  return c;
 }
 
 }  // namespace cltrace::cachesim

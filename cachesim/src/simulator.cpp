@@ -8,6 +8,7 @@
 #include <deque>
 #include <queue>
 #include <stdexcept>
+#include <system_error>
 #include <unordered_map>
 
 #include "cltrace/cachesim/coalescer.h"
@@ -422,7 +423,14 @@ Report Simulator::runMany(const StepSourceFactory& factory) {
     worker();
   } else {
     std::vector<std::thread> pool;
-    for (uint32_t t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (uint32_t t = 0; t < threads; ++t) {
+      try {
+        pool.emplace_back(worker);
+      } catch (const std::system_error&) {
+        break;  // the system gives no more threads: those started take every run
+      }
+    }
+    if (pool.empty()) worker();
     for (std::thread& t : pool) t.join();
   }
   for (const std::exception_ptr& e : errors)

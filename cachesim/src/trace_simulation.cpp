@@ -104,11 +104,8 @@ std::string schedulingName(sched::Policy policy, sched::InterWarpOrder order) {
 // an unknown name is returned as it is (it then differs from every file).
 std::string canonicalScheduling(const std::string& value) {
   try {
-    const size_t colon = value.find(':');
-    const sched::Policy policy = sched::parsePolicy(value.substr(0, colon));
-    const sched::InterWarpOrder order = colon == std::string::npos ? sched::SchedulerConfig{}.interWarp
-                                                                   : sched::parseInterWarpOrder(value.substr(colon + 1));
-    return schedulingName(policy, order);
+    const SchedulingChoice choice = parseScheduling(value);
+    return schedulingName(choice.policy, choice.interWarp);
   } catch (const std::invalid_argument&) {
     return value;
   }
@@ -159,13 +156,9 @@ StepSourceFactory scheduleFileStepSourceFactory(const std::string& path) {
 sched::SchedulerConfig schedulerConfigFor(const Config& c, uint64_t seed) {
   sched::SchedulerConfig s;
   try {
-    std::string policy = c.scheduling, order;
-    if (size_t colon = policy.find(':'); colon != std::string::npos) {
-      order = policy.substr(colon + 1);
-      policy = policy.substr(0, colon);
-    }
-    s.policy = sched::parsePolicy(policy);
-    if (!order.empty()) s.interWarp = sched::parseInterWarpOrder(order);
+    const SchedulingChoice choice = parseScheduling(c.scheduling);
+    s.policy = choice.policy;
+    s.interWarp = choice.interWarp;
     s.warpSize = c.warpSize;
     s.smCount = c.smCount;
     s.maxWorkgroupsPerSm = c.maxWorkgroupsPerSm;

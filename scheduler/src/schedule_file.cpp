@@ -94,6 +94,7 @@ class BinaryWriter final : public StepWriter {
     storeLE32(p + 160, static_cast<uint32_t>(i.kernelName.size()));
     std::memcpy(p + 164, i.kernelName.data(), i.kernelName.size());
     put(h.data(), h.size());
+    hash_.update(h.data(), h.size());  // as written now: the counts still all ones
     buf_.reserve(kBufferBytes + 4096);
   }
 
@@ -207,9 +208,9 @@ ScheduleReader::ScheduleReader(const std::string& path) : path_(path) {
          " bytes, the file has " + std::to_string(fileSize_));
   fill(h + 8, kScheduleHeaderFixedBytes - 8);
   const uint32_t version = loadLE32(h + 8);
-  if (version != kScheduleFormatVersion)
-    fail("unsupported format version " + std::to_string(version) + " (this build reads version " +
-         std::to_string(kScheduleFormatVersion) + ")");
+  if (version < kScheduleFormatOldestRead || version > kScheduleFormatVersion)
+    fail("unsupported format version " + std::to_string(version) + " (this build reads versions " +
+         std::to_string(kScheduleFormatOldestRead) + " to " + std::to_string(kScheduleFormatVersion) + ")");
   const uint32_t headerBytes = loadLE32(h + 12);
   const uint32_t nameBytes = loadLE32(h + 160);
   if (nameBytes > kMaxKernelName || headerBytes != kScheduleHeaderFixedBytes + nameBytes)
@@ -219,6 +220,7 @@ ScheduleReader::ScheduleReader(const std::string& path) : path_(path) {
     fail("corrupt header: unknown policy " + std::to_string(h[16]));
   if (h[17] > static_cast<uint8_t>(InterWarpOrder::TwoLevel))
     fail("corrupt header: unknown inter-warp order " + std::to_string(h[17]));
+  if (h[18] != 0 || h[19] != 0 || loadLE32(h + 60) != 0) fail("corrupt header: reserved bytes are not zero");
   SchedulerConfig& c = info_.config;
   c.policy = static_cast<Policy>(h[16]);
   c.interWarp = static_cast<InterWarpOrder>(h[17]);
@@ -261,6 +263,11 @@ ScheduleReader::ScheduleReader(const std::string& path) : path_(path) {
     fail("truncated inside the header (" + std::to_string(fileSize_) + " bytes)");
   info_.kernelName.resize(nameBytes);
   fill(info_.kernelName.data(), nameBytes);
+  if (version >= 2) {  // the header as its writer hashed it: before the counts were patched in
+    std::memset(h + kStepCountOffset, 0xff, 16);
+    hash_.update(h, sizeof h);
+    hash_.update(reinterpret_cast<const unsigned char*>(info_.kernelName.data()), nameBytes);
+  }
 
   if (laneCount_ < stepCount_ || laneCount_ / info_.laneWidth > stepCount_)
     fail("corrupt header: " + std::to_string(stepCount_) + " steps cannot hold " +

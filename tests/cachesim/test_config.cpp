@@ -152,6 +152,12 @@ TEST(Config, ExactMessagesForOddNumbers) {
   EXPECT_EQ(overrideError({"latency_sigma=inf"}),
             "invalid value 'inf' for configuration key 'latency_sigma': expected a decimal number");
   EXPECT_EQ(overrideError({"latency_sigma=2.5e1"}), "");
+  EXPECT_EQ(overrideError({"set_index=linear", "size=64M"}), "");
+  EXPECT_EQ(overrideError({"set_index=linear", "size=67108992"}),
+            "configuration key 'size': 67108992 bytes is over the model's limit of 64 MiB");
+  EXPECT_EQ(overrideError({"scheduling=warp:oldest"}),
+            "invalid value 'warp:oldest' for configuration key 'scheduling': scheduler: inter_warp must be one "
+            "of loose-round-robin, greedy-then-oldest, two-level (got 'oldest')");
   EXPECT_EQ(overrideError({"size=16.5K"}),
             "invalid value '16.5K' for configuration key 'size': expected a non-negative integer");
   // JSON numbers past 64 bits arrive as doubles: too large, not a misread exponent.
@@ -216,6 +222,22 @@ TEST(Config, JsonFiles) {
   EXPECT_NE(errorOf([&] { loadConfig("/nonexistent/x.json"); }).find("cannot be opened"), std::string::npos);
   std::string wrongSets = writeTemp("cachesim_sets.json", R"({"sets": 64})");
   EXPECT_NE(errorOf([&] { loadConfig(wrongSets); }).find("'sets'"), std::string::npos);
+
+  // Refused while parsing: a value nested deeper than a configuration needs (printing one
+  // 100000 deep in a message overflowed the stack), and a key given twice.
+  std::string deep = writeTemp("cachesim_deep.json", "{\"size\":" + std::string(100000, '[') + std::string(100000, ']') + "}");
+  EXPECT_EQ(errorOf([&] { loadConfig(deep); }),
+            "config file '" + deep + "': values nested more than 16 deep (a configuration is one object of numbers and names)");
+  std::string nested = writeTemp("cachesim_nested.json", R"({"size": [[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]})");
+  EXPECT_EQ(errorOf([&] { loadConfig(nested); }),
+            "config file '" + nested + "': invalid value [[[[[[[[[[[[[[[1]]]]]]]]]]]]]]] for configuration key 'size': "
+            "expected a number, string or boolean");
+  std::string twice = writeTemp("cachesim_twice.json", R"({"size": 16384, "mshrs": 8, "size": 32768})");
+  EXPECT_EQ(errorOf([&] { loadConfig(twice); }), "config file '" + twice + "': configuration key 'size' is given twice");
+  std::string scheduling = writeTemp("cachesim_scheduling.json", R"({"scheduling": 5})");
+  EXPECT_EQ(errorOf([&] { loadConfig(scheduling); }),
+            "config file '" + scheduling + "': invalid value '5' for configuration key 'scheduling': scheduler: policy "
+            "must be one of sequential, round-robin, random, warp (got '5')");
 }
 
 TEST(Config, JsonRoundTrip) {

@@ -20,6 +20,12 @@ expect_error "configuration key 'timing': a scheduled file fixes the issue order
   "$CLTRACE" simulate "$work/mm.sched" --set timing=on
 expect_error "configuration key 'sm_count': 15 disagrees with the scheduled file, which was made with 14" \
   "$CLTRACE" simulate "$work/mm.sched" --set sm_count=15
+# A preset or file given with --config is chosen too: its keys must agree (timing aside).
+"$CLTRACE" simulate "$work/mm.sched" --sm all --json > "$work/default.json"
+"$CLTRACE" simulate "$work/mm.sched" --config gtx470-16k --sm all --json > "$work/gtx470.json"
+[ "$(results "$work/gtx470.json")" = "$(results "$work/default.json")" ] || fail "--config gtx470-16k (14 SMs) changed the results"
+expect_error "configuration key 'sm_count': 15 disagrees with the scheduled file, which was made with 14" \
+  "$CLTRACE" simulate "$work/mm.sched" --config gtx480-16k
 head -c 3000 "$work/mm.sched" > "$work/cut.sched"
 expect_error "truncated" "$CLTRACE" simulate "$work/cut.sched"
 echo "simulate scheduled file: all checks passed"

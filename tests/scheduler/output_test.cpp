@@ -205,7 +205,7 @@ TEST(BinaryFile, CorruptAndTruncatedFilesGiveClearErrors) {
   EXPECT_TRUE(contains(errorFor(m), "not a cltrace schedule file (bad magic)"));
   m = bytes;
   m[8] = 9;
-  EXPECT_TRUE(contains(errorFor(m), "unsupported format version 9 (this build reads version 1)"));
+  EXPECT_TRUE(contains(errorFor(m), "unsupported format version 9 (this build reads versions 1 to 2)"));
   m = bytes;
   m[20] = 0;  // warp size 0
   EXPECT_TRUE(contains(errorFor(m), "corrupt header: scheduler: warp_size must be > 0"));
@@ -224,6 +224,17 @@ TEST(BinaryFile, CorruptAndTruncatedFilesGiveClearErrors) {
   m = bytes;
   m[m.size() - 16] = 'x';
   EXPECT_TRUE(contains(errorFor(m), "corrupt: bad end marker"));
+  // Header fields that are valid but changed: the checksum covers the header too.
+  for (size_t at : {size_t{17}, size_t{32}, size_t{36}, size_t{44}, size_t{48}, size_t{112}, size_t{164}}) {
+    m = bytes;
+    m[at] ^= 1;  // inter-warp order, SM count, residency, two-level width, seed, offset, name
+    EXPECT_EQ(errorFor(m), "scheduled file '" + bad + "': corrupt: checksum mismatch") << "byte " << at;
+  }
+  for (size_t at : {size_t{18}, size_t{19}, size_t{60}, size_t{63}}) {
+    m = bytes;
+    m[at] = 1;
+    EXPECT_EQ(errorFor(m), "scheduled file '" + bad + "': corrupt header: reserved bytes are not zero") << at;
+  }
 
   // A writer that is never closed leaves the file marked incomplete.
   const std::string unfinished = tempPath("unfinished.sched");
@@ -238,6 +249,35 @@ TEST(BinaryFile, CorruptAndTruncatedFilesGiveClearErrors) {
   EXPECT_TRUE(contains(e, "incomplete: its writer did not finish it")) << e;
 
   EXPECT_TRUE(contains(readError(tempPath("missing.sched")), "cannot open scheduled file"));
+}
+
+TEST(BinaryFile, Version1FilesStillRead) {
+  // Version 1 is version 2 with a checksum over the steps only.
+  const std::string path = tempPath("v2.sched");
+  std::string bytes = busyBinary(path);
+  ASSERT_EQ(bytes[8], 2);
+  detail::WordHash steps;
+  steps.update(reinterpret_cast<const unsigned char*>(bytes.data()) + kHeader, bytes.size() - kHeader - 16);
+  bytes[8] = 1;
+  for (int i = 0; i < 8; ++i) bytes[bytes.size() - 8 + i] = static_cast<char>(steps.finish() >> (8 * i));
+  const std::string old = tempPath("v1.sched");
+  writeBytes(old, bytes);
+  EXPECT_EQ(readError(old), "");
+  ScheduleReader v1(old), v2(path);
+  WarpStep a, b;
+  uint64_t n = 0;
+  while (v2.next(b)) {
+    ASSERT_TRUE(v1.next(a));
+    EXPECT_EQ(stepText(a, true), stepText(b, true));
+    ++n;
+  }
+  EXPECT_FALSE(v1.next(a));
+  EXPECT_GT(n, 10u);
+  // The version-2 checksum does not pass as a version-1 one.
+  bytes = busyBinary(path);
+  bytes[8] = 1;
+  writeBytes(old, bytes);
+  EXPECT_EQ(readError(old), "scheduled file '" + old + "': corrupt: checksum mismatch");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ struct SimulateOptions {
   std::string runs, seed, sm;  // empty: not given (the configuration's value stands)
   bool json = false;
   uint32_t threads = 0;
+  bool configGiven = false;  // --config on the command line (not its default)
 };
 
 void runSimulate(const SimulateOptions& o) {
@@ -46,8 +47,14 @@ void runSimulate(const SimulateOptions& o) {
   }
   cachesim::Report report;
   if (cachesim::isScheduledFile(o.trace)) {
+    // Keys the user chose must agree with the file: those set, and every key of a --config
+    // preset or file (a schedule made for 14 SMs is not simulated as on a 15-SM GTX480) but
+    // timing, which presets turn on and a scheduled file always turns off.
     std::vector<std::string> explicitKeys;
     for (const std::string& s : o.sets) explicitKeys.push_back(s.substr(0, s.find('=')));
+    if (o.configGiven)
+      for (const std::string& key : cachesim::Config::keys())
+        if (key != "timing") explicitKeys.push_back(key);
     report = simulateSchedule(o.trace, config, explicitKeys, o.threads);
   } else {
     report = simulateTrace(o.trace, config, o.threads);
@@ -75,7 +82,10 @@ const CommandRegistration registration("simulate", [](CLI::App& app) {
   cmd->add_option("--sm", o->sm, "SM whose L1 is simulated: an index, all, or random (per run)");
   addThreadsOption(*cmd, o->threads);
   cmd->add_flag("--json", o->json, "Print JSON (keys in docs/cachesim.md) instead of text");
-  cmd->callback([o] { runSimulate(*o); });
+  cmd->callback([o, cmd] {
+    o->configGiven = cmd->count("--config") > 0;
+    runSimulate(*o);
+  });
 });
 
 }  // namespace

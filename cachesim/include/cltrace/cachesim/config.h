@@ -10,6 +10,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "cltrace/scheduler/config.h"
+
 namespace cltrace::cachesim {
 
 enum class SetIndexFunction : uint8_t { Linear, FermiXor };
@@ -110,5 +112,14 @@ Config loadConfig(const std::string& presetOrFile, const std::vector<std::string
 // registers_per_sm; allocation per warp in units of 64): UINT32_MAX when registers_per_thread
 // is 0. Throws std::invalid_argument naming the keys when not even one workgroup fits.
 uint32_t registerLimitedWorkgroups(const Config& config, uint64_t workgroupSize);
+
+// The scheduling policy and inter-warp order a `scheduling` value names: "POLICY" or
+// "POLICY:ORDER" (the order defaults to the scheduler's). Throws std::invalid_argument saying
+// what is unknown.
+struct SchedulingChoice {
+  sched::Policy policy;
+  sched::InterWarpOrder interWarp;
+};
+SchedulingChoice parseScheduling(const std::string& value);
 
 }  // namespace cltrace::cachesim

@@ -28,15 +28,17 @@ class ScheduleFileError : public std::runtime_error {
 
 inline constexpr char kScheduleMagic[8] = {'C', 'L', 'T', 'S', 'C', 'H', 'E', 'D'};
 inline constexpr char kScheduleEndMagic[8] = {'C', 'L', 'T', 'S', 'E', 'N', 'D', '\0'};
-// Version history: 1 = first format.
-inline constexpr uint32_t kScheduleFormatVersion = 1;
+// Version history: 1 = first format; 2 = the checksum also covers the header. Readers read both.
+inline constexpr uint32_t kScheduleFormatVersion = 2;
+inline constexpr uint32_t kScheduleFormatOldestRead = 1;
 inline constexpr size_t kScheduleHeaderFixedBytes = 164;  // + kernel name
 inline constexpr size_t kScheduleStepBytes = 44;          // + 16 per lane
 inline constexpr size_t kScheduleLaneBytes = 16;
 inline constexpr size_t kScheduleTrailerBytes = 16;
 
 namespace detail {
-// Checksum of the step bytes of a binary scheduled file: the bytes are taken as little-endian
+// Checksum of a binary scheduled file (version 2: header, counts all ones, then steps; version
+// 1: steps only): the bytes are taken as little-endian
 // 64-bit words (the last one zero-padded); h = 0xcbf29ce484222325, then per word
 // h = (h ^ w) * 0x100000001b3, h ^= h >> 29; finally h ^= byte count, h *= 0x100000001b3,
 // h ^= h >> 32.
