@@ -24,6 +24,10 @@ void SchedulerConfig::validate() const {
   if (smCount > 4096) fail("sm_count must be <= 4096 (got " + std::to_string(smCount) + ")");
   if (maxWorkgroupsPerSm == 0) fail("max_workgroups_per_sm must be > 0");
   if (maxThreadsPerSm == 0) fail("max_threads_per_sm must be > 0");
+  // An SM holds whole warps (the cache simulator's configuration has the same rule).
+  if (maxThreadsPerSm < warpSize)
+    fail("max_threads_per_sm (" + std::to_string(maxThreadsPerSm) + ") must be at least warp_size (" +
+         std::to_string(warpSize) + ")");
   if (twoLevelActiveWarps == 0) fail("two_level_active_warps must be > 0");
 }
 

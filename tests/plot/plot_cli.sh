@@ -28,7 +28,12 @@ expect_error "apt-get install python3-matplotlib" env CLTRACE_PYTHON=/bin/false 
   "$CLTRACE" plot "$trace" -o "$work/x.png"
 expect_error "CLTRACE_PLOT_SCRIPT" env CLTRACE_PLOT_SCRIPT="$work/none.py" \
   "$CLTRACE" plot "$trace" -o "$work/x.png"
+expect_error "--width 32768 --height 4096 is 134217728 pixels; at most 67108864 (8192 x 8192)" \
+  "$CLTRACE" plot "$trace" --width 32768 --height 4096 -o "$work/x.png"
 [ ! -e "$work/x.png" ] || fail "an image was written despite the errors"
+# A renderer that exits 0 but writes nothing (here one that does nothing) is not a success.
+echo stale > "$work/y.svg"
+expect_error "wrote no image to $work/y.svg" env CLTRACE_PYTHON=/bin/true "$CLTRACE" plot "$trace" -o "$work/y.svg"
 
 [ "$have_python" = yes ] || { echo "SKIP: no python3 with matplotlib and numpy"; exit 77; }
 expect_error "cltrace" "$CLTRACE" plot "$work/missing.cltrace" -o "$work/x.png"

@@ -298,6 +298,12 @@ TEST(Config, InvalidFieldsAreNamed) {
   c.warpSize = 0;
   EXPECT_EQ(configError(c), "scheduler: warp_size must be > 0");
   c = {};
+  c.warpSize = 1024;
+  c.maxThreadsPerSm = 1023;
+  EXPECT_EQ(configError(c), "scheduler: max_threads_per_sm (1023) must be at least warp_size (1024)");
+  c.maxThreadsPerSm = 1024;
+  EXPECT_EQ(configError(c), "");
+  c = {};
   c.warpSize = 2000;
   EXPECT_EQ(configError(c), "scheduler: warp_size must be <= 1024 (got 2000)");
   c = {};

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -153,6 +154,10 @@ void runPlot(const PlotOptions& o) {
     throw UserError("-o " + o.output + ": the output must end in .png or .svg");
   if (o.width < 16 || o.height < 16 || o.width > 32768 || o.height > 32768)
     throw UserError("--width and --height must be between 16 and 32768 pixels");
+  // The renderer holds the image several times over (32768 x 32768 took 11 GB and two minutes).
+  if (uint64_t(o.width) * o.height > (uint64_t{64} << 20))
+    throw UserError(fmt::format("--width {} --height {} is {} pixels; at most {} (8192 x 8192)", o.width, o.height,
+                                uint64_t(o.width) * o.height, uint64_t{64} << 20));
 
   plot::PlotRequest request;
   try {
@@ -197,6 +202,7 @@ void runPlot(const PlotOptions& o) {
   int rc = 0;
   try {
     plot::writeRasterFile(rasterPath, data, plot::RenderOptions{o.width, o.height, {}});
+    std::remove(o.output.c_str());  // so that a renderer that writes nothing cannot pass for one that did
     rc = runProgram({python, script, rasterPath, "-o", o.output, "--width", std::to_string(o.width),
                      "--height", std::to_string(o.height)},
                     false);
@@ -207,6 +213,9 @@ void runPlot(const PlotOptions& o) {
   if (temporary) std::remove(rasterPath.c_str());
   if (rc != 0)
     throw std::runtime_error(fmt::format("rendering with {} {} failed (exit status {})", python, script, rc));
+  std::error_code ec;
+  if (std::filesystem::file_size(o.output, ec) == 0 || ec)
+    throw std::runtime_error(fmt::format("rendering with {} {} wrote no image to {}", python, script, o.output));
 
   bool warned = false;
   for (const plot::Panel& p : data.panels) {
@@ -244,7 +253,8 @@ const CommandRegistration registration("plot", [](CLI::App& app) {
   cmd->add_option("--policies", o->policies,
                   "Comma-separated panels: warp, sequential, round-robin, random")
       ->capture_default_str();
-  cmd->add_option("--width", o->width, "Image width in pixels")->capture_default_str();
+  cmd->add_option("--width", o->width, "Image width in pixels (16 to 32768; width x height at most 8192 x 8192)")
+      ->capture_default_str();
   cmd->add_option("--height", o->height, "Image height in pixels")->capture_default_str();
   cmd->add_option("--config", o->config,
                   "GPU and cache: preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file; "
