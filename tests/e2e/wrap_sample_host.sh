@@ -30,6 +30,28 @@ for f in vadd-0 scale-1 scale-2 vadd-3; do
   cmp "$work/all/$f.cltrace" "$work/sliced/$f.cltrace" || fail "sliced: $f differs"
 done
 expect_error "--trace-buffer-mib: Value 0 not in range" "$CLTRACE" wrap --trace-buffer-mib 0 -- "$SAMPLE_HOST"
+# Launches that cannot be traced (no temporary directory) or never happen are summed up at the
+# end; the program's output and exit status stay its own.
+wrapped=$(TMPDIR=/nonexistent "$CLTRACE" wrap --out "$work/none" -- "$SAMPLE_HOST" 2>"$work/err") ||
+  fail "untraced launches changed the exit status"
+[ "$plain" = "$wrapped" ] || fail "untraced launches changed the output"
+grep -q "^cltrace: 0 launches traced into $work/none$" "$work/err" || fail "untraced: $(cat "$work/err")"
+grep -q "^cltrace: warning: 4 selected launches ran untraced (the reasons are above)$" "$work/err" ||
+  fail "untraced: $(cat "$work/err")"
+"$CLTRACE" wrap --out "$work/few" --launch 999 --launch 1 --launch 1000 -- "$SAMPLE_HOST" > /dev/null 2>"$work/err"
+grep -q "^cltrace: warning: --launch 999,1000: the program made no such launch$" "$work/err" ||
+  fail "--launch 999: $(cat "$work/err")"
+# A bad --predict configuration stops before the program runs.
+printf '#!/bin/sh\necho ran > "%s"\n' "$work/ran" > "$work/app.sh"
+chmod +x "$work/app.sh"
+expect_error "configuration key 'size': 3 bytes" "$CLTRACE" wrap --out "$work/bad" --predict --set size=3 -- "$work/app.sh"
+[ ! -e "$work/ran" ] || fail "the program ran despite the bad configuration"
+# The program's own options after `--` are its own, also after cltrace options with lists.
+printf '#!/bin/sh\necho "$@"\n' > "$work/args.sh"
+chmod +x "$work/args.sh"
+out=$("$CLTRACE" wrap --out "$work/args" --kernel a,b --kernel c -n 1,2 -n 3 --set timing=off -- "$work/args.sh" -x --y -- z 2>/dev/null) ||
+  fail "options after --: exit status"
+[ "$out" = "-x --y -- z" ] || fail "the program's arguments: $out"
 echo "wrap: all checks passed"
 # --predict: a report per traced launch on stderr, the program's stdout unchanged. vadd streams
 # through a and b once: every read is a cold miss.

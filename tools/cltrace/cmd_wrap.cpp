@@ -5,10 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "cltrace/trace_file.h"
@@ -62,6 +64,18 @@ int run(const WrapFlags& f) {
   fs::create_directories(f.out, ec);
   if (ec) throw cli::UserError("cannot create " + f.out + ": " + ec.message());
   fs::remove(fs::path(f.out) / "launches.tsv", ec);
+  fs::remove(fs::path(f.out) / "untraced.tsv", ec);
+  // A bad --set or --config is said before the program runs, not after.
+  cachesim::Config config;
+  if (f.predict) {
+    try {
+      std::vector<std::string> overrides = {"runs=" + std::to_string(f.runs), "sm=random"};
+      overrides.insert(overrides.end(), f.sets.begin(), f.sets.end());
+      config = cachesim::loadConfig(f.config, overrides);
+    } catch (const std::invalid_argument& e) {
+      throw cli::UserError(e.what());
+    }
+  }
 
   std::string layers = layer;
   if (const char* existing = std::getenv("OPENCL_LAYERS"); existing && *existing) layers += std::string(":") + existing;
@@ -89,22 +103,32 @@ int run(const WrapFlags& f) {
   }
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
-  std::ifstream index(fs::path(f.out) / "launches.tsv");
+  // launches.tsv and untraced.tsv lines start with the launch number.
   std::vector<std::string> traces;
-  for (std::string line; std::getline(index, line);) traces.push_back(line.substr(line.rfind('\t') + 1));
+  std::set<uint64_t> seen;
+  std::ifstream index(fs::path(f.out) / "launches.tsv");
+  for (std::string line; std::getline(index, line);) {
+    traces.push_back(line.substr(line.rfind('\t') + 1));
+    seen.insert(std::strtoull(line.c_str(), nullptr, 10));
+  }
+  uint64_t failed = 0;
+  std::ifstream untraced(fs::path(f.out) / "untraced.tsv");
+  for (std::string line; std::getline(untraced, line); ++failed) seen.insert(std::strtoull(line.c_str(), nullptr, 10));
   fmt::print(stderr, "cltrace: {} launch{} traced into {}\n", traces.size(), traces.size() == 1 ? "" : "es", f.out);
-  if (traces.empty() && !f.kernels.empty())
+  // The program's exit status is passed through, so these are said loudly instead.
+  if (failed > 0)
+    fmt::print(stderr, "cltrace: warning: {} selected launch{} ran untraced (the reasons are above)\n", failed,
+               failed == 1 ? "" : "es");
+  if (traces.empty() && failed == 0 && !f.kernels.empty())
     fmt::print(stderr, "cltrace: warning: no launch of the kernel{} named by --kernel ({}) was traced\n",
                f.kernels.size() == 1 ? "" : "s", joined(f.kernels));
+  std::vector<std::string> missing;
+  for (uint64_t n : f.launches)
+    if (!seen.count(n)) missing.push_back(std::to_string(n));
+  if (!missing.empty())
+    fmt::print(stderr, "cltrace: warning: --launch {}: the program made no such launch{}\n", joined(missing),
+               f.kernels.empty() ? "" : " of the kernels named by --kernel");
   if (f.predict) {
-    cachesim::Config config;
-    try {
-      std::vector<std::string> overrides = {"runs=" + std::to_string(f.runs), "sm=random"};
-      overrides.insert(overrides.end(), f.sets.begin(), f.sets.end());
-      config = cachesim::loadConfig(f.config, overrides);
-    } catch (const std::invalid_argument& e) {
-      throw cli::UserError(e.what());
-    }
     // Reports go to stderr: the program's own output on stdout stays as it was.
     for (const std::string& path : traces) {
       cli::Prediction p;
@@ -123,15 +147,30 @@ cli::CommandRegistration registration("wrap", [](CLI::App& app) {
   auto f = std::make_shared<WrapFlags>();
   CLI::App* sub = app.add_subcommand("wrap", "Trace the kernel launches of an unmodified OpenCL program");
   sub->add_option("-o,--out", f->out, "directory for the traces")->capture_default_str();
-  sub->add_option("-k,--kernel", f->kernels, "trace only these kernels");
-  sub->add_option("-n,--launch", f->launches, "trace only these launches (0-based, all kernels counted)");
+  // One value per flag (repeat it, or separate with commas): an option taking several values
+  // would take the `--` before the program as the end of its list, and the program's own
+  // options for cltrace's.
+  sub->add_option("-k,--kernel", f->kernels, "trace only these kernels (repeatable, or NAME,NAME)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->delimiter(',');
+  sub->add_option("-n,--launch", f->launches,
+                  "trace only these launches (0-based, all kernels counted; repeatable, or N,N)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->delimiter(',');
   sub->add_option("--trace-buffer-mib", f->traceBufferMiB,
                   "most MiB of packed device records held at once per launch; more are traced in slices "
                   "(default 256)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   sub->add_flag("--predict", f->predict, "simulate each traced launch and print its report (on stderr)");
   sub->add_option("--config", f->config, "with --predict: preset or JSON file")->capture_default_str();
-  sub->add_option("--set", f->sets, "with --predict: KEY=VALUE configuration override");
+  sub->add_option("--set", f->sets, "with --predict: KEY=VALUE configuration override (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_option("--runs", f->runs, "with --predict: simulation runs")->capture_default_str();
   cli::addThreadsOption(*sub, f->threads);
   sub->add_option("command", f->command, "the program and its arguments (after --)")->required();

@@ -428,6 +428,13 @@ void announce(State& s, uint64_t launch, const std::string& kernel, const Writte
   message("traced " + kernel + " launch " + std::to_string(launch) + " -> " + t.path + t.note);
 }
 
+// A selected launch that runs untraced: said now, and listed in OUT/untraced.tsv
+// ("<launch>\t<kernel>\t<reason>") for `cltrace wrap`'s summary.
+void untraced(State& s, uint64_t launch, const std::string& kernel, const std::string& said) {
+  std::ofstream(s.settings.out + "/untraced.tsv", std::ios::app) << launch << '\t' << kernel << '\t' << said << '\n';
+  message(said + "; it runs untraced");
+}
+
 // Runs the launch traced; `event` (may be null) receives the trace run's event when the launch
 // was traced in place. `written` receives the trace to announce.
 Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
@@ -499,8 +506,7 @@ Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
                    (in ? " on the stand-in device '" + in->name + "'" : "");
     return inPlace ? Traced::Done : Traced::AppLaunchPending;
   } catch (const std::exception& e) {
-    message("could not trace " + info.name + " launch " + std::to_string(launch) + ": " + e.what() +
-            "; it runs untraced");
+    untraced(s, launch, info.name, "could not trace " + info.name + " launch " + std::to_string(launch) + ": " + e.what());
     return Traced::No;
   }
 }
@@ -522,20 +528,21 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
                   (s.settings.launches.empty() || s.settings.launches.count(launch));
   if (!selected) return forward();
   if (p == s.programs.end()) {
-    message("cannot trace " + k->second.name + " launch " + std::to_string(launch) +
-            ": its program was not created from source; it runs untraced");
+    untraced(s, launch, k->second.name,
+             "cannot trace " + k->second.name + " launch " + std::to_string(launch) +
+                 ": its program was not created from source");
     return forward();
   }
   if (!p->second.untraceable.empty()) {
-    message("cannot trace " + k->second.name + " launch " + std::to_string(launch) + ": " + p->second.untraceable +
-            "; it runs untraced");
+    untraced(s, launch, k->second.name,
+             "cannot trace " + k->second.name + " launch " + std::to_string(launch) + ": " + p->second.untraceable);
     return forward();
   }
   if (dims < 1 || dims > 3 || !global) return forward();  // let the driver report the error
   if (!s.pendingUserEvents.empty()) {
-    message("cannot trace " + k->second.name + " launch " + std::to_string(launch) +
-            ": the program has user events it has not completed yet, and tracing would wait for "
-            "them; it runs untraced");
+    untraced(s, launch, k->second.name,
+             "cannot trace " + k->second.name + " launch " + std::to_string(launch) +
+                 ": the program has user events it has not completed yet, and tracing would wait for them");
     return forward();
   }
   Inside inside;
