@@ -88,4 +88,8 @@ grep -qF "warning: $idle" "$work/idle.txt" && grep -qF "cltrace: warning: $idle"
 echo "ok: idle SM reported"
 expect_error "invalid value '1000000000' for configuration key 'runs': too large (at most 100000)" \
   "$CLTRACE" simulate "$work/mt.cltrace" --runs 1000000000
+# An empty value is not "not given".
+for opt in --runs --seed --sm --config; do expect_error "$opt: must not be empty" "$CLTRACE" simulate "$work/mt.cltrace" "$opt" ""; done
+expect_error "out of memory (the input or configuration asks for more than this machine can allocate)" \
+  sh -c 'ulimit -v 400000; exec "$0" simulate "$1" --set set_index=linear --set size=64M' "$CLTRACE" "$work/mt.cltrace"
 echo "cli errors: all checks passed"

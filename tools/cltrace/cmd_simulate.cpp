@@ -73,13 +73,15 @@ const CommandRegistration registration("simulate", [](CLI::App& app) {
                   "(simulated in its order, timing off)")
       ->required();
   cmd->add_option("--config", o->config, "Preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(nonEmpty());
   cmd->add_option("--set", o->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--runs", o->runs, "Runs with seeds seed, seed+1, ...; reports the median miss rate");
-  cmd->add_option("--seed", o->seed, "Seed of the first run");
-  cmd->add_option("--sm", o->sm, "SM whose L1 is simulated: an index, all, or random (per run)");
+  cmd->add_option("--runs", o->runs, "Runs with seeds seed, seed+1, ...; reports the median miss rate")
+      ->check(nonEmpty());
+  cmd->add_option("--seed", o->seed, "Seed of the first run")->check(nonEmpty());
+  cmd->add_option("--sm", o->sm, "SM whose L1 is simulated: an index, all, or random (per run)")->check(nonEmpty());
   addThreadsOption(*cmd, o->threads);
   cmd->add_flag("--json", o->json, "Print JSON (keys in docs/cachesim.md) instead of text");
   cmd->callback([o, cmd] {

@@ -146,7 +146,7 @@ int run(const WrapFlags& f) {
 cli::CommandRegistration registration("wrap", [](CLI::App& app) {
   auto f = std::make_shared<WrapFlags>();
   CLI::App* sub = app.add_subcommand("wrap", "Trace the kernel launches of an unmodified OpenCL program");
-  sub->add_option("-o,--out", f->out, "directory for the traces")->capture_default_str();
+  sub->add_option("-o,--out", f->out, "directory for the traces")->capture_default_str()->check(cli::nonEmpty());
   // One value per flag (repeat it, or separate with commas): an option taking several values
   // would take the `--` before the program as the end of its list, and the program's own
   // options for cltrace's.
@@ -166,7 +166,9 @@ cli::CommandRegistration registration("wrap", [](CLI::App& app) {
                   "(default 256)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   sub->add_flag("--predict", f->predict, "simulate each traced launch and print its report (on stderr)");
-  sub->add_option("--config", f->config, "with --predict: preset or JSON file")->capture_default_str();
+  sub->add_option("--config", f->config, "with --predict: preset or JSON file")
+      ->capture_default_str()
+      ->check(cli::nonEmpty());
   sub->add_option("--set", f->sets, "with --predict: KEY=VALUE configuration override (repeatable)")
       ->expected(1)
       ->allow_extra_args(false)

@@ -37,6 +37,12 @@ inline CLI::Validator notNegative() {
       "UINT");
 }
 
+// CLI11 check for options whose empty value would otherwise read as "not given".
+inline CLI::Validator nonEmpty() {
+  return CLI::Validator([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },
+                        "TEXT");
+}
+
 // UserError when `output` (given with `option`) is the file `input` names, through links too:
 // writing it would destroy the input while it is read.
 inline void requireNotInput(const std::string& input, const std::string& output, const std::string& option) {

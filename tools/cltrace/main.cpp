@@ -7,6 +7,7 @@
 #include <exception>
 #include <iostream>
 #include <map>
+#include <new>
 #include <string>
 
 #include "commands.h"
@@ -56,6 +57,11 @@ int main(int argc, char** argv) {
     return cltrace::cli::checkedExit(app.exit(e));
   } catch (const cltrace::cli::ExitStatus& s) {
     return cltrace::cli::checkedExit(s.code);
+  } catch (const std::bad_alloc&) {
+    // Allocations that inputs size are checked where they are made; this is what is left.
+    fmt::print(stderr, "cltrace: error: out of memory (the input or configuration asks for more than this machine "
+                       "can allocate)\n");
+    return cltrace::cli::checkedExit(1);
   } catch (const std::exception& e) {
     fmt::print(stderr, "cltrace: error: {}\n", e.what());
     return cltrace::cli::checkedExit(1);
