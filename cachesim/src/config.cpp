@@ -107,7 +107,10 @@ double parseNonNegativeDouble(const std::string& key, const std::string& raw) {
   errno = 0;
   char* end = nullptr;
   double d = std::strtod(v.c_str(), &end);
-  if (end != v.c_str() + v.size() || errno != 0 || !std::isfinite(d)) badValue(key, raw, "expected a number");
+  if (end != v.c_str() + v.size()) badValue(key, raw, "expected a number");
+  // ERANGE: too large for a double, or so small that it is (about) zero, which is a fine sigma.
+  if (errno == ERANGE && std::isfinite(d) && std::fabs(d) < 1.0) d = 0.0;
+  else if (errno != 0 || !std::isfinite(d)) badValue(key, raw, "out of range");
   if (d < 0) badValue(key, raw, "must not be negative");
   return d;
 }

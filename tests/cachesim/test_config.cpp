@@ -152,6 +152,9 @@ TEST(Config, ExactMessagesForOddNumbers) {
   EXPECT_EQ(overrideError({"latency_sigma=inf"}),
             "invalid value 'inf' for configuration key 'latency_sigma': expected a decimal number");
   EXPECT_EQ(overrideError({"latency_sigma=2.5e1"}), "");
+  EXPECT_EQ(loadConfig("", {"latency_sigma=1e-320"}).latencySigma, 0.0);  // below the doubles: 0
+  EXPECT_EQ(overrideError({"latency_sigma=1e400"}),
+            "invalid value '1e400' for configuration key 'latency_sigma': out of range");
   EXPECT_EQ(overrideError({"set_index=linear", "size=64M"}), "");
   EXPECT_EQ(overrideError({"set_index=linear", "size=67108992"}),
             "configuration key 'size': 67108992 bytes is over the model's limit of 64 MiB");
