@@ -56,6 +56,11 @@ std::string usedDimProblem(const NDRange& r, size_t d) {
   if (r.global[d] % r.local[d] != 0)
     return "local size " + to_string(r.local[d]) + " does not divide global size " +
            to_string(r.global[d]) + " in " + dimName(d);
+  // The last global id, offset + global - 1, must fit (cltrace run refuses the same ranges).
+  uint64_t lastId;
+  if (__builtin_add_overflow(r.offset[d], r.global[d] - 1, &lastId))
+    return "global offset " + to_string(r.offset[d]) + " plus global size " + to_string(r.global[d]) +
+           " overflows 64 bits in " + dimName(d);
   return {};
 }
 
@@ -82,10 +87,18 @@ std::string stringProblem(const std::string& what, size_t length) {
          to_string(kMaxTraceStringLength) + " bytes";
 }
 
+// A buffer may end at 2^64 exactly (its last byte at the last address), not beyond. Buffers
+// may overlap (sub-buffers do).
+bool endsBeyondAddressSpace(const TraceBuffer& b) {
+  uint64_t lastByte;
+  return b.size != 0 && __builtin_add_overflow(b.virtualBase, b.size - 1, &lastByte);
+}
+
 std::string bufferProblem(const TraceBuffer& b, size_t i) {
   std::string problem = stringProblem("buffer " + to_string(i) + " name", b.name.size());
-  if (problem.empty() && b.virtualBase + b.size < b.virtualBase)
-    problem = "buffer " + to_string(i) + " (" + b.name + ") ends beyond the 64-bit address space";
+  if (problem.empty() && endsBeyondAddressSpace(b))
+    problem = "buffer " + to_string(i) + " (" + b.name + ") at " + hex(b.virtualBase) + " of " + to_string(b.size) +
+              " bytes ends beyond the 64-bit address space";
   return problem;
 }
 

@@ -34,6 +34,9 @@ constexpr size_t kDepthInRecord = 18;
 
 const uint64_t kSampleHeaderSize = headerSizeOf(sampleHeader(false));
 const size_t kBufferCountAt = kKernelNameAt + 4 + 4 + 4 + 11;  // after "vadd", "test-device"
+// Buffer 1 ("out"): after the count and buffer 0 ("a": 4 + 4 + 1 + 8 + 8 bytes), its argument
+// index, name and size.
+const size_t kBuffer1BaseAt = kBufferCountAt + 4 + 25 + 4 + 4 + 3 + 8;
 constexpr size_t kNameCut = kKernelNameAt + 4 + 2;             // inside the kernel name
 
 uint64_t getLE(const std::string& bytes, size_t at, int n) {
@@ -312,6 +315,8 @@ TEST_F(TraceFileTest, WriterRejectsInvalidHeadersBeforeCreatingTheFile) {
       {[](TraceHeader& h) { h.alignment = 24; }, {"alignment 24"}},
       {[](TraceHeader& h) { h.kernelName.assign(5000, 'k'); }, {"kernel name length 5000"}},
       {[](TraceHeader& h) { h.buffers[1].virtualBase = ~uint64_t{0}; }, {"buffer 1 (out)"}},
+      {[](TraceHeader& h) { h.range.offset[1] = ~uint64_t{0}; },
+       {"global offset 18446744073709551615 plus global size 2 overflows 64 bits in dimension 1"}},
   };
   for (const Case& c : cases) {
     TraceHeader h = sampleHeader(false);
@@ -471,6 +476,31 @@ TEST_F(ReaderHeaderTest, RejectsInvalidFields) {
     SCOPED_TRACE(c.words);
     expectReadError(patched(c.at, c.value, c.n), {c.words});
   }
+}
+
+TEST_F(ReaderHeaderTest, RejectsRangesAndBuffersBeyondTheAddressSpace) {
+  // The sample's global size is 4 x 2: the last global id, offset + global - 1, must fit.
+  EXPECT_EQ(readError(patched(kOffsetAt, ~uint64_t{0} - 2, 8)),
+            file("bad.trace") + ": global offset 18446744073709551613 plus global size 4 overflows 64 bits in dimension 0");
+  EXPECT_EQ(readError(patched(kOffsetAt + 8, ~uint64_t{0}, 8)),
+            file("bad.trace") + ": global offset 18446744073709551615 plus global size 2 overflows 64 bits in dimension 1");
+  // Buffer 1 holds 32 bytes.
+  EXPECT_EQ(readError(patched(kBuffer1BaseAt, 0xfffffffffffffff0ull, 8)),
+            file("bad.trace") + ": buffer 1 (out) at 0xfffffffffffffff0 of 32 bytes ends beyond the 64-bit address space");
+  EXPECT_EQ(readError(patched(kBuffer1BaseAt, 0xffffffffffffffe1ull, 8)),
+            file("bad.trace") + ": buffer 1 (out) at 0xffffffffffffffe1 of 32 bytes ends beyond the 64-bit address space");
+}
+
+TEST_F(TraceFileTest, RangesAndBuffersMayEndAtTheTopOfTheAddressSpaceAndBuffersOverlap) {
+  TraceHeader h = sampleHeader(false);
+  h.range.offset = {~uint64_t{0} - 3, ~uint64_t{0} - 1, 0};  // last global ids 2^64 - 1
+  h.buffers[1].virtualBase = 0xffffffffffffffe0ull;          // its 32 bytes end at 2^64
+  h.buffers.push_back({3, "sub", 16, 0x1010});               // inside buffer 0, as a sub-buffer
+  h.buffers.push_back({4, "empty", 0, ~uint64_t{0}});
+  writeTrace(file("top.trace"), h, sampleWorkItems());
+  TraceReader reader(file("top.trace"));
+  expectSameHeader(reader.header(), h);
+  EXPECT_EQ(readAll(reader), sampleWorkItems());
 }
 
 // ---------------------------------------------------------------- reader errors: body
