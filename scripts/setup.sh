@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build git pkg-config python3
   clang-15 llvm-15-dev llvm-15-tools llvm-spirv-15 spirv-tools
   pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers clinfo
-  libfmt-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libzstd-dev zlib1g-dev
+  libfmt-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libzstd-dev libxxhash-dev zlib1g-dev
   python3-matplotlib python3-numpy
   # A second OpenCL platform, rusticl on llvmpipe, which takes neither SPIR nor SPIR-V: the
   # tests of device choice and of tracing on a stand-in device run the sample host on it.

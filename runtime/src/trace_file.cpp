@@ -3,12 +3,14 @@
 
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <xxhash.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 // Records travel between device, memory and file without conversion; the header is encoded
 // explicitly, but the records are only little-endian on a little-endian host.
@@ -19,7 +21,11 @@ namespace {
 
 constexpr char kMagic[8] = {'C', 'L', 'T', 'R', 'A', 'C', 'E', '\0'};
 constexpr uint32_t kFlagCompressed = 1u << 0;
-constexpr uint32_t kKnownFlags = kFlagCompressed;
+// The uncompressed body is followed by its XXH64 (a compressed body has zstd's checksum).
+// Files written before this flag lack the checksum and still read.
+constexpr uint32_t kFlagBodyChecksum = 1u << 1;
+constexpr uint32_t kKnownFlags = kFlagCompressed | kFlagBodyChecksum;
+constexpr uint64_t kBodyChecksumSize = 8;
 constexpr uint64_t kRecordSize = sizeof(Record);
 constexpr uint64_t kCountSize = sizeof(uint64_t);  // per-work-item record count
 constexpr int kZstdLevel = 3;                      // window 2 MiB at most
@@ -56,6 +62,11 @@ std::string usedDimProblem(const NDRange& r, size_t d) {
   if (r.global[d] % r.local[d] != 0)
     return "local size " + to_string(r.local[d]) + " does not divide global size " +
            to_string(r.global[d]) + " in " + dimName(d);
+  // The last global id, offset + global - 1, must fit (cltrace run refuses the same ranges).
+  uint64_t lastId;
+  if (__builtin_add_overflow(r.offset[d], r.global[d] - 1, &lastId))
+    return "global offset " + to_string(r.offset[d]) + " plus global size " + to_string(r.global[d]) +
+           " overflows 64 bits in " + dimName(d);
   return {};
 }
 
@@ -82,10 +93,18 @@ std::string stringProblem(const std::string& what, size_t length) {
          to_string(kMaxTraceStringLength) + " bytes";
 }
 
+// A buffer may end at 2^64 exactly (its last byte at the last address), not beyond. Buffers
+// may overlap (sub-buffers do).
+bool endsBeyondAddressSpace(const TraceBuffer& b) {
+  uint64_t lastByte;
+  return b.size != 0 && __builtin_add_overflow(b.virtualBase, b.size - 1, &lastByte);
+}
+
 std::string bufferProblem(const TraceBuffer& b, size_t i) {
   std::string problem = stringProblem("buffer " + to_string(i) + " name", b.name.size());
-  if (problem.empty() && b.virtualBase + b.size < b.virtualBase)
-    problem = "buffer " + to_string(i) + " (" + b.name + ") ends beyond the 64-bit address space";
+  if (problem.empty() && endsBeyondAddressSpace(b))
+    problem = "buffer " + to_string(i) + " (" + b.name + ") at " + hex(b.virtualBase) + " of " + to_string(b.size) +
+              " bytes ends beyond the 64-bit address space";
   return problem;
 }
 
@@ -172,7 +191,7 @@ void putString(std::string& out, const std::string& s) {
 std::string encodeHeader(const TraceHeader& h) {
   std::string out(kMagic, sizeof kMagic);
   putLE(out, h.version, 4);
-  putLE(out, h.compressed ? kFlagCompressed : 0, 4);
+  putLE(out, h.compressed ? kFlagCompressed : kFlagBodyChecksum, 4);  // every plain body gets a checksum
   putLE(out, kRecordFormatVersion, 4);
   putLE(out, h.version == kTraceFormatUnits ? kUnitBytes : kRecordSize, 4);
   putLE(out, h.workItemCount, 8);
@@ -325,8 +344,9 @@ void checkRecordLayout(uint32_t version, uint32_t recordVersion, uint32_t record
                    (units ? "units" : "records") + " in format version " + to_string(version) + ")");
 }
 
-// Reads and validates the header; leaves the file at the first body byte.
-TraceHeader decodeHeader(std::FILE* file, const std::string& path, uint64_t& headerSize) {
+// Reads and validates the header; leaves the file at the first body byte. `bodyChecksum`: the
+// uncompressed body ends with its XXH64.
+TraceHeader decodeHeader(std::FILE* file, const std::string& path, uint64_t& headerSize, bool& bodyChecksum) {
   HeaderDecoder in(file, path);
   in.magic();
   TraceHeader h;
@@ -355,6 +375,9 @@ TraceHeader decodeHeader(std::FILE* file, const std::string& path, uint64_t& hea
 
   if (flags & ~kKnownFlags) fail(path, "unknown header flags " + hex(flags));
   h.compressed = flags & kFlagCompressed;
+  bodyChecksum = flags & kFlagBodyChecksum;
+  if (h.compressed && bodyChecksum)
+    fail(path, "header flags " + hex(flags) + " give a compressed body a body checksum (zstd checks compressed bodies)");
   checkRecordLayout(h.version, recordVersion, recordSize, path);
   std::string problem = headerProblem(h);
   if (!problem.empty()) fail(path, problem);
@@ -362,6 +385,26 @@ TraceHeader decodeHeader(std::FILE* file, const std::string& path, uint64_t& hea
     fail(path, "record count was never written (the writer did not close the file)");
   return h;
 }
+
+// ---------------------------------------------------------------- body checksum
+
+// XXH64 (seed 0) of a stream of bytes, the checksum of an uncompressed body: several GB/s, so
+// hashing does not slow reading a body from the page cache noticeably.
+class BodyHash {
+ public:
+  BodyHash() : state_(XXH64_createState()) {
+    if (!state_) throw std::bad_alloc();
+    XXH64_reset(state_.get(), 0);
+  }
+  void update(const void* data, size_t size) { XXH64_update(state_.get(), data, size); }
+  uint64_t digest() const { return XXH64_digest(state_.get()); }
+
+ private:
+  struct StateFree {
+    void operator()(XXH64_state_t* s) const { XXH64_freeState(s); }
+  };
+  std::unique_ptr<XXH64_state_t, StateFree> state_;
+};
 
 // ---------------------------------------------------------------- body sinks
 
@@ -383,6 +426,25 @@ class PlainSink : public BodySink {
  private:
   std::FILE* file_;
   const std::string& path_;
+};
+
+// An uncompressed body followed by its checksum (kFlagBodyChecksum).
+class ChecksummedSink : public BodySink {
+ public:
+  ChecksummedSink(std::FILE* file, const std::string& path) : plain_(file, path) {}
+  void write(const void* data, size_t size) override {
+    hash_.update(data, size);
+    plain_.write(data, size);
+  }
+  void finish() override {
+    std::string trailer;
+    putLE(trailer, hash_.digest(), kBodyChecksumSize);
+    plain_.write(trailer.data(), trailer.size());
+  }
+
+ private:
+  PlainSink plain_;
+  BodyHash hash_;
 };
 
 // The body as one zstd frame with a content checksum; deterministic (fixed level, fixed job
@@ -502,6 +564,30 @@ class MappedSource : public BodySource {
   size_t released_ = 0;  // bytes from the start of the file whose pages were given back
 };
 
+// An uncompressed body followed by its checksum (kFlagBodyChecksum): hashes what the reader
+// takes and, at the end, compares the trailer, as zstd checks a frame's content checksum.
+class ChecksummedSource : public BodySource {
+ public:
+  ChecksummedSource(std::unique_ptr<BodySource> body, const std::string& path) : body_(std::move(body)), path_(path) {}
+  size_t read(void* dst, size_t size) override {
+    size_t got = body_->read(dst, size);
+    hash_.update(dst, got);
+    return got;
+  }
+  std::string endProblem() override {
+    unsigned char trailer[kBodyChecksumSize];
+    if (body_->read(trailer, sizeof trailer) < sizeof trailer)
+      return "truncated body: the file ends inside the body checksum";
+    if (getLE(trailer, kBodyChecksumSize) != hash_.digest()) fail(path_, "body checksum mismatch (corrupt body)");
+    return body_->endProblem();
+  }
+
+ private:
+  std::unique_ptr<BodySource> body_;
+  const std::string& path_;
+  BodyHash hash_;
+};
+
 // Decompresses one zstd frame straight into the caller's memory through a bounded input buffer.
 class ZstdSource : public BodySource {
  public:
@@ -555,8 +641,8 @@ class ZstdSource : public BodySource {
 
 // An uncompressed body's size follows from the header; checking it up front rejects absurd
 // counts before anything is allocated.
-void checkPlainBodySize(std::FILE* file, const std::string& path, const TraceHeader& h,
-                        uint64_t headerSize) {
+void checkPlainBodySize(std::FILE* file, const std::string& path, const TraceHeader& h, uint64_t headerSize,
+                        bool bodyChecksum) {
   struct stat st;
   if (fstat(fileno(file), &st) != 0 || !S_ISREG(st.st_mode)) return;  // streamed checks only
   uint64_t bodySize = static_cast<uint64_t>(st.st_size) - headerSize;
@@ -564,16 +650,17 @@ void checkPlainBodySize(std::FILE* file, const std::string& path, const TraceHea
   const bool units = h.version == kTraceFormatUnits;
   const uint64_t items = units ? h.unitCount : h.recordCount, itemSize = units ? kUnitBytes : kRecordSize;
   const std::string itemName = units ? "unit" : "record";
-  if (items > bodySize / itemSize)
+  if (items > bodySize / itemSize)  // also keeps items * itemSize below from overflowing
     fail(path, itemName + " count " + to_string(items) + " is larger than the file can hold (" +
                    available + "): truncated body or corrupt header");
   uint64_t needed;
+  const uint64_t trailer = bodyChecksum ? kBodyChecksumSize : 0;
   bool overflow = __builtin_mul_overflow(h.workItemCount, kCountSize, &needed) ||
-                  __builtin_add_overflow(needed, items * itemSize, &needed);
+                  __builtin_add_overflow(needed, items * itemSize + trailer, &needed);
   std::string counts = "the header's " + to_string(h.workItemCount) + " work-items and " +
                        to_string(items) + " " + itemName + "s need " +
-                       (overflow ? std::string("over 2^64") : to_string(needed)) +
-                       " bytes, the file has ";
+                       (overflow ? std::string("over 2^64") : to_string(needed)) + " bytes" +
+                       (bodyChecksum ? " with the body checksum" : "") + ", the file has ";
   if (overflow || needed > bodySize) fail(path, "truncated body: " + counts + "only " + available);
   if (needed < bodySize) fail(path, "trailing data after the body: " + counts + available);
 }
@@ -682,7 +769,7 @@ TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header)
     if (w.header.compressed)
       w.sink = std::make_unique<ZstdSink>(w.file.get(), w.path);
     else
-      w.sink = std::make_unique<PlainSink>(w.file.get(), w.path);
+      w.sink = std::make_unique<ChecksummedSink>(w.file.get(), w.path);
   } catch (const TraceFileError&) {
     w.discard();
     throw;
@@ -798,7 +885,8 @@ TraceReader::TraceReader(const std::string& path) : impl_(std::make_unique<Impl>
   struct stat st {};
   if (fstat(fileno(r.file.get()), &st) == 0 && S_ISDIR(st.st_mode)) fail(path, "is a directory, not a trace file");
   uint64_t headerSize = 0;
-  r.header = decodeHeader(r.file.get(), r.path, headerSize);
+  bool bodyChecksum = false;
+  r.header = decodeHeader(r.file.get(), r.path, headerSize, bodyChecksum);
   r.recordsLeft = r.header.recordCount;
   if (r.header.version == kTraceFormatUnits) {
     r.unitsLeft = r.header.unitCount;
@@ -807,9 +895,10 @@ TraceReader::TraceReader(const std::string& path) : impl_(std::make_unique<Impl>
   if (r.header.compressed) {
     r.body = std::make_unique<ZstdSource>(r.file.get(), r.path);
   } else {
-    checkPlainBodySize(r.file.get(), r.path, r.header, headerSize);
+    checkPlainBodySize(r.file.get(), r.path, r.header, headerSize, bodyChecksum);
     r.body = MappedSource::open(r.file.get(), headerSize);
     if (!r.body) r.body = std::make_unique<PlainSource>(r.file.get(), r.path);
+    if (bodyChecksum) r.body = std::make_unique<ChecksummedSource>(std::move(r.body), r.path);
   }
 }
 

@@ -40,6 +40,23 @@ expect_error "truncated" "$CLTRACE" dump "$work/cut2.cltrace"
 "$CLTRACE" run "$KERNELS/mt.cl" --no-compress -o "$work/mt-plain.cltrace" >/dev/null
 head -c 5000 "$work/mt-plain.cltrace" > "$work/cut3.cltrace"
 for cmd in stats simulate; do expect_error "truncated" "$CLTRACE" "$cmd" "$work/cut3.cltrace"; done
+# A flipped bit in a plain body (byte 1 of the first record's address, 0x0 -> 0x100) reads as
+# a valid address: the body checksum reports it at the end of the body, in every reader.
+units=$("$CLTRACE" dump --limit 0 "$work/mt-plain.cltrace" | sed -n 's/^units: //p')
+items=$("$CLTRACE" dump --limit 0 "$work/mt-plain.cltrace" | sed -n 's/^work-items: //p')
+body=$(( $(stat -c %s "$work/mt-plain.cltrace") - 8 * items - 16 * units - 8 ))  # where the header ends
+cp "$work/mt-plain.cltrace" "$work/flip.cltrace"
+printf '\001' | dd of="$work/flip.cltrace" bs=1 seek=$((body + 8 + 1)) conv=notrunc status=none
+first=$("$CLTRACE" dump --limit 1 "$work/flip.cltrace")
+[[ $first == *"load instr 0 addr 0x100 size 4"* ]] || fail "the flip missed the address: $first"
+for cmd in stats simulate schedule; do
+  out=(); [ "$cmd" = schedule ] && out=(-o "$work/flip.sched")
+  expect_error "$work/flip.cltrace: body checksum mismatch (corrupt body)" "$CLTRACE" "$cmd" "$work/flip.cltrace" "${out[@]}"
+done
+# (dump's 131072 records go to /dev/null: expect_error's grep -q would stop reading at the
+# message, before the records stdout flushes after it, and fail the pipe.)
+expect_error "$work/flip.cltrace: body checksum mismatch (corrupt body)" \
+  bash -c "exec '$CLTRACE' dump '$work/flip.cltrace' > /dev/null"
 # Sizes: negative, and so large that per-work-item bookkeeping would overflow 64 bits.
 expect_error "--local: '-1' is negative" "$CLTRACE" run "$mm" --global 64,64 --local -1,16 -o "$work/t"
 expect_error "the NDRange (1152921504606846976 x 1 x 1) has too many work-items to trace" \

@@ -1,11 +1,15 @@
 #include "cltrace/trace_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <xxhash.h>
 #include <zstd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test_util.h"
@@ -31,9 +35,15 @@ constexpr size_t kKernelNameAt = 136;
 // Within the body of an uncompressed file: records follow their work-item's u64 count.
 constexpr size_t kKindInRecord = 16;
 constexpr size_t kDepthInRecord = 18;
+// Flag bit 1: an uncompressed body is followed by its 8-byte XXH64.
+constexpr uint32_t kFlagBodyChecksum = 2;
+constexpr size_t kBodyChecksumSize = 8;
 
 const uint64_t kSampleHeaderSize = headerSizeOf(sampleHeader(false));
 const size_t kBufferCountAt = kKernelNameAt + 4 + 4 + 4 + 11;  // after "vadd", "test-device"
+// Buffer 1 ("out"): after the count and buffer 0 ("a": 4 + 4 + 1 + 8 + 8 bytes), its argument
+// index, name and size.
+const size_t kBuffer1BaseAt = kBufferCountAt + 4 + 25 + 4 + 4 + 3 + 8;
 constexpr size_t kNameCut = kKernelNameAt + 4 + 2;             // inside the kernel name
 
 uint64_t getLE(const std::string& bytes, size_t at, int n) {
@@ -51,15 +61,34 @@ void fixChecksum(std::string& bytes) {
   patchLE(bytes, at, fnv1a64(bytes.data(), at), 8);
 }
 
-// Turns an uncompressed sample file image into a compressed one with the same body bytes.
-std::string compressBody(std::string bytes) {
-  patchLE(bytes, kFlagsAt, 1, 4);
-  fixChecksum(bytes);
-  std::string body = bytes.substr(kSampleHeaderSize);
+// The parts of an uncompressed file image as the writer makes it: header, body, checksum.
+std::string headerOf(const std::string& image, uint64_t headerSize = kSampleHeaderSize) {
+  return image.substr(0, headerSize);
+}
+std::string bodyOf(const std::string& image, uint64_t headerSize = kSampleHeaderSize) {
+  return image.substr(headerSize, image.size() - headerSize - kBodyChecksumSize);
+}
+
+// A compressed sample file image: `header` with the compressed flag, then `body` as one frame.
+std::string compressedImage(std::string header, const std::string& body) {
+  patchLE(header, kFlagsAt, 1, 4);
+  fixChecksum(header);
   std::string packed(ZSTD_compressBound(body.size()), '\0');
   size_t size = ZSTD_compress(packed.data(), packed.size(), body.data(), body.size(), 3);
   EXPECT_FALSE(ZSTD_isError(size));
-  return bytes.substr(0, kSampleHeaderSize) + packed.substr(0, size);
+  return header + packed.substr(0, size);
+}
+
+// Turns an uncompressed sample file image into a compressed one with the same body bytes.
+std::string compressBody(const std::string& image) { return compressedImage(headerOf(image), bodyOf(image)); }
+
+// An uncompressed image in the layout from before the body checksum: flag bit 1 clear, no
+// checksum after the body.
+std::string withoutBodyChecksum(const std::string& image, uint64_t headerSize) {
+  std::string header = headerOf(image, headerSize);
+  patchLE(header, kFlagsAt, 0, 4);
+  patchLE(header, headerSize - 8, fnv1a64(header.data(), headerSize - 8), 8);
+  return header + bodyOf(image, headerSize);
 }
 
 WorkItems readAll(TraceReader& reader) {
@@ -236,10 +265,10 @@ TEST_P(BothEncodings, UnknownRecordCountIsPatchedOnClose) {
 TEST_F(TraceFileTest, HeaderFollowsTheDocumentedLayout) {
   writeSample(file("t.trace"), false);
   std::string b = readBytes(file("t.trace"));
-  ASSERT_EQ(b.size(), kSampleHeaderSize + 8 * 8 + 7 * 48);
+  ASSERT_EQ(b.size(), kSampleHeaderSize + 8 * 8 + 7 * 48 + 8);
   EXPECT_EQ(b.substr(0, 8), std::string("CLTRACE\0", 8));
   EXPECT_EQ(getLE(b, kVersionAt, 4), 1u);
-  EXPECT_EQ(getLE(b, kFlagsAt, 4), 0u);
+  EXPECT_EQ(getLE(b, kFlagsAt, 4), kFlagBodyChecksum);
   EXPECT_EQ(getLE(b, kRecordVersionAt, 4), kRecordFormatVersion);
   EXPECT_EQ(getLE(b, kRecordSizeAt, 4), 48u);
   EXPECT_EQ(getLE(b, kWorkItemCountAt, 8), 8u);
@@ -257,6 +286,8 @@ TEST_F(TraceFileTest, HeaderFollowsTheDocumentedLayout) {
   EXPECT_EQ(getLE(b, kSampleHeaderSize, 8), 2u);  // records of work-item 0
   EXPECT_EQ(getLE(b, kSampleHeaderSize + 8, 8), 0x1000u);
   EXPECT_EQ(getLE(b, kSampleHeaderSize + 8 + 2 * 48, 8), 0u);  // work-item 1 is empty
+  // The body checksum: XXH64 (seed 0) of the 400 body bytes.
+  EXPECT_EQ(getLE(b, b.size() - 8, 8), XXH64(b.data() + kSampleHeaderSize, 8 * 8 + 7 * 48, 0));
 }
 
 TEST_F(TraceFileTest, CompressedFileIsHeaderPlusOneZstdFrame) {
@@ -269,7 +300,7 @@ TEST_F(TraceFileTest, CompressedFileIsHeaderPlusOneZstdFrame) {
   std::string body(plain.size() - kSampleHeaderSize, '\0');
   size_t size = ZSTD_decompress(body.data(), body.size(), frame.data(), frame.size());
   ASSERT_FALSE(ZSTD_isError(size)) << ZSTD_getErrorName(size);
-  EXPECT_EQ(body.substr(0, size), plain.substr(kSampleHeaderSize));
+  EXPECT_EQ(body.substr(0, size), bodyOf(plain));  // zstd's checksum only: no body checksum
 }
 
 TEST(NDRangeTest, PositionOfFollowsFileOrder) {
@@ -312,6 +343,8 @@ TEST_F(TraceFileTest, WriterRejectsInvalidHeadersBeforeCreatingTheFile) {
       {[](TraceHeader& h) { h.alignment = 24; }, {"alignment 24"}},
       {[](TraceHeader& h) { h.kernelName.assign(5000, 'k'); }, {"kernel name length 5000"}},
       {[](TraceHeader& h) { h.buffers[1].virtualBase = ~uint64_t{0}; }, {"buffer 1 (out)"}},
+      {[](TraceHeader& h) { h.range.offset[1] = ~uint64_t{0}; },
+       {"global offset 18446744073709551615 plus global size 2 overflows 64 bits in dimension 1"}},
   };
   for (const Case& c : cases) {
     TraceHeader h = sampleHeader(false);
@@ -466,11 +499,37 @@ TEST_F(ReaderHeaderTest, RejectsInvalidFields) {
       {kRecordCountAt, 1ull << 40, 8, "record count 1099511627776 is larger than the file"},
       {kKernelNameAt, 5000, 4, "kernel name length 5000 exceeds the limit of 4096 bytes"},
       {kBufferCountAt, 5000, 4, "buffer count 5000 exceeds the limit of 4096"},
+      {kFlagsAt, 3, 4, "header flags 0x3 give a compressed body a body checksum"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.words);
     expectReadError(patched(c.at, c.value, c.n), {c.words});
   }
+}
+
+TEST_F(ReaderHeaderTest, RejectsRangesAndBuffersBeyondTheAddressSpace) {
+  // The sample's global size is 4 x 2: the last global id, offset + global - 1, must fit.
+  EXPECT_EQ(readError(patched(kOffsetAt, ~uint64_t{0} - 2, 8)),
+            file("bad.trace") + ": global offset 18446744073709551613 plus global size 4 overflows 64 bits in dimension 0");
+  EXPECT_EQ(readError(patched(kOffsetAt + 8, ~uint64_t{0}, 8)),
+            file("bad.trace") + ": global offset 18446744073709551615 plus global size 2 overflows 64 bits in dimension 1");
+  // Buffer 1 holds 32 bytes.
+  EXPECT_EQ(readError(patched(kBuffer1BaseAt, 0xfffffffffffffff0ull, 8)),
+            file("bad.trace") + ": buffer 1 (out) at 0xfffffffffffffff0 of 32 bytes ends beyond the 64-bit address space");
+  EXPECT_EQ(readError(patched(kBuffer1BaseAt, 0xffffffffffffffe1ull, 8)),
+            file("bad.trace") + ": buffer 1 (out) at 0xffffffffffffffe1 of 32 bytes ends beyond the 64-bit address space");
+}
+
+TEST_F(TraceFileTest, RangesAndBuffersMayEndAtTheTopOfTheAddressSpaceAndBuffersOverlap) {
+  TraceHeader h = sampleHeader(false);
+  h.range.offset = {~uint64_t{0} - 3, ~uint64_t{0} - 1, 0};  // last global ids 2^64 - 1
+  h.buffers[1].virtualBase = 0xffffffffffffffe0ull;          // its 32 bytes end at 2^64
+  h.buffers.push_back({3, "sub", 16, 0x1010});               // inside buffer 0, as a sub-buffer
+  h.buffers.push_back({4, "empty", 0, ~uint64_t{0}});
+  writeTrace(file("top.trace"), h, sampleWorkItems());
+  TraceReader reader(file("top.trace"));
+  expectSameHeader(reader.header(), h);
+  EXPECT_EQ(readAll(reader), sampleWorkItems());
 }
 
 // ---------------------------------------------------------------- reader errors: body
@@ -505,10 +564,11 @@ TEST_F(ReaderBodyTest, TruncatedAnywhereInACompressedBody) {
 }
 
 TEST_F(ReaderBodyTest, TrailingData) {
-  writeBytes(file("bad.trace"), good_ + std::string(8, '\0'));  // a ninth, empty work-item
+  writeBytes(file("bad.trace"), good_ + std::string(8, '\0'));
   expectReadError(file("bad.trace"),
-                  {"trailing data after the body", "need 400 bytes, the file has 408"});
-  writeBytes(file("bad.trace"), compressBody(good_ + std::string(8, '\0')));
+                  {"trailing data after the body", "need 408 bytes with the body checksum, the file has 416"});
+  // A ninth, empty work-item.
+  writeBytes(file("bad.trace"), compressedImage(headerOf(good_), bodyOf(good_) + std::string(8, '\0')));
   expectReadError(file("bad.trace"), {"trailing data after the body", "8 work-items, 7 records"});
   writeBytes(file("bad.trace"), compressBody(good_) + "x");
   expectReadError(file("bad.trace"), {"trailing data after the compressed body"});
@@ -548,12 +608,13 @@ TEST_F(ReaderBodyTest, BodyHoldsFewerRecordsThanTheHeaderSays) {
 
 TEST_F(ReaderBodyTest, BodyHoldsFewerWorkItemsThanTheHeaderSays) {
   // Work-item 7's fence moved into work-item 6: the body then ends one count early.
-  std::string bytes = good_;
-  size_t workItem6 = good_.size() - kSampleHeaderSize - 8 - 48 - 8;
-  patchLE(bytes, kSampleHeaderSize + workItem6, 1, 8);
-  bytes.resize(bytes.size() - 8 - 48);
-  bytes += good_.substr(good_.size() - 48);
-  writeBytes(file("bad.trace"), compressBody(bytes));
+  const std::string body = bodyOf(good_);
+  std::string moved = body;
+  size_t workItem6 = body.size() - 8 - 48 - 8;
+  patchLE(moved, workItem6, 1, 8);
+  moved.resize(moved.size() - 8 - 48);
+  moved += body.substr(body.size() - 48);
+  writeBytes(file("bad.trace"), compressedImage(headerOf(good_), moved));
   expectReadError(file("bad.trace"),
                   {"truncated body: the body ends inside the record count of work-item 7"});
 }
@@ -572,7 +633,75 @@ TEST_F(ReaderBodyTest, ZstdErrors) {
                   {"corrupt compressed body: Restored data doesn't match checksum"});
 }
 
-// Every single-byte corruption either reads cleanly or throws TraceFileError.
+// ---------------------------------------------------------------- body checksum
+
+// The reader streams an uncompressed body and checks its checksum once it has read the last
+// work-item: the call that would return false reports the corruption.
+TEST_F(ReaderBodyTest, FlippedBodyByteIsReportedAtTheEndOfTheBody) {
+  const std::string expected = file("bad.trace") + ": body checksum mismatch (corrupt body)";
+  // Byte 1 of the first record's address (0x1000 -> 0x1100), the trailer's first byte, and
+  // the last record's last byte (an iteration counter the fence does not use).
+  for (size_t at : {kSampleHeaderSize + 8 + 1, good_.size() - 8, good_.size() - 9}) {
+    SCOPED_TRACE(at);
+    std::string bytes = good_;
+    bytes[at] ^= 0x01;
+    writeBytes(file("bad.trace"), bytes);
+    TraceReader reader(file("bad.trace"));
+    std::vector<Record> records;
+    for (uint64_t i = 0; i < 8; ++i) ASSERT_TRUE(reader.nextWorkItem(records)) << i;
+    try {
+      reader.nextWorkItem(records);
+      ADD_FAILURE() << "no error";
+    } catch (const TraceFileError& e) {
+      EXPECT_EQ(e.what(), expected);
+    }
+  }
+}
+
+TEST_F(ReaderBodyTest, TruncatedInsideTheBodyChecksum) {
+  writeBytes(file("cut.trace"), good_.substr(0, good_.size() - 4));
+  EXPECT_EQ(readError(file("cut.trace")),
+            file("cut.trace") + ": truncated body: the header's 8 work-items and 7 records need 408 bytes with the "
+                                "body checksum, the file has only 404 bytes after the header");
+}
+
+// Files from before the body checksum (flag bit 1 clear, no trailer) read as before.
+TEST_F(ReaderBodyTest, FilesWithoutTheBodyChecksumStillRead) {
+  const std::string old = withoutBodyChecksum(good_, kSampleHeaderSize);
+  ASSERT_EQ(old.size(), good_.size() - 8);
+  writeBytes(file("old.trace"), old);
+  TraceReader reader(file("old.trace"));
+  EXPECT_EQ(readAll(reader), sampleWorkItems());
+  writeBytes(file("cut.trace"), old.substr(0, old.size() - 1));
+  EXPECT_EQ(readError(file("cut.trace")),
+            file("cut.trace") + ": truncated body: the header's 8 work-items and 7 records need 400 bytes, the file "
+                                "has only 399 bytes after the header");
+}
+
+// Through a pipe the reader cannot check the size up front: it streams, then reads the
+// checksum. (Each case reads to the end, so the writer never writes into a closed pipe.)
+TEST_F(ReaderBodyTest, ChecksumOfAStreamedBody) {
+  auto readThroughFifo = [&](const std::string& bytes) {
+    std::string fifo = file("fifo.trace");
+    std::filesystem::remove(fifo);
+    EXPECT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    std::thread writer([&] { std::ofstream(fifo, std::ios::binary) << bytes; });
+    std::string message = readError(fifo);
+    writer.join();
+    return message;
+  };
+  EXPECT_EQ(readThroughFifo(good_), "");
+  std::string flipped = good_;
+  flipped[kSampleHeaderSize + 8 + 1] ^= 0x01;
+  EXPECT_EQ(readThroughFifo(flipped), file("fifo.trace") + ": body checksum mismatch (corrupt body)");
+  EXPECT_EQ(readThroughFifo(good_.substr(0, good_.size() - 3)),
+            file("fifo.trace") + ": truncated body: the file ends inside the body checksum (header: 8 work-items, "
+                                 "7 records)");
+  EXPECT_EQ(readThroughFifo(withoutBodyChecksum(good_, kSampleHeaderSize)), "");
+}
+
+// Every single-byte corruption either reads cleanly or throws TraceFileError; with checksums
+// on the header and on an uncompressed body, every one in an uncompressed file throws.
 TEST_P(BothEncodings, EveryByteFlipIsReadOrReported) {
   writeSample(file("good.trace"), GetParam());
   std::string good = readBytes(file("good.trace"));
@@ -580,7 +709,11 @@ TEST_P(BothEncodings, EveryByteFlipIsReadOrReported) {
     std::string bytes = good;
     bytes[at] ^= 0xff;
     writeBytes(file("bad.trace"), bytes);
-    EXPECT_NO_THROW(readError(file("bad.trace"))) << at;
+    std::string message;
+    EXPECT_NO_THROW(message = readError(file("bad.trace"))) << at;
+    if (!GetParam()) {
+      EXPECT_NE(message, "") << "a flipped byte " << at << " went unnoticed";
+    }
   }
 }
 
@@ -617,8 +750,10 @@ TEST_F(UnitsTest, FileHoldsTheInstructionTableAndSixteenByteUnits) {
   std::string bytes = readBytes(file("u.trace"));
   const TraceHeader h = sampleUnitsHeader(false);
   const uint64_t headerSize = headerSizeOf(h);
-  EXPECT_EQ(bytes.size(), headerSize + 8 * 8 + 16 * 13);
+  EXPECT_EQ(bytes.size(), headerSize + 8 * 8 + 16 * 13 + 8);
   EXPECT_EQ(getLE(bytes, kVersionAt, 4), 2u);
+  EXPECT_EQ(getLE(bytes, kFlagsAt, 4), kFlagBodyChecksum);
+  EXPECT_EQ(getLE(bytes, bytes.size() - 8, 8), XXH64(bytes.data() + headerSize, 8 * 8 + 16 * 13, 0));
   EXPECT_EQ(getLE(bytes, kRecordSizeAt, 4), 16u);
   // After the buffer table: unit count, instruction count, 12 bytes per instruction, then each
   // instruction's text (a string), then the checksum.
@@ -666,9 +801,38 @@ TEST_P(UnitsBothEncodings, EveryByteFlipIsReadOrReported) {
     try {
       TraceReader reader(file("flip.trace"));
       readAll(reader);
+      EXPECT_TRUE(GetParam()) << "a flipped byte " << at << " went unnoticed in an uncompressed file";
     } catch (const TraceFileError&) {
     }
   }
+}
+
+TEST_F(UnitsTest, FlippedAddressByteIsReportedByTheBodyChecksum) {
+  writeUnitsSample(file("u.trace"), false);
+  std::string bytes = readBytes(file("u.trace"));
+  const uint64_t body = headerSizeOf(sampleUnitsHeader(false));
+  bytes[body + 8 + 1] ^= 0x01;  // byte 1 of the first record's address: 0x1000 -> 0x1100
+  writeBytes(file("bad.trace"), bytes);
+  TraceReader reader(file("bad.trace"));
+  std::vector<Record> records;
+  ASSERT_TRUE(reader.nextWorkItem(records));
+  EXPECT_EQ(records.at(0).address, 0x1100u);  // read before the end is checked
+  for (uint64_t i = 1; i < 8; ++i) ASSERT_TRUE(reader.nextWorkItem(records)) << i;
+  try {
+    reader.nextWorkItem(records);
+    ADD_FAILURE() << "no error";
+  } catch (const TraceFileError& e) {
+    EXPECT_EQ(e.what(), file("bad.trace") + ": body checksum mismatch (corrupt body)");
+  }
+}
+
+TEST_F(UnitsTest, FilesWithoutTheBodyChecksumStillRead) {
+  writeUnitsSample(file("u.trace"), false);
+  const uint64_t headerSize = headerSizeOf(sampleUnitsHeader(false));
+  writeBytes(file("old.trace"), withoutBodyChecksum(readBytes(file("u.trace")), headerSize));
+  TraceReader reader(file("old.trace"));
+  EXPECT_EQ(reader.header().unitCount, 13u);
+  EXPECT_EQ(readAll(reader), sampleUnitRecords());
 }
 
 TEST_F(UnitsTest, UnitsNamingUnknownInstructionsOrRunningPastTheEndAreReported) {

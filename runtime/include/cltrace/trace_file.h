@@ -5,7 +5,9 @@
 //   NDRange, buffer table, work-item count, record count, header checksum), then for every
 //   work-item in workgroup order (workgroups linearised x-fastest, then the work-items of the
 //   group linearised x-fastest by local id) its records. The body may be zstd-compressed as one
-//   stream. Readers stream the body.
+//   stream (with zstd's content checksum); an uncompressed body is followed by an 8-byte XXH64
+//   of its bytes (header flag bit 1; files written before that flag lack it and still read).
+//   Readers stream the body and check either checksum at its end.
 //   Version 1: each work-item is a u64 record count followed by that many 48-byte Records.
 //   Version 2 (what the tracer writes): the header also holds the instructions' static shapes
 //   (unit_record.h) and the total unit count; each work-item is a u64 unit count followed by
@@ -22,8 +24,9 @@
 // half-written trace never survives. Any error leaves the writer failed: later calls throw.
 //
 // Reading: TraceReader validates the whole header in its constructor and then streams the
-// body with bounded memory; nextWorkItem reports truncation, corruption and counts that
-// disagree with the header no later than the call that would return false.
+// body with bounded memory; nextWorkItem reports truncation, corruption (a body checksum that
+// does not match included) and counts that disagree with the header no later than the call that
+// would return false.
 #pragma once
 
 #include <array>
