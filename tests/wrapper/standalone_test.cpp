@@ -195,4 +195,32 @@ TEST(Standalone, ArgumentErrorsNameTheArgument) {
                 "argument 0 (P p): a struct passed by value (8 bytes): `cltrace run` cannot build one");
 }
 
+// vadd(a, b, c, n) on 64 work-items with the given first argument.
+wrapper::RunSpec vaddSpec(const std::string& first) {
+  return specOf("vadd.cl", "vadd", NDRange::fromSizes({64}, {64}),
+                {first, "buffer:float:64", "buffer:float:64", "scalar:int:64"});
+}
+
+TEST(Standalone, VirtualLayoutPastTwoTo64IsRefusedNotWrapped) {
+  wrapper::RunSpec spec = vaddSpec("buffer:float:64");
+  const std::string path = tempPath("layout");
+  wrapper::LaunchOptions options;
+  options.alignment = uint64_t{1} << 62;  // bases 0, 2^62, 2^63: the last buffer ends below 2^64
+  wrapper::runStandalone(spec, path, options);
+  const WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.header.buffers.size(), 3u);
+  EXPECT_EQ(t.header.buffers[1].virtualBase, uint64_t{1} << 62);
+  EXPECT_EQ(t.header.buffers[2].virtualBase, uint64_t{1} << 63);
+  std::filesystem::remove(path);
+  options.alignment = uint64_t{1} << 63;  // c would start at 2^64, that is at 0 over a
+  try {
+    wrapper::runStandalone(spec, path, options);
+    ADD_FAILURE() << "a layout past 2^64 was accepted";
+  } catch (const wrapper::TraceError& e) {
+    EXPECT_STREQ(e.what(), "buffer argument 2 (float* c, 256 bytes) does not fit in the 64-bit virtual address "
+                           "space at alignment 9223372036854775808: its base would wrap around past 2^64");
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
 }  // namespace
