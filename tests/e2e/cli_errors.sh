@@ -88,4 +88,17 @@ grep -qF "warning: $idle" "$work/idle.txt" && grep -qF "cltrace: warning: $idle"
 echo "ok: idle SM reported"
 expect_error "invalid value '1000000000' for configuration key 'runs': too large (at most 100000)" \
   "$CLTRACE" simulate "$work/mt.cltrace" --runs 1000000000
+# Buffers: more bytes than 2^64, more than the host can allocate (under an address-space limit,
+# whatever the overcommit policy), junk after an initialiser, a directory for a file.
+vadd=(--global 1024 --local 64 --arg buffer:float:1024 --arg buffer:float:1024 --arg scalar:int:1024)
+expect_error "cltrace: error: argument 'buffer:float16:288230376151711744': 288230376151711744 elements of float16 (64 bytes each) are more than 2^64 bytes" \
+  "$CLTRACE" run "$KERNELS/vadd.cl" --arg buffer:float16:288230376151711744 "${vadd[@]}" -o "$work/t"
+expect_error "cltrace: error: argument 0 (float* a) 'buffer:float:1099511627776': cannot allocate 4398046511104 bytes of host memory" \
+  bash -c 'ulimit -v 33554432; exec "$@"' - "$CLTRACE" run "$KERNELS/vadd.cl" --arg buffer:float:1099511627776 "${vadd[@]}" -o "$work/t"
+expect_error "cltrace: error: argument 'buffer:float:1024:zeros:x': zeros takes no value, but ':x' follows it" \
+  "$CLTRACE" run "$KERNELS/vadd.cl" --arg buffer:float:1024:zeros:x "${vadd[@]}" -o "$work/t"
+expect_error "cltrace: error: argument 'buffer:float:1024:iota:5': iota takes no value, but ':5' follows it" \
+  "$CLTRACE" run "$KERNELS/vadd.cl" --arg buffer:float:1024:iota:5 "${vadd[@]}" -o "$work/t"
+expect_error "cltrace: error: argument 'buffer:float:1024:file:$work': '$work' is a directory, not a file" \
+  "$CLTRACE" run "$KERNELS/vadd.cl" --arg "buffer:float:1024:file:$work" "${vadd[@]}" -o "$work/t"
 echo "cli errors: all checks passed"

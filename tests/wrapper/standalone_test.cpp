@@ -195,10 +195,75 @@ TEST(Standalone, ArgumentErrorsNameTheArgument) {
                 "argument 0 (P p): a struct passed by value (8 bytes): `cltrace run` cannot build one");
 }
 
+// The message of the std::invalid_argument `f` throws ("" when it throws none).
+template <typename F>
+std::string invalidMessage(F&& f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Standalone, UnsignedNumbersAreDecimalOrHexAndFit64Bits) {
+  EXPECT_EQ(wrapper::parseUnsigned("010"), 10u);  // not octal
+  EXPECT_EQ(wrapper::parseUnsigned("0x400"), 1024u);
+  EXPECT_EQ(wrapper::parseUnsigned("18446744073709551615"), UINT64_MAX);
+  EXPECT_EQ(invalidMessage([] { wrapper::parseUnsigned("18446744073709551616"); }),
+            "'18446744073709551616' does not fit in 64 bits");
+  EXPECT_EQ(invalidMessage([] { wrapper::parseUnsigned("0x10000000000000000"); }),
+            "'0x10000000000000000' does not fit in 64 bits");
+  EXPECT_EQ(invalidMessage([] { wrapper::parseUnsigned("-1"); }), "'-1' is negative");
+  for (const char* bad : {"", "+1", " 1", "1 ", "12a", "0x", "1.5", "1e3"})
+    EXPECT_EQ(invalidMessage([&] { wrapper::parseUnsigned(bad); }), std::string("'") + bad + "' is not a non-negative integer");
+}
+
+TEST(Standalone, BufferSpecsRefuseWhatWouldBeIgnoredOrOverflow) {
+  auto message = [](const std::string& spec) { return invalidMessage([&] { wrapper::parseArgSpec(spec); }); };
+  EXPECT_EQ(message("buffer:float:1024:zeros:x"), "argument 'buffer:float:1024:zeros:x': zeros takes no value, but ':x' follows it");
+  EXPECT_EQ(message("buffer:float:1024:iota:5"), "argument 'buffer:float:1024:iota:5': iota takes no value, but ':5' follows it");
+  EXPECT_EQ(message("buffer:float:1024:zeros:"), "argument 'buffer:float:1024:zeros:': zeros takes no value, but ':' follows it");
+  EXPECT_EQ(message("buffer:float:4:random:3:x"), "argument 'buffer:float:4:random:3:x': random takes one value (SEED), but ':x' follows it");
+  EXPECT_EQ(message("buffer:float:4:fill:1:2"), "argument 'buffer:float:4:fill:1:2': fill takes one value, but ':2' follows it");
+  EXPECT_EQ(message("buffer:float:4:fill"), "argument 'buffer:float:4:fill': expected buffer:TYPE:COUNT:fill:VALUE");
+  EXPECT_EQ(message("buffer:float:4:file"), "argument 'buffer:float:4:file': expected buffer:TYPE:COUNT:file:PATH");
+  EXPECT_EQ(message("buffer:float:18446744073709551616"),
+            "argument 'buffer:float:18446744073709551616': count '18446744073709551616' does not fit in 64 bits");
+  EXPECT_EQ(message("buffer:float:-4"), "argument 'buffer:float:-4': count '-4' is negative");
+  EXPECT_EQ(message("buffer:float16:288230376151711744"),  // 2^58 elements of 64 bytes: 2^64 bytes
+            "argument 'buffer:float16:288230376151711744': 288230376151711744 elements of float16 (64 bytes each) "
+            "are more than 2^64 bytes");
+  EXPECT_EQ(message("buffer:int:4:random:99999999999999999999"),
+            "argument 'buffer:int:4:random:99999999999999999999': seed '99999999999999999999' does not fit in 64 bits");
+  EXPECT_EQ(message("local:16:x"), "argument 'local:16:x': size '16:x' is not a non-negative integer");
+  EXPECT_EQ(message("scalar:double:1e999"), "argument 'scalar:double:1e999': value '1e999' does not fit in double");
+  // What stays accepted: one value each, a file path with ':' in it, decimal seeds and counts.
+  EXPECT_EQ(wrapper::parseArgSpec("buffer:float:4:file:/data/a:b.bin").value, "/data/a:b.bin");
+  EXPECT_EQ(wrapper::parseArgSpec("buffer:float:4:random:010").seed, 10u);
+  EXPECT_EQ(wrapper::parseArgSpec("buffer:float:010").count, 10u);
+  EXPECT_EQ(wrapper::parseArgSpec("buffer:float:4:fill:-2.5").value, "-2.5");
+  EXPECT_EQ(wrapper::parseArgSpec("buffer:float:4:random").seed, 1u);
+  EXPECT_EQ(wrapper::parseArgSpec("buffer:float16:288230376151711743").count, 288230376151711743u);
+}
+
 // vadd(a, b, c, n) on 64 work-items with the given first argument.
 wrapper::RunSpec vaddSpec(const std::string& first) {
   return specOf("vadd.cl", "vadd", NDRange::fromSizes({64}, {64}),
                 {first, "buffer:float:64", "buffer:float:64", "scalar:int:64"});
+}
+
+TEST(Standalone, BufferContentsThatCannotBeMadeNameTheArgument) {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  EXPECT_EQ(invalidMessage([&] { wrapper::runStandalone(vaddSpec("buffer:float:64:file:" + dir), ""); }),
+            "argument 'buffer:float:64:file:" + dir + "': '" + dir + "' is a directory, not a file");
+  EXPECT_EQ(invalidMessage([] { wrapper::runStandalone(vaddSpec("buffer:float:64:file:/nonexistent/x.bin"), ""); }),
+            "argument 'buffer:float:64:file:/nonexistent/x.bin': cannot open '/nonexistent/x.bin': No such file or "
+            "directory");
+  // 2^63 bytes: more than any vector holds, whatever the host's overcommit policy.
+  EXPECT_EQ(invalidMessage([] { wrapper::runStandalone(vaddSpec("buffer:float:2305843009213693952"), ""); }),
+            "argument 0 (float* a) 'buffer:float:2305843009213693952': cannot allocate 9223372036854775808 bytes of "
+            "host memory");
 }
 
 TEST(Standalone, VirtualLayoutPastTwoTo64IsRefusedNotWrapped) {

@@ -4,6 +4,7 @@
 // Argument specifications (one per kernel argument, in order):
 //   buffer:TYPE:COUNT[:INIT]   a __global/__constant buffer of COUNT elements of TYPE
 //        INIT = zeros (default) | iota | random[:SEED] | fill:VALUE | file:PATH
+//        (nothing may follow: zeros:x is refused; PATH may itself hold ':')
 //   scalar:TYPE:VALUE          a by-value argument
 //   local:BYTES                a __local buffer
 // TYPE is an OpenCL scalar or vector type: char uchar short ushort int uint long ulong float
@@ -31,6 +32,10 @@ struct ArgSpec {
 
 // Throws std::invalid_argument naming what is wrong.
 ArgSpec parseArgSpec(const std::string& text);
+// A non-negative integer: decimal (a leading zero does not make it octal) or 0x-hexadecimal.
+// Throws std::invalid_argument "'TEXT' is negative", "... is not a non-negative integer" or
+// "... does not fit in 64 bits".
+uint64_t parseUnsigned(const std::string& text);
 // Bytes of one element of an OpenCL type name ("float4" -> 16); throws for unknown types.
 uint64_t typeSize(const std::string& type);
 
