@@ -1,6 +1,8 @@
 // The standalone runner on the bundled kernels: exact record counts and addresses for the
 // transpose and the 7-point stencil, outputs identical with and without tracing.
 #include <cmath>
+#include <fstream>
+#include <unistd.h>
 
 #include "cltrace/wrapper/standalone.h"
 #include "test_support.h"
@@ -286,6 +288,85 @@ TEST(Standalone, VirtualLayoutPastTwoTo64IsRefusedNotWrapped) {
                            "space at alignment 9223372036854775808: its base would wrap around past 2^64");
   }
   EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+// A kernel source and its launch manifest in a scratch directory.
+class Manifest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("cltrace-manifest-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    spec.sourcePath = (dir_ / "k.cl").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Applies `json` as k.json with nothing given otherwise; the error message, "" for none.
+  std::string apply(const std::string& json, bool haveRange = false) {
+    std::ofstream((dir_ / "k.json").string()) << json;
+    spec = {};
+    spec.sourcePath = (dir_ / "k.cl").string();
+    const std::string e = invalidMessage([&] { wrapper::applyManifest(spec, false, haveRange, false, false); });
+    const std::string prefix = "launch manifest " + (dir_ / "k.json").string() + ": ";
+    return e.rfind(prefix, 0) == 0 ? e.substr(prefix.size()) : e.empty() ? e : "(no manifest prefix) " + e;
+  }
+
+  std::filesystem::path dir_;
+  wrapper::RunSpec spec;
+};
+
+TEST_F(Manifest, SizesAreNonNegativeIntegersThatFit) {
+  const std::string k = R"("kernel": "k", )";
+  EXPECT_EQ(apply("{" + k + R"("global": [1024.7], "local": [64]})"), R"("global"[0]: 1024.7 is not a non-negative integer)");
+  EXPECT_EQ(apply("{" + k + R"("global": [1024], "local": [64.9]})"), R"("local"[0]: 64.9 is not a non-negative integer)");
+  EXPECT_EQ(apply("{" + k + R"("global": [8, -1024], "local": [1, 1]})"), R"("global"[1]: -1024 is not a non-negative integer)");
+  EXPECT_EQ(apply("{" + k + R"("global": [1e30], "local": [64]})"), R"("global"[0]: 1e+30 does not fit in 64 bits)");
+  EXPECT_EQ(apply("{" + k + R"("global": ["64"], "local": [64]})"), R"("global"[0]: "64" is not a non-negative integer)");
+  EXPECT_EQ(apply("{" + k + R"("global": 64, "local": [64]})"), R"("global": must be an array of 1 to 3 sizes, not number)");
+  EXPECT_EQ(apply("{" + k + R"("global": [1, 1, 1, 1], "local": [1]})"), R"("global": must be an array of 1 to 3 sizes, not 4 sizes)");
+  EXPECT_EQ(apply("{" + k + R"("global": [64], "local": [64, 1]})"), R"("local" has 2 sizes, "global" 1: they need as many)");
+  EXPECT_EQ(apply("{" + k + R"("global": [64]})"), R"("global" needs "local" (work-group sizes are not guessed))");
+  EXPECT_EQ(apply("{" + k + R"("local": [64]})"), R"("local" needs "global")");
+  EXPECT_EQ(apply(R"({"kernel": "k"})"), R"(no "global" and "local", and no NDRange was given)");
+  EXPECT_EQ(apply(R"({"kernel": "k"})", true), "");  // the caller has an NDRange
+  EXPECT_EQ(apply("{" + k + R"("global": [18446744073709551615], "local": [1]})"), "");
+  EXPECT_EQ(spec.range.global[0], UINT64_MAX);
+}
+
+TEST_F(Manifest, OffsetIsTheGlobalOffset) {
+  EXPECT_EQ(apply(R"({"kernel": "k", "global": [64, 8], "local": [16, 8], "offset": [32, 1]})"), "");
+  EXPECT_EQ(spec.range.dims, 2u);
+  EXPECT_EQ(spec.range.offset[0], 32u);
+  EXPECT_EQ(spec.range.offset[1], 1u);
+  EXPECT_EQ(apply(R"({"kernel": "k", "global": [64], "local": [16], "offset": [1, 2]})"),
+            R"("offset" has 2 sizes, "global" 1: they need as many)");
+  EXPECT_EQ(apply(R"({"kernel": "k", "global": [64], "local": [16], "offset": [0.5]})"),
+            R"("offset"[0]: 0.5 is not a non-negative integer)");
+}
+
+TEST_F(Manifest, EveryKeyKnownOnceAndOfItsType) {
+  const std::string range = R"("global": [64], "local": [64])";
+  EXPECT_EQ(apply(R"({"kernel": "k", "globl": [64], )" + range + "}"),
+            R"(unknown key "globl" (the keys are kernel, global, local, offset, args, build_options))");
+  EXPECT_EQ(apply(R"({"kernel": "k", "kernel": "j", )" + range + "}"), R"(key "kernel" appears twice)");
+  EXPECT_EQ(apply(R"({"kernel": 5, )" + range + "}"), R"("kernel": must be a string, not number)");
+  EXPECT_EQ(apply("{" + range + "}"), R"(no "kernel", and no kernel name was given)");
+  EXPECT_EQ(apply(R"({"kernel": "k", "args": ["buffer:int:4", 1], )" + range + "}"), R"("args"[1]: must be a string, not number)");
+  EXPECT_EQ(apply(R"({"kernel": "k", "args": "buffer:int:4", )" + range + "}"), R"("args": must be an array of strings, not string)");
+  EXPECT_EQ(apply(R"({"kernel": "k", "args": ["buffer:int:4:zeros:1"], )" + range + "}"),
+            R"("args"[0]: argument 'buffer:int:4:zeros:1': zeros takes no value, but ':1' follows it)");
+  EXPECT_EQ(apply(R"({"kernel": "k", "build_options": "-DX", )" + range + "}"),
+            R"("build_options": must be an array of strings, not string)");
+  EXPECT_EQ(apply("[1]"), "must be a JSON object, not array");
+  EXPECT_EQ(apply(R"({"kernel": "k",)"),
+            "parse error at line 1, column 16: syntax error while parsing object key - unexpected end of input; "
+            "expected string literal");
+  // A key the caller overrides is still checked: the manifest is wrong either way.
+  std::ofstream((dir_ / "k.json").string()) << R"({"kernel": "k", "global": [1.5], "local": [1]})";
+  EXPECT_NE(invalidMessage([&] { wrapper::applyManifest(spec, true, true, true, true); }), "");
+  EXPECT_EQ(apply(R"({"kernel": "k", "args": ["buffer:int:4:file:in:1.bin"], "build_options": ["-DN=4"], )" + range + "}"), "");
+  EXPECT_EQ(spec.kernel, "k");
+  EXPECT_EQ(spec.args.at(0).value, (dir_ / "in:1.bin").string());
+  EXPECT_EQ(spec.buildOptions, std::vector<std::string>{"-DN=4"});
 }
 
 }  // namespace

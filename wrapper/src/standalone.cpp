@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -363,35 +365,132 @@ void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::Kern
   }
 }
 
+std::filesystem::path manifestPath(const std::string& sourcePath) {
+  return std::filesystem::path(sourcePath).replace_extension(".json");
+}
+
+namespace {
+
+// The keys a launch manifest may hold: a misspelt one would otherwise be ignored unseen.
+constexpr const char* kManifestKeys[] = {"kernel", "global", "local", "offset", "args", "build_options"};
+
+// The manifest's top-level object, its keys checked: each known, none twice.
+nlohmann::json readManifest(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("cannot open it");
+  std::set<std::string> seen;
+  auto once = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (depth == 1 && event == nlohmann::json::parse_event_t::key && !seen.insert(parsed.get<std::string>()).second)
+      throw std::invalid_argument("key \"" + parsed.get<std::string>() + "\" appears twice");
+    return true;
+  };
+  nlohmann::json j = nlohmann::json::parse(in, once);
+  if (!j.is_object()) throw std::invalid_argument(std::string("must be a JSON object, not ") + j.type_name());
+  for (const auto& item : j.items()) {
+    if (std::find(std::begin(kManifestKeys), std::end(kManifestKeys), item.key()) == std::end(kManifestKeys))
+      throw std::invalid_argument("unknown key \"" + item.key() +
+                                  "\" (the keys are kernel, global, local, offset, args, build_options)");
+  }
+  return j;
+}
+
+std::string manifestString(const nlohmann::json& v, const std::string& where) {
+  if (!v.is_string()) throw std::invalid_argument(where + ": must be a string, not " + v.type_name());
+  return v.get<std::string>();
+}
+
+std::vector<std::string> manifestStrings(const nlohmann::json& j, const std::string& key) {
+  const nlohmann::json& v = j.at(key);
+  if (!v.is_array()) throw std::invalid_argument("\"" + key + "\": must be an array of strings, not " + v.type_name());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v.size(); ++i)
+    out.push_back(manifestString(v[i], "\"" + key + "\"[" + std::to_string(i) + "]"));
+  return out;
+}
+
+// 1 to 3 sizes, each a JSON integer in [0, 2^64): not 64.9 (which get<> would truncate) nor -1.
+std::vector<uint64_t> manifestSizes(const nlohmann::json& j, const std::string& key) {
+  const nlohmann::json& v = j.at(key);
+  if (!v.is_array() || v.empty() || v.size() > 3)
+    throw std::invalid_argument("\"" + key + "\": must be an array of 1 to 3 sizes, not " +
+                                (v.is_array() ? std::to_string(v.size()) + " sizes" : v.type_name()));
+  std::vector<uint64_t> sizes;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string where = "\"" + key + "\"[" + std::to_string(i) + "]: " + v[i].dump();
+    if (v[i].is_number_unsigned()) sizes.push_back(v[i].get<uint64_t>());
+    else if (v[i].is_number_float() && v[i].get<double>() >= 0x1p64) throw std::invalid_argument(where + " does not fit in 64 bits");
+    else throw std::invalid_argument(where + " is not a non-negative integer");
+  }
+  return sizes;
+}
+
+// The manifest's NDRange: global and local (and offset, when given) with the same number of sizes.
+NDRange manifestRange(const nlohmann::json& j) {
+  if (!j.contains("global")) {
+    for (const char* key : {"local", "offset"})
+      if (j.contains(key)) throw std::invalid_argument(std::string("\"") + key + "\" needs \"global\"");
+    throw std::invalid_argument("no \"global\" and \"local\", and no NDRange was given");
+  }
+  const std::vector<uint64_t> global = manifestSizes(j, "global");
+  if (!j.contains("local")) throw std::invalid_argument("\"global\" needs \"local\" (work-group sizes are not guessed)");
+  const std::vector<uint64_t> local = manifestSizes(j, "local");
+  std::vector<uint64_t> offset;
+  if (j.contains("offset")) offset = manifestSizes(j, "offset");
+  auto sameCount = [&](const char* key, const std::vector<uint64_t>& sizes) {
+    if (!sizes.empty() && sizes.size() != global.size())
+      throw std::invalid_argument(std::string("\"") + key + "\" has " + std::to_string(sizes.size()) +
+                                  " sizes, \"global\" " + std::to_string(global.size()) + ": they need as many");
+  };
+  sameCount("local", local);
+  sameCount("offset", offset);
+  return NDRange::fromSizes(global, local, offset);
+}
+
+// The manifest's arguments; a file: initialiser names a file next to the manifest, wherever
+// cltrace runs.
+std::vector<ArgSpec> manifestArgs(const nlohmann::json& j, const std::filesystem::path& path) {
+  std::vector<ArgSpec> args;
+  const std::vector<std::string> texts = manifestStrings(j, "args");
+  for (size_t i = 0; i < texts.size(); ++i) {
+    try {
+      args.push_back(parseArgSpec(texts[i]));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("\"args\"[" + std::to_string(i) + "]: " + e.what());
+    }
+    ArgSpec& a = args.back();
+    if (a.init == "file" && std::filesystem::path(a.value).is_relative())
+      a.value = (path.parent_path() / a.value).string();
+  }
+  return args;
+}
+
+}  // namespace
+
 bool applyManifest(RunSpec& spec, bool haveKernel, bool haveRange, bool haveArgs, bool haveOptions) {
-  std::filesystem::path manifest = std::filesystem::path(spec.sourcePath).replace_extension(".json");
-  if (!std::filesystem::exists(manifest)) return false;
-  nlohmann::json j;
+  const std::filesystem::path path = manifestPath(spec.sourcePath);
+  if (!std::filesystem::exists(path)) return false;
   try {
-    std::ifstream in(manifest);
-    j = nlohmann::json::parse(in);
-    if (!haveKernel) spec.kernel = j.at("kernel").get<std::string>();
-    if (!haveOptions && j.contains("build_options"))
-      spec.buildOptions = j["build_options"].get<std::vector<std::string>>();
-    if (!haveRange) {
-      auto g = j.at("global").get<std::vector<uint64_t>>();
-      auto l = j.at("local").get<std::vector<uint64_t>>();
-      if (g.empty() || g.size() > 3 || g.size() != l.size())
-        throw std::invalid_argument("global and local need 1 to 3 sizes each, the same number");
-      spec.range = NDRange::fromSizes(g, l);
-    }
-    if (!haveArgs) {
-      spec.args.clear();
-      for (const auto& a : j.at("args")) {
-        ArgSpec arg = parseArgSpec(a.get<std::string>());
-        // A manifest's file: initialisers name files next to the manifest, wherever cltrace runs.
-        if (arg.init == "file" && std::filesystem::path(arg.value).is_relative())
-          arg.value = (manifest.parent_path() / arg.value).string();
-        spec.args.push_back(std::move(arg));
-      }
-    }
+    // Every key is checked, also those the caller's own values override.
+    const nlohmann::json j = readManifest(path);
+    std::string kernel;
+    if (j.contains("kernel")) kernel = manifestString(j["kernel"], "\"kernel\"");
+    else if (!haveKernel) throw std::invalid_argument("no \"kernel\", and no kernel name was given");
+    std::vector<std::string> options;
+    if (j.contains("build_options")) options = manifestStrings(j, "build_options");
+    NDRange range;
+    if (j.contains("global") || j.contains("local") || j.contains("offset") || !haveRange) range = manifestRange(j);
+    std::vector<ArgSpec> args;
+    if (j.contains("args")) args = manifestArgs(j, path);
+    if (!haveKernel) spec.kernel = kernel;
+    if (!haveOptions && j.contains("build_options")) spec.buildOptions = options;
+    if (!haveRange) spec.range = range;
+    if (!haveArgs) spec.args = args;
   } catch (const std::exception& e) {
-    throw std::invalid_argument("launch manifest " + manifest.string() + ": " + e.what());
+    std::string what = e.what();
+    // nlohmann's syntax errors start with "[json.exception.parse_error.101] ": the rest says it.
+    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos)
+      what = what.substr(what.find("] ") + 2);
+    throw std::invalid_argument("launch manifest " + path.string() + ": " + what);
   }
   return true;
 }
