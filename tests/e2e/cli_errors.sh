@@ -88,6 +88,17 @@ grep -qF "warning: $idle" "$work/idle.txt" && grep -qF "cltrace: warning: $idle"
 echo "ok: idle SM reported"
 expect_error "invalid value '1000000000' for configuration key 'runs': too large (at most 100000)" \
   "$CLTRACE" simulate "$work/mt.cltrace" --runs 1000000000
+# Numbers past 64 bits are refused, not clamped to 2^64 - 1; a leading zero is decimal.
+expect_error "--global: '18446744073709551616' does not fit in 64 bits" \
+  "$CLTRACE" run "$work/smash.cl" --kernel smash --global 18446744073709551616 --local 1 --arg buffer:int:16 -o "$work/t"
+expect_error "--offset: '18446744073709551616' does not fit in 64 bits" \
+  "$CLTRACE" run "$work/smash.cl" --kernel smash --global 4 --local 4 --offset 18446744073709551616 --arg buffer:int:16 -o "$work/t"
+expect_error "--global: '12a' is not a non-negative integer" \
+  "$CLTRACE" run "$work/smash.cl" --kernel smash --global 12a --local 4 --arg buffer:int:16 -o "$work/t"
+expect_error "cltrace: error: local size 4 does not divide global size 10 in dimension 0" \
+  "$CLTRACE" run "$work/smash.cl" --kernel smash --global 010 --local 4 --arg buffer:int:16 -o "$work/t"
+expect_error "cltrace: error: argument 'buffer:int:18446744073709551616': count '18446744073709551616' does not fit in 64 bits" \
+  "$CLTRACE" run "$work/smash.cl" --kernel smash --global 4 --local 4 --arg buffer:int:18446744073709551616 -o "$work/t"
 # Buffers: more bytes than 2^64, more than the host can allocate (under an address-space limit,
 # whatever the overcommit policy), junk after an initialiser, a directory for a file.
 vadd=(--global 1024 --local 64 --arg buffer:float:1024 --arg buffer:float:1024 --arg scalar:int:1024)

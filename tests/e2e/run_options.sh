@@ -26,6 +26,7 @@ has "$work/high.cltrace" "arg 2 c: base 0x8000000000000000 size 4096"
 expect_error "cltrace: error: buffer argument 2 (float* c, 4096 bytes) does not fit in the 64-bit virtual address space at alignment 9223372036854775808: its base would wrap around past 2^64" \
   "$CLTRACE" run "$KERNELS/vadd.cl" "${vadd[@]}" --alignment 9223372036854775808 -o "$work/t"
 [ ! -e "$work/t" ] || fail "a trace was written for a layout past 2^64"
+expect_error "--alignment: '-256' is negative" "$CLTRACE" run "$KERNELS/vadd.cl" "${vadd[@]}" --alignment -256 -o "$work/t"
 
 # A __local argument by size: each group of 4 reverses its slice through local memory. Local
 # accesses are not recorded; the barrier is (instruction 1, local fence flag 0x01).

@@ -30,12 +30,11 @@ struct CommandRegistration {
   CommandRegistration(const std::string& name, CommandSetup setup);
 };
 
-// CLI11 check for unsigned options: CLI11 would wrap a negative number into a huge one.
-inline CLI::Validator notNegative() {
-  return CLI::Validator(
-      [](std::string& v) { return v.find('-') == std::string::npos ? std::string() : "'" + v + "' is negative"; },
-      "UINT");
-}
+// CLI11 transform for unsigned options (->transform, as it rewrites the value). CLI11 itself
+// would wrap a negative number into a huge one, clamp one past 2^64 to 2^64 - 1 and read a
+// leading zero as octal: the value is rewritten in decimal as wrapper::parseUnsigned reads it,
+// and refused, with the reason, where it is no such number.
+CLI::Validator unsignedInteger();
 
 // UserError when `output` (given with `option`) is the file `input` names, through links too:
 // writing it would destroy the input while it is read.

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "cltrace/wrapper/standalone.h"
 #include "commands.h"
 
 namespace cltrace::cli {
@@ -20,6 +21,19 @@ static std::map<std::string, CommandSetup>& registry() {
 
 CommandRegistration::CommandRegistration(const std::string& name, CommandSetup setup) {
   registry().emplace(name, std::move(setup));
+}
+
+CLI::Validator unsignedInteger() {
+  return CLI::Validator(
+      [](std::string& v) {
+        try {
+          v = std::to_string(wrapper::parseUnsigned(v));
+          return std::string();
+        } catch (const std::invalid_argument& e) {
+          return std::string(e.what());
+        }
+      },
+      "UINT");
 }
 
 namespace {
