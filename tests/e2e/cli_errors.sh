@@ -112,4 +112,20 @@ expect_error "cltrace: error: argument 'buffer:float:1024:iota:5': iota takes no
   "$CLTRACE" run "$KERNELS/vadd.cl" --arg buffer:float:1024:iota:5 "${vadd[@]}" -o "$work/t"
 expect_error "cltrace: error: argument 'buffer:float:1024:file:$work': '$work' is a directory, not a file" \
   "$CLTRACE" run "$KERNELS/vadd.cl" --arg "buffer:float:1024:file:$work" "${vadd[@]}" -o "$work/t"
+# Outputs that would overwrite the launch's inputs: the kernel source (directly or through a
+# link), its launch manifest, a file: initialiser's file.
+mkdir "$work/own" && cp "$KERNELS/vadd.cl" "$KERNELS/vadd.json" "$work/own/" && ln -s vadd.cl "$work/own/link.cl"
+expect_error "cltrace: error: -o $work/own/vadd.cl is the kernel source $work/own/vadd.cl; writing it would destroy it" \
+  "$CLTRACE" run "$work/own/vadd.cl" -o "$work/own/vadd.cl"
+expect_error "cltrace: error: -o $work/own/link.cl is the kernel source $work/own/vadd.cl; writing it would destroy it" \
+  "$CLTRACE" run "$work/own/vadd.cl" -o "$work/own/link.cl"
+expect_error "cltrace: error: -o $work/own/../own/vadd.json is the launch manifest $work/own/vadd.json; writing it would destroy it" \
+  "$CLTRACE" run "$work/own/vadd.cl" -o "$work/own/../own/vadd.json"
+expect_error "cltrace: error: --keep-trace $work/own/vadd.cl is the kernel source $work/own/vadd.cl; writing it would destroy it" \
+  "$CLTRACE" predict "$work/own/vadd.cl" --runs 1 --keep-trace "$work/own/vadd.cl"
+head -c 4096 /dev/zero > "$work/own/a.bin"
+expect_error "cltrace: error: -o $work/own/a.bin is the initial contents file of argument 0 $work/own/a.bin; writing it would destroy it" \
+  "$CLTRACE" run "$work/own/vadd.cl" --arg "buffer:float:1024:file:$work/own/a.bin" "${vadd[@]}" -o "$work/own/a.bin"
+cmp -s "$KERNELS/vadd.cl" "$work/own/vadd.cl" && cmp -s "$KERNELS/vadd.json" "$work/own/vadd.json" &&
+  cmp -s /dev/zero "$work/own/a.bin" -n 4096 && [ "$(stat -c %s "$work/own/a.bin")" = 4096 ] || fail "an input was overwritten"
 echo "cli errors: all checks passed"

@@ -37,11 +37,11 @@ struct CommandRegistration {
 CLI::Validator unsignedInteger();
 
 // UserError when `output` (given with `option`) is the file `input` names, through links too:
-// writing it would destroy the input while it is read.
+// writing it would destroy `input` (described as `what`, e.g. "the input trace") while it is read.
+void requireNotInput(const std::string& input, const std::string& what, const std::string& output,
+                     const std::string& option);
 inline void requireNotInput(const std::string& input, const std::string& output, const std::string& option) {
-  std::error_code ec;
-  if (std::filesystem::exists(output, ec) && std::filesystem::equivalent(input, output, ec) && !ec)
-    throw UserError(option + " " + output + " is the input trace " + input + "; writing it would destroy it");
+  requireNotInput(input, "the input trace", output, option);
 }
 
 }  // namespace cltrace::cli

@@ -84,6 +84,15 @@ wrapper::RunOutput traceLaunch(const LaunchFlags& f, const wrapper::RunSpec& spe
   return out;
 }
 
+void requireNotLaunchInput(const wrapper::RunSpec& spec, const std::string& output, const std::string& option) {
+  requireNotInput(spec.sourcePath, "the kernel source", output, option);
+  const std::string manifest = wrapper::manifestPath(spec.sourcePath).string();
+  requireNotInput(manifest, "the launch manifest", output, option);
+  for (size_t i = 0; i < spec.args.size(); ++i)
+    if (spec.args[i].kind == wrapper::ArgSpec::Kind::Buffer && spec.args[i].init == "file")
+      requireNotInput(spec.args[i].value, "the initial contents file of argument " + std::to_string(i), output, option);
+}
+
 void requireAccessesInsideBuffers(const wrapper::RunOutput& out) {
   if (out.launch.outsideAccesses)
     throw UserError(fmt::format("{} accesses fell outside every buffer (is a buffer smaller than the "

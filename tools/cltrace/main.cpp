@@ -36,6 +36,13 @@ CLI::Validator unsignedInteger() {
       "UINT");
 }
 
+void requireNotInput(const std::string& input, const std::string& what, const std::string& output,
+                     const std::string& option) {
+  std::error_code ec;
+  if (std::filesystem::exists(output, ec) && std::filesystem::equivalent(input, output, ec) && !ec)
+    throw UserError(option + " " + output + " is " + what + " " + input + "; writing it would destroy it");
+}
+
 namespace {
 
 // A report that did not reach standard output (a full disk, /dev/full, a closed pipe with
