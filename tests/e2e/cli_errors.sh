@@ -109,4 +109,44 @@ expect_error "invalid value '1000000000' for configuration key 'runs': too large
 for opt in --runs --seed --sm --config; do expect_error "$opt: must not be empty" "$CLTRACE" simulate "$work/mt.cltrace" "$opt" ""; done
 expect_error "out of memory (the input or configuration asks for more than this machine can allocate)" \
   sh -c 'ulimit -v 400000; exec "$0" simulate "$1" --set set_index=linear --set size=64M' "$CLTRACE" "$work/mt.cltrace"
+# Numbers past 64 bits are refused, not clamped to 2^64 - 1; a leading zero is decimal.
+expect_error "--global: '18446744073709551616' does not fit in 64 bits" \
+  "$CLTRACE" run "$work/smash.cl" --kernel smash --global 18446744073709551616 --local 1 --arg buffer:int:16 -o "$work/t"
+expect_error "--offset: '18446744073709551616' does not fit in 64 bits" \
+  "$CLTRACE" run "$work/smash.cl" --kernel smash --global 4 --local 4 --offset 18446744073709551616 --arg buffer:int:16 -o "$work/t"
+expect_error "--global: '12a' is not a non-negative integer" \
+  "$CLTRACE" run "$work/smash.cl" --kernel smash --global 12a --local 4 --arg buffer:int:16 -o "$work/t"
+expect_error "cltrace: error: local size 4 does not divide global size 10 in dimension 0" \
+  "$CLTRACE" run "$work/smash.cl" --kernel smash --global 010 --local 4 --arg buffer:int:16 -o "$work/t"
+expect_error "cltrace: error: argument 'buffer:int:18446744073709551616': count '18446744073709551616' does not fit in 64 bits" \
+  "$CLTRACE" run "$work/smash.cl" --kernel smash --global 4 --local 4 --arg buffer:int:18446744073709551616 -o "$work/t"
+# Buffers: more bytes than 2^64, more than the host can allocate (under an address-space limit,
+# whatever the overcommit policy), junk after an initialiser, a directory for a file.
+vadd=(--global 1024 --local 64 --arg buffer:float:1024 --arg buffer:float:1024 --arg scalar:int:1024)
+expect_error "cltrace: error: argument 'buffer:float16:288230376151711744': 288230376151711744 elements of float16 (64 bytes each) are more than 2^64 bytes" \
+  "$CLTRACE" run "$KERNELS/vadd.cl" --arg buffer:float16:288230376151711744 "${vadd[@]}" -o "$work/t"
+expect_error "cltrace: error: argument 0 (float* a) 'buffer:float:1099511627776': cannot allocate 4398046511104 bytes of host memory" \
+  bash -c 'ulimit -v 33554432; exec "$@"' - "$CLTRACE" run "$KERNELS/vadd.cl" --arg buffer:float:1099511627776 "${vadd[@]}" -o "$work/t"
+expect_error "cltrace: error: argument 'buffer:float:1024:zeros:x': zeros takes no value, but ':x' follows it" \
+  "$CLTRACE" run "$KERNELS/vadd.cl" --arg buffer:float:1024:zeros:x "${vadd[@]}" -o "$work/t"
+expect_error "cltrace: error: argument 'buffer:float:1024:iota:5': iota takes no value, but ':5' follows it" \
+  "$CLTRACE" run "$KERNELS/vadd.cl" --arg buffer:float:1024:iota:5 "${vadd[@]}" -o "$work/t"
+expect_error "cltrace: error: argument 'buffer:float:1024:file:$work': '$work' is a directory, not a file" \
+  "$CLTRACE" run "$KERNELS/vadd.cl" --arg "buffer:float:1024:file:$work" "${vadd[@]}" -o "$work/t"
+# Outputs that would overwrite the launch's inputs: the kernel source (directly or through a
+# link), its launch manifest, a file: initialiser's file.
+mkdir "$work/own" && cp "$KERNELS/vadd.cl" "$KERNELS/vadd.json" "$work/own/" && ln -s vadd.cl "$work/own/link.cl"
+expect_error "cltrace: error: -o $work/own/vadd.cl is the kernel source $work/own/vadd.cl; writing it would destroy it" \
+  "$CLTRACE" run "$work/own/vadd.cl" -o "$work/own/vadd.cl"
+expect_error "cltrace: error: -o $work/own/link.cl is the kernel source $work/own/vadd.cl; writing it would destroy it" \
+  "$CLTRACE" run "$work/own/vadd.cl" -o "$work/own/link.cl"
+expect_error "cltrace: error: -o $work/own/../own/vadd.json is the launch manifest $work/own/vadd.json; writing it would destroy it" \
+  "$CLTRACE" run "$work/own/vadd.cl" -o "$work/own/../own/vadd.json"
+expect_error "cltrace: error: --keep-trace $work/own/vadd.cl is the kernel source $work/own/vadd.cl; writing it would destroy it" \
+  "$CLTRACE" predict "$work/own/vadd.cl" --runs 1 --keep-trace "$work/own/vadd.cl"
+head -c 4096 /dev/zero > "$work/own/a.bin"
+expect_error "cltrace: error: -o $work/own/a.bin is the initial contents file of argument 0 $work/own/a.bin; writing it would destroy it" \
+  "$CLTRACE" run "$work/own/vadd.cl" --arg "buffer:float:1024:file:$work/own/a.bin" "${vadd[@]}" -o "$work/own/a.bin"
+cmp -s "$KERNELS/vadd.cl" "$work/own/vadd.cl" && cmp -s "$KERNELS/vadd.json" "$work/own/vadd.json" &&
+  cmp -s /dev/zero "$work/own/a.bin" -n 4096 && [ "$(stat -c %s "$work/own/a.bin")" = 4096 ] || fail "an input was overwritten"
 echo "cli errors: all checks passed"

@@ -19,6 +19,14 @@ has "$work/aligned.cltrace" "alignment: 4096"
 has "$work/aligned.cltrace" "arg 1 out: base 0x1000 size 1024"
 has "$work/aligned.cltrace" "wi 1 group (0,0) local (1,0) store instr 1 addr 0x1040 size 4"
 expect_error "alignment must be a power of two" "$CLTRACE" run "$KERNELS/mt.cl" "${mt[@]}" --alignment 48 -o "$work/t"
+# Bases up to 2^63 fit; at 2^63 alignment the third buffer would wrap around to 0, over the first.
+vadd=(--global 1024 --local 64 --arg buffer:float:1024 --arg buffer:float:1024 --arg buffer:float:1024 --arg scalar:int:1024)
+"$CLTRACE" run "$KERNELS/vadd.cl" "${vadd[@]}" --alignment 0x4000000000000000 -o "$work/high.cltrace" > /dev/null
+has "$work/high.cltrace" "arg 2 c: base 0x8000000000000000 size 4096"
+expect_error "cltrace: error: buffer argument 2 (float* c, 4096 bytes) does not fit in the 64-bit virtual address space at alignment 9223372036854775808: its base would wrap around past 2^64" \
+  "$CLTRACE" run "$KERNELS/vadd.cl" "${vadd[@]}" --alignment 9223372036854775808 -o "$work/t"
+[ ! -e "$work/t" ] || fail "a trace was written for a layout past 2^64"
+expect_error "--alignment: '-256' is negative" "$CLTRACE" run "$KERNELS/vadd.cl" "${vadd[@]}" --alignment -256 -o "$work/t"
 
 # A __local argument by size: each group of 4 reverses its slice through local memory. Local
 # accesses are not recorded; the barrier is (instruction 1, local fence flag 0x01).

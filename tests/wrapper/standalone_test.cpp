@@ -1,6 +1,8 @@
 // The standalone runner on the bundled kernels: exact record counts and addresses for the
 // transpose and the 7-point stencil, outputs identical with and without tracing.
 #include <cmath>
+#include <fstream>
+#include <unistd.h>
 
 #include "cltrace/wrapper/standalone.h"
 #include "test_support.h"
@@ -193,6 +195,178 @@ TEST(Standalone, ArgumentErrorsNameTheArgument) {
   passes::KernelArg byValue{"p", "P", 0, false, 8};
   expectInvalid([&] { wrapper::checkArgs({wrapper::parseArgSpec("scalar:long:1")}, {byValue}); },
                 "argument 0 (P p): a struct passed by value (8 bytes): `cltrace run` cannot build one");
+}
+
+// The message of the std::invalid_argument `f` throws ("" when it throws none).
+template <typename F>
+std::string invalidMessage(F&& f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Standalone, UnsignedNumbersAreDecimalOrHexAndFit64Bits) {
+  EXPECT_EQ(wrapper::parseUnsigned("010"), 10u);  // not octal
+  EXPECT_EQ(wrapper::parseUnsigned("0x400"), 1024u);
+  EXPECT_EQ(wrapper::parseUnsigned("18446744073709551615"), UINT64_MAX);
+  EXPECT_EQ(invalidMessage([] { wrapper::parseUnsigned("18446744073709551616"); }),
+            "'18446744073709551616' does not fit in 64 bits");
+  EXPECT_EQ(invalidMessage([] { wrapper::parseUnsigned("0x10000000000000000"); }),
+            "'0x10000000000000000' does not fit in 64 bits");
+  EXPECT_EQ(invalidMessage([] { wrapper::parseUnsigned("-1"); }), "'-1' is negative");
+  for (const char* bad : {"", "+1", " 1", "1 ", "12a", "0x", "1.5", "1e3"})
+    EXPECT_EQ(invalidMessage([&] { wrapper::parseUnsigned(bad); }), std::string("'") + bad + "' is not a non-negative integer");
+}
+
+TEST(Standalone, BufferSpecsRefuseWhatWouldBeIgnoredOrOverflow) {
+  auto message = [](const std::string& spec) { return invalidMessage([&] { wrapper::parseArgSpec(spec); }); };
+  EXPECT_EQ(message("buffer:float:1024:zeros:x"), "argument 'buffer:float:1024:zeros:x': zeros takes no value, but ':x' follows it");
+  EXPECT_EQ(message("buffer:float:1024:iota:5"), "argument 'buffer:float:1024:iota:5': iota takes no value, but ':5' follows it");
+  EXPECT_EQ(message("buffer:float:1024:zeros:"), "argument 'buffer:float:1024:zeros:': zeros takes no value, but ':' follows it");
+  EXPECT_EQ(message("buffer:float:4:random:3:x"), "argument 'buffer:float:4:random:3:x': random takes one value (SEED), but ':x' follows it");
+  EXPECT_EQ(message("buffer:float:4:fill:1:2"), "argument 'buffer:float:4:fill:1:2': fill takes one value, but ':2' follows it");
+  EXPECT_EQ(message("buffer:float:4:fill"), "argument 'buffer:float:4:fill': expected buffer:TYPE:COUNT:fill:VALUE");
+  EXPECT_EQ(message("buffer:float:4:file"), "argument 'buffer:float:4:file': expected buffer:TYPE:COUNT:file:PATH");
+  EXPECT_EQ(message("buffer:float:18446744073709551616"),
+            "argument 'buffer:float:18446744073709551616': count '18446744073709551616' does not fit in 64 bits");
+  EXPECT_EQ(message("buffer:float:-4"), "argument 'buffer:float:-4': count '-4' is negative");
+  EXPECT_EQ(message("buffer:float16:288230376151711744"),  // 2^58 elements of 64 bytes: 2^64 bytes
+            "argument 'buffer:float16:288230376151711744': 288230376151711744 elements of float16 (64 bytes each) "
+            "are more than 2^64 bytes");
+  EXPECT_EQ(message("buffer:int:4:random:99999999999999999999"),
+            "argument 'buffer:int:4:random:99999999999999999999': seed '99999999999999999999' does not fit in 64 bits");
+  EXPECT_EQ(message("local:16:x"), "argument 'local:16:x': size '16:x' is not a non-negative integer");
+  EXPECT_EQ(message("scalar:double:1e999"), "argument 'scalar:double:1e999': value '1e999' does not fit in double");
+  // What stays accepted: one value each, a file path with ':' in it, decimal seeds and counts.
+  EXPECT_EQ(wrapper::parseArgSpec("buffer:float:4:file:/data/a:b.bin").value, "/data/a:b.bin");
+  EXPECT_EQ(wrapper::parseArgSpec("buffer:float:4:random:010").seed, 10u);
+  EXPECT_EQ(wrapper::parseArgSpec("buffer:float:010").count, 10u);
+  EXPECT_EQ(wrapper::parseArgSpec("buffer:float:4:fill:-2.5").value, "-2.5");
+  EXPECT_EQ(wrapper::parseArgSpec("buffer:float:4:random").seed, 1u);
+  EXPECT_EQ(wrapper::parseArgSpec("buffer:float16:288230376151711743").count, 288230376151711743u);
+}
+
+// vadd(a, b, c, n) on 64 work-items with the given first argument.
+wrapper::RunSpec vaddSpec(const std::string& first) {
+  return specOf("vadd.cl", "vadd", NDRange::fromSizes({64}, {64}),
+                {first, "buffer:float:64", "buffer:float:64", "scalar:int:64"});
+}
+
+TEST(Standalone, BufferContentsThatCannotBeMadeNameTheArgument) {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  EXPECT_EQ(invalidMessage([&] { wrapper::runStandalone(vaddSpec("buffer:float:64:file:" + dir), ""); }),
+            "argument 'buffer:float:64:file:" + dir + "': '" + dir + "' is a directory, not a file");
+  EXPECT_EQ(invalidMessage([] { wrapper::runStandalone(vaddSpec("buffer:float:64:file:/nonexistent/x.bin"), ""); }),
+            "argument 'buffer:float:64:file:/nonexistent/x.bin': cannot open '/nonexistent/x.bin': No such file or "
+            "directory");
+  // 2^63 bytes: more than any vector holds, whatever the host's overcommit policy.
+  EXPECT_EQ(invalidMessage([] { wrapper::runStandalone(vaddSpec("buffer:float:2305843009213693952"), ""); }),
+            "argument 0 (float* a) 'buffer:float:2305843009213693952': cannot allocate 9223372036854775808 bytes of "
+            "host memory");
+}
+
+TEST(Standalone, VirtualLayoutPastTwoTo64IsRefusedNotWrapped) {
+  wrapper::RunSpec spec = vaddSpec("buffer:float:64");
+  const std::string path = tempPath("layout");
+  wrapper::LaunchOptions options;
+  options.alignment = uint64_t{1} << 62;  // bases 0, 2^62, 2^63: the last buffer ends below 2^64
+  wrapper::runStandalone(spec, path, options);
+  const WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.header.buffers.size(), 3u);
+  EXPECT_EQ(t.header.buffers[1].virtualBase, uint64_t{1} << 62);
+  EXPECT_EQ(t.header.buffers[2].virtualBase, uint64_t{1} << 63);
+  std::filesystem::remove(path);
+  options.alignment = uint64_t{1} << 63;  // c would start at 2^64, that is at 0 over a
+  try {
+    wrapper::runStandalone(spec, path, options);
+    ADD_FAILURE() << "a layout past 2^64 was accepted";
+  } catch (const wrapper::TraceError& e) {
+    EXPECT_STREQ(e.what(), "buffer argument 2 (float* c, 256 bytes) does not fit in the 64-bit virtual address "
+                           "space at alignment 9223372036854775808: its base would wrap around past 2^64");
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+// A kernel source and its launch manifest in a scratch directory.
+class Manifest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("cltrace-manifest-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    spec.sourcePath = (dir_ / "k.cl").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Applies `json` as k.json with nothing given otherwise; the error message, "" for none.
+  std::string apply(const std::string& json, bool haveRange = false) {
+    std::ofstream((dir_ / "k.json").string()) << json;
+    spec = {};
+    spec.sourcePath = (dir_ / "k.cl").string();
+    const std::string e = invalidMessage([&] { wrapper::applyManifest(spec, false, haveRange, false, false); });
+    const std::string prefix = "launch manifest " + (dir_ / "k.json").string() + ": ";
+    return e.rfind(prefix, 0) == 0 ? e.substr(prefix.size()) : e.empty() ? e : "(no manifest prefix) " + e;
+  }
+
+  std::filesystem::path dir_;
+  wrapper::RunSpec spec;
+};
+
+TEST_F(Manifest, SizesAreNonNegativeIntegersThatFit) {
+  const std::string k = R"("kernel": "k", )";
+  EXPECT_EQ(apply("{" + k + R"("global": [1024.7], "local": [64]})"), R"("global"[0]: 1024.7 is not a non-negative integer)");
+  EXPECT_EQ(apply("{" + k + R"("global": [1024], "local": [64.9]})"), R"("local"[0]: 64.9 is not a non-negative integer)");
+  EXPECT_EQ(apply("{" + k + R"("global": [8, -1024], "local": [1, 1]})"), R"("global"[1]: -1024 is not a non-negative integer)");
+  EXPECT_EQ(apply("{" + k + R"("global": [1e30], "local": [64]})"), R"("global"[0]: 1e+30 does not fit in 64 bits)");
+  EXPECT_EQ(apply("{" + k + R"("global": ["64"], "local": [64]})"), R"("global"[0]: "64" is not a non-negative integer)");
+  EXPECT_EQ(apply("{" + k + R"("global": 64, "local": [64]})"), R"("global": must be an array of 1 to 3 sizes, not number)");
+  EXPECT_EQ(apply("{" + k + R"("global": [1, 1, 1, 1], "local": [1]})"), R"("global": must be an array of 1 to 3 sizes, not 4 sizes)");
+  EXPECT_EQ(apply("{" + k + R"("global": [64], "local": [64, 1]})"), R"("local" has 2 sizes, "global" 1: they need as many)");
+  EXPECT_EQ(apply("{" + k + R"("global": [64]})"), R"("global" needs "local" (work-group sizes are not guessed))");
+  EXPECT_EQ(apply("{" + k + R"("local": [64]})"), R"("local" needs "global")");
+  EXPECT_EQ(apply(R"({"kernel": "k"})"), R"(no "global" and "local", and no NDRange was given)");
+  EXPECT_EQ(apply(R"({"kernel": "k"})", true), "");  // the caller has an NDRange
+  EXPECT_EQ(apply("{" + k + R"("global": [18446744073709551615], "local": [1]})"), "");
+  EXPECT_EQ(spec.range.global[0], UINT64_MAX);
+}
+
+TEST_F(Manifest, OffsetIsTheGlobalOffset) {
+  EXPECT_EQ(apply(R"({"kernel": "k", "global": [64, 8], "local": [16, 8], "offset": [32, 1]})"), "");
+  EXPECT_EQ(spec.range.dims, 2u);
+  EXPECT_EQ(spec.range.offset[0], 32u);
+  EXPECT_EQ(spec.range.offset[1], 1u);
+  EXPECT_EQ(apply(R"({"kernel": "k", "global": [64], "local": [16], "offset": [1, 2]})"),
+            R"("offset" has 2 sizes, "global" 1: they need as many)");
+  EXPECT_EQ(apply(R"({"kernel": "k", "global": [64], "local": [16], "offset": [0.5]})"),
+            R"("offset"[0]: 0.5 is not a non-negative integer)");
+}
+
+TEST_F(Manifest, EveryKeyKnownOnceAndOfItsType) {
+  const std::string range = R"("global": [64], "local": [64])";
+  EXPECT_EQ(apply(R"({"kernel": "k", "globl": [64], )" + range + "}"),
+            R"(unknown key "globl" (the keys are kernel, global, local, offset, args, build_options))");
+  EXPECT_EQ(apply(R"({"kernel": "k", "kernel": "j", )" + range + "}"), R"(key "kernel" appears twice)");
+  EXPECT_EQ(apply(R"({"kernel": 5, )" + range + "}"), R"("kernel": must be a string, not number)");
+  EXPECT_EQ(apply("{" + range + "}"), R"(no "kernel", and no kernel name was given)");
+  EXPECT_EQ(apply(R"({"kernel": "k", "args": ["buffer:int:4", 1], )" + range + "}"), R"("args"[1]: must be a string, not number)");
+  EXPECT_EQ(apply(R"({"kernel": "k", "args": "buffer:int:4", )" + range + "}"), R"("args": must be an array of strings, not string)");
+  EXPECT_EQ(apply(R"({"kernel": "k", "args": ["buffer:int:4:zeros:1"], )" + range + "}"),
+            R"("args"[0]: argument 'buffer:int:4:zeros:1': zeros takes no value, but ':1' follows it)");
+  EXPECT_EQ(apply(R"({"kernel": "k", "build_options": "-DX", )" + range + "}"),
+            R"("build_options": must be an array of strings, not string)");
+  EXPECT_EQ(apply("[1]"), "must be a JSON object, not array");
+  EXPECT_EQ(apply(R"({"kernel": "k",)"),
+            "parse error at line 1, column 16: syntax error while parsing object key - unexpected end of input; "
+            "expected string literal");
+  // A key the caller overrides is still checked: the manifest is wrong either way.
+  std::ofstream((dir_ / "k.json").string()) << R"({"kernel": "k", "global": [1.5], "local": [1]})";
+  EXPECT_NE(invalidMessage([&] { wrapper::applyManifest(spec, true, true, true, true); }), "");
+  EXPECT_EQ(apply(R"({"kernel": "k", "args": ["buffer:int:4:file:in:1.bin"], "build_options": ["-DN=4"], )" + range + "}"), "");
+  EXPECT_EQ(spec.kernel, "k");
+  EXPECT_EQ(spec.args.at(0).value, (dir_ / "in:1.bin").string());
+  EXPECT_EQ(spec.buildOptions, std::vector<std::string>{"-DN=4"});
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ static cltrace::cli::CommandRegistration reg("dump", [](CLI::App& app) {
   auto path = std::make_shared<std::string>();
   auto limit = std::make_shared<uint64_t>(UINT64_MAX);
   sub->add_option("file", *path, "trace file")->required();
-  sub->add_option("--limit", *limit, "print at most N records")->check(cltrace::cli::notNegative());
+  sub->add_option("--limit", *limit, "print at most N records")->transform(cltrace::cli::unsignedInteger());
   sub->callback([path, limit] {
     cltrace::TraceReader reader(*path);
     cltrace::dumpTrace(reader, stdout, *limit);

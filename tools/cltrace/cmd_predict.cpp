@@ -54,6 +54,7 @@ cachesim::Config configOf(const PredictFlags& f) {
 void run(const PredictFlags& f) {
   cachesim::Config config = configOf(f);  // configuration errors before any work
   wrapper::RunSpec spec = cli::runSpecOf(f.launch);
+  if (!f.keepTrace.empty()) cli::requireNotLaunchInput(spec, f.keepTrace, "--keep-trace");
   std::string tracePath = f.keepTrace;
   if (tracePath.empty())
     tracePath = (fs::temp_directory_path() / ("cltrace-predict-" + std::to_string(::getpid()) + ".cltrace")).string();

@@ -15,6 +15,7 @@ struct RunFlags {
 
 void run(const RunFlags& f) {
   wrapper::RunSpec spec = cli::runSpecOf(f.launch);
+  cli::requireNotLaunchInput(spec, f.out, "-o");
   wrapper::RunOutput out = cli::traceLaunch(f.launch, spec, f.out);
   const TraceHeader& h = out.launch.header;
   fmt::print("traced {} on {}: {} work-items, {} records -> {}\n", h.kernelName, h.device,

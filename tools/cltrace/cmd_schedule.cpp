@@ -77,7 +77,7 @@ const CommandRegistration registration("schedule", [](CLI::App& app) {
                   "Warp order on an SM: loose-round-robin, greedy-then-oldest, two-level")
       ->capture_default_str();
   cmd->add_option("--warp-size", o->warpSize, "Threads per warp")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Seed of the random policy")->capture_default_str()->check(notNegative());
+  cmd->add_option("--seed", o->seed, "Seed of the random policy")->capture_default_str()->transform(unsignedInteger());
   cmd->add_option("--sms", o->sms, "Number of SMs (GTX480: 15, GTX470: 14)")->capture_default_str();
   cmd->add_option("--max-workgroups-per-sm", o->maxWorkgroupsPerSm, "Resident workgroups per SM")
       ->capture_default_str();

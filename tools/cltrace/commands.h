@@ -30,12 +30,11 @@ struct CommandRegistration {
   CommandRegistration(const std::string& name, CommandSetup setup);
 };
 
-// CLI11 check for unsigned options: CLI11 would wrap a negative number into a huge one.
-inline CLI::Validator notNegative() {
-  return CLI::Validator(
-      [](std::string& v) { return v.find('-') == std::string::npos ? std::string() : "'" + v + "' is negative"; },
-      "UINT");
-}
+// CLI11 transform for unsigned options (->transform, as it rewrites the value). CLI11 itself
+// would wrap a negative number into a huge one, clamp one past 2^64 to 2^64 - 1 and read a
+// leading zero as octal: the value is rewritten in decimal as wrapper::parseUnsigned reads it,
+// and refused, with the reason, where it is no such number.
+CLI::Validator unsignedInteger();
 
 // CLI11 check for options whose empty value would otherwise read as "not given".
 inline CLI::Validator nonEmpty() {
@@ -44,11 +43,11 @@ inline CLI::Validator nonEmpty() {
 }
 
 // UserError when `output` (given with `option`) is the file `input` names, through links too:
-// writing it would destroy the input while it is read.
+// writing it would destroy `input` (described as `what`, e.g. "the input trace") while it is read.
+void requireNotInput(const std::string& input, const std::string& what, const std::string& output,
+                     const std::string& option);
 inline void requireNotInput(const std::string& input, const std::string& output, const std::string& option) {
-  std::error_code ec;
-  if (std::filesystem::exists(output, ec) && std::filesystem::equivalent(input, output, ec) && !ec)
-    throw UserError(option + " " + output + " is the input trace " + input + "; writing it would destroy it");
+  requireNotInput(input, "the input trace", output, option);
 }
 
 }  // namespace cltrace::cli

@@ -9,9 +9,9 @@ namespace cltrace::cli {
 void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
   sub.add_option("source", f.source, "OpenCL C source file")->required();
   sub.add_option("-k,--kernel", f.kernel, "kernel name (default: from the launch manifest)");
-  sub.add_option("--global", f.global, "global size X[,Y[,Z]]")->delimiter(',')->check(notNegative());
-  sub.add_option("--local", f.local, "local size X[,Y[,Z]]")->delimiter(',')->check(notNegative());
-  sub.add_option("--offset", f.offset, "global offset X[,Y[,Z]]")->delimiter(',')->check(notNegative());
+  sub.add_option("--global", f.global, "global size X[,Y[,Z]]")->delimiter(',')->transform(unsignedInteger());
+  sub.add_option("--local", f.local, "local size X[,Y[,Z]]")->delimiter(',')->transform(unsignedInteger());
+  sub.add_option("--offset", f.offset, "global offset X[,Y[,Z]]")->delimiter(',')->transform(unsignedInteger());
   sub.add_option("-a,--arg", f.args,
                  "kernel argument, in order: buffer:TYPE:COUNT[:zeros|iota|random[:SEED]|fill:V|file:PATH], "
                  "scalar:TYPE:VALUE, local:BYTES");
@@ -19,7 +19,8 @@ void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
   sub.add_option("-I", f.includes, "include directory");
   sub.add_option("--build-options", f.buildOptions, "further clBuildProgram-style options");
   sub.add_option("--alignment", f.alignment, "alignment of buffers in the virtual address layout")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(unsignedInteger());
   sub.add_flag("--compress,!--no-compress", f.compress, "zstd-compress the trace body (the default; --no-compress writes it plain)");
   sub.add_option("--trace-buffer-mib", f.traceBufferMiB,
                  "most MiB of packed device records held at once; a launch that makes more is traced in "
@@ -81,6 +82,15 @@ wrapper::RunOutput traceLaunch(const LaunchFlags& f, const wrapper::RunSpec& spe
   }
   for (const auto& w : out.launch.warnings) fmt::print(stderr, "cltrace: warning: {}\n", w);
   return out;
+}
+
+void requireNotLaunchInput(const wrapper::RunSpec& spec, const std::string& output, const std::string& option) {
+  requireNotInput(spec.sourcePath, "the kernel source", output, option);
+  const std::string manifest = wrapper::manifestPath(spec.sourcePath).string();
+  requireNotInput(manifest, "the launch manifest", output, option);
+  for (size_t i = 0; i < spec.args.size(); ++i)
+    if (spec.args[i].kind == wrapper::ArgSpec::Kind::Buffer && spec.args[i].init == "file")
+      requireNotInput(spec.args[i].value, "the initial contents file of argument " + std::to_string(i), output, option);
 }
 
 void requireAccessesInsideBuffers(const wrapper::RunOutput& out) {

@@ -33,6 +33,9 @@ wrapper::LaunchOptions launchOptionsOf(const LaunchFlags& f);
 // Runs `spec` traced into `tracePath` (wrapper::runStandalone), turning bad input into
 // UserError and printing the launch's warnings on stderr.
 wrapper::RunOutput traceLaunch(const LaunchFlags& f, const wrapper::RunSpec& spec, const std::string& tracePath);
+// UserError when `output` (given with `option`) is one of the launch's input files: the kernel
+// source, its launch manifest or a file: initialiser's file.
+void requireNotLaunchInput(const wrapper::RunSpec& spec, const std::string& output, const std::string& option);
 // UserError when accesses fell outside every buffer (a buffer smaller than the kernel reads).
 void requireAccessesInsideBuffers(const wrapper::RunOutput& out);
 

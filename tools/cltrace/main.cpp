@@ -10,6 +10,7 @@
 #include <new>
 #include <string>
 
+#include "cltrace/wrapper/standalone.h"
 #include "commands.h"
 
 namespace cltrace::cli {
@@ -21,6 +22,26 @@ static std::map<std::string, CommandSetup>& registry() {
 
 CommandRegistration::CommandRegistration(const std::string& name, CommandSetup setup) {
   registry().emplace(name, std::move(setup));
+}
+
+CLI::Validator unsignedInteger() {
+  return CLI::Validator(
+      [](std::string& v) {
+        try {
+          v = std::to_string(wrapper::parseUnsigned(v));
+          return std::string();
+        } catch (const std::invalid_argument& e) {
+          return std::string(e.what());
+        }
+      },
+      "UINT");
+}
+
+void requireNotInput(const std::string& input, const std::string& what, const std::string& output,
+                     const std::string& option) {
+  std::error_code ec;
+  if (std::filesystem::exists(output, ec) && std::filesystem::equivalent(input, output, ec) && !ec)
+    throw UserError(option + " " + output + " is " + what + " " + input + "; writing it would destroy it");
 }
 
 namespace {

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -33,13 +35,9 @@ std::vector<std::string> splitColon(const std::string& s, size_t maxParts) {
 
 uint64_t parseCount(const std::string& s, const std::string& what, const std::string& spec) {
   try {
-    size_t used = 0;
-    long long v = std::stoll(s, &used, 0);
-    if (used != s.size() || v < 0) throw std::invalid_argument("");
-    return static_cast<uint64_t>(v);
-  } catch (const std::exception&) {
-    throw std::invalid_argument("argument '" + spec + "': " + what + " '" + s +
-                                "' is not a non-negative integer");
+    return parseUnsigned(s);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("argument '" + spec + "': " + what + " " + e.what());
   }
 }
 
@@ -100,6 +98,7 @@ void storeText(const ScalarType& t, const std::string& text, const std::string& 
     errno = 0;
     double v = std::strtod(text.c_str(), &end);
     if (*end != '\0') throw bad("is not a number");
+    if (errno == ERANGE && std::isinf(v)) throw bad("does not fit in " + t.base);  // strtod's overflow
     const double narrowed = t.base == "float"  ? static_cast<double>(static_cast<float>(v))
                             : t.base == "half" ? static_cast<double>(static_cast<_Float16>(v))
                                                : v;
@@ -159,19 +158,40 @@ std::vector<uint8_t> scalarBytes(const std::string& type, const std::string& tex
   return bytes;
 }
 
-std::vector<uint8_t> initialContents(const ArgSpec& a) {
+// Zeroed host memory for a buffer's initial contents. A size the host cannot allocate is the
+// argument's fault and says so, rather than a bare std::bad_alloc.
+std::vector<uint8_t> zeroedBytes(uint64_t bytes, const std::string& where) {
+  try {
+    return std::vector<uint8_t>(bytes, 0);
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {  // over the vector's max_size
+  }
+  throw std::invalid_argument(where + "cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+}
+
+// Fills `data` from the file of a file: initialiser; the file must hold at least as many bytes.
+void readInitialFile(const ArgSpec& a, std::vector<uint8_t>& data) {
+  auto refuse = [&](const std::string& why) { return std::invalid_argument("argument '" + a.text + "': " + why); };
+  std::error_code ec;
+  if (std::filesystem::is_directory(a.value, ec)) throw refuse("'" + a.value + "' is a directory, not a file");
+  errno = 0;
+  std::ifstream in(a.value, std::ios::binary);
+  if (!in) throw refuse("cannot open '" + a.value + "'" + (errno ? std::string(": ") + std::strerror(errno) : ""));
+  in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  if (in.bad()) throw refuse("cannot read '" + a.value + "'");
+  if (static_cast<uint64_t>(in.gcount()) != data.size())
+    throw refuse("file '" + a.value + "' holds fewer than " + std::to_string(data.size()) + " bytes");
+}
+
+// `where` names the argument in errors.
+std::vector<uint8_t> initialContents(const ArgSpec& a, const std::string& where) {
   uint64_t lanes = 1;
   ScalarType t = baseType(a.type, &lanes);
   uint64_t elements = a.count * lanes;
-  std::vector<uint8_t> data(elements * t.size, 0);
+  std::vector<uint8_t> data = zeroedBytes(elements * t.size, where);
   if (a.init == "zeros") return data;
   if (a.init == "file") {
-    std::ifstream in(a.value, std::ios::binary);
-    if (!in) throw std::invalid_argument("argument '" + a.text + "': cannot open '" + a.value + "'");
-    in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size()));
-    if (static_cast<uint64_t>(in.gcount()) != data.size())
-      throw std::invalid_argument("argument '" + a.text + "': file '" + a.value + "' holds fewer than " +
-                                  std::to_string(data.size()) + " bytes");
+    readInitialFile(a, data);
     return data;
   }
   std::mt19937_64 rng(a.seed);
@@ -190,6 +210,18 @@ std::vector<uint8_t> initialContents(const ArgSpec& a) {
 }
 
 }  // namespace
+
+uint64_t parseUnsigned(const std::string& text) {
+  if (!text.empty() && text[0] == '-') throw std::invalid_argument("'" + text + "' is negative");
+  const bool hex = text.size() > 2 && (text.compare(0, 2, "0x") == 0 || text.compare(0, 2, "0X") == 0);
+  const std::string digits = hex ? text.substr(2) : text;
+  if (digits.empty() || digits.find_first_not_of(hex ? "0123456789abcdefABCDEF" : "0123456789") != std::string::npos)
+    throw std::invalid_argument("'" + text + "' is not a non-negative integer");
+  errno = 0;
+  const uint64_t v = std::strtoull(digits.c_str(), nullptr, hex ? 16 : 10);
+  if (errno == ERANGE) throw std::invalid_argument("'" + text + "' does not fit in 64 bits");
+  return v;
+}
 
 std::string readKernelSource(const std::string& path) {
   if (std::filesystem::is_directory(path)) throw std::invalid_argument("kernel source '" + path + "' is a directory");
@@ -218,49 +250,75 @@ uint64_t typeSize(const std::string& type) {
   return baseType(type, &lanes).size * lanes;
 }
 
+namespace {
+
+// A buffer's initialiser, the text after buffer:TYPE:COUNT:, into `a`. zeros and iota take no
+// value, random an optional seed, fill and file one value (a file path may itself hold ':').
+void parseInitialiser(const std::string& text, ArgSpec& a) {
+  const size_t colon = text.find(':');
+  a.init = text.substr(0, colon);
+  const bool hasValue = colon != std::string::npos;
+  const std::string value = hasValue ? text.substr(colon + 1) : std::string();
+  auto refuse = [&](const std::string& why) { return std::invalid_argument("argument '" + a.text + "': " + why); };
+  // Only the first value is the initialiser's: a second would be silently dropped.
+  auto oneValue = [&](const std::string& takes) {
+    const size_t more = value.find(':');
+    if (more != std::string::npos)
+      throw refuse(a.init + " takes " + takes + ", but '" + value.substr(more) + "' follows it");
+  };
+  if (a.init == "zeros" || a.init == "iota") {
+    if (hasValue) throw refuse(a.init + " takes no value, but ':" + value + "' follows it");
+  } else if (a.init == "random") {
+    oneValue("one value (SEED)");
+    if (hasValue) a.seed = parseCount(value, "seed", a.text);
+  } else if (a.init == "fill") {
+    if (!hasValue) throw refuse("expected buffer:TYPE:COUNT:fill:VALUE");
+    oneValue("one value");
+    a.value = value;
+    uint64_t lanes = 1;
+    const ScalarType t = baseType(a.type, &lanes);
+    std::vector<uint8_t> one(t.size);
+    storeText(t, a.value, a.text, one.data());  // validates the value now
+  } else if (a.init == "file") {
+    if (!hasValue) throw refuse("expected buffer:TYPE:COUNT:file:PATH");
+    a.value = value;
+  } else {
+    throw refuse("unknown initialiser '" + a.init + "' (zeros, iota, random[:SEED], fill:VALUE, file:PATH)");
+  }
+}
+
+}  // namespace
+
 ArgSpec parseArgSpec(const std::string& text) {
   ArgSpec a;
   a.text = text;
-  std::vector<std::string> p = splitColon(text, 5);
-  const std::string& kind = p[0];
-  auto need = [&](size_t n, const char* form) {
-    if (p.size() < n)
-      throw std::invalid_argument("argument '" + text + "': expected " + form);
+  const std::string kind = text.substr(0, text.find(':'));
+  std::vector<std::string> p;
+  auto split = [&](size_t maxParts, size_t needed, const char* form) {
+    p = splitColon(text, maxParts);
+    if (p.size() < needed) throw std::invalid_argument("argument '" + text + "': expected " + form);
   };
   if (kind == "buffer") {
-    need(3, "buffer:TYPE:COUNT[:INIT]");
+    split(4, 3, "buffer:TYPE:COUNT[:INIT]");  // the initialiser keeps its ':'s
     a.kind = ArgSpec::Kind::Buffer;
     a.type = p[1];
-    typeSize(a.type);
+    const uint64_t elementBytes = typeSize(a.type);
     a.count = parseCount(p[2], "count", text);
     if (a.count == 0) throw std::invalid_argument("argument '" + text + "': a buffer needs at least one element");
-    if (p.size() > 3) {
-      a.init = p[3];
-      if (a.init == "random") {
-        if (p.size() > 4) a.seed = parseCount(p[4], "seed", text);
-      } else if (a.init == "fill" || a.init == "file") {
-        need(5, a.init == "fill" ? "buffer:TYPE:COUNT:fill:VALUE" : "buffer:TYPE:COUNT:file:PATH");
-        a.value = p[4];
-        if (a.init == "fill") {  // validates the value now
-          uint64_t lanes = 1;
-          const ScalarType t = baseType(a.type, &lanes);
-          std::vector<uint8_t> one(t.size);
-          storeText(t, a.value, text, one.data());
-        }
-      } else if (a.init != "zeros" && a.init != "iota") {
-        throw std::invalid_argument("argument '" + text + "': unknown initialiser '" + a.init +
-                                    "' (zeros, iota, random[:SEED], fill:VALUE, file:PATH)");
-      }
-    }
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(a.count, elementBytes, &bytes))
+      throw std::invalid_argument("argument '" + text + "': " + std::to_string(a.count) + " elements of " + a.type +
+                                  " (" + std::to_string(elementBytes) + " bytes each) are more than 2^64 bytes");
+    if (p.size() > 3) parseInitialiser(p[3], a);
   } else if (kind == "scalar") {
-    need(3, "scalar:TYPE:VALUE");
+    split(3, 3, "scalar:TYPE:VALUE");
     a.kind = ArgSpec::Kind::Scalar;
     a.type = p[1];
     typeSize(a.type);
-    a.value = p.size() > 3 ? p[2] + ":" + p[3] : p[2];
+    a.value = p[2];
     scalarBytes(a.type, a.value, text);  // validates the value(s) now
   } else if (kind == "local") {
-    need(2, "local:BYTES");
+    split(2, 2, "local:BYTES");
     a.kind = ArgSpec::Kind::Local;
     a.bytes = parseCount(p[1], "size", text);
     if (a.bytes == 0) throw std::invalid_argument("argument '" + text + "': local size must be > 0");
@@ -307,35 +365,132 @@ void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::Kern
   }
 }
 
+std::filesystem::path manifestPath(const std::string& sourcePath) {
+  return std::filesystem::path(sourcePath).replace_extension(".json");
+}
+
+namespace {
+
+// The keys a launch manifest may hold: a misspelt one would otherwise be ignored unseen.
+constexpr const char* kManifestKeys[] = {"kernel", "global", "local", "offset", "args", "build_options"};
+
+// The manifest's top-level object, its keys checked: each known, none twice.
+nlohmann::json readManifest(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("cannot open it");
+  std::set<std::string> seen;
+  auto once = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (depth == 1 && event == nlohmann::json::parse_event_t::key && !seen.insert(parsed.get<std::string>()).second)
+      throw std::invalid_argument("key \"" + parsed.get<std::string>() + "\" appears twice");
+    return true;
+  };
+  nlohmann::json j = nlohmann::json::parse(in, once);
+  if (!j.is_object()) throw std::invalid_argument(std::string("must be a JSON object, not ") + j.type_name());
+  for (const auto& item : j.items()) {
+    if (std::find(std::begin(kManifestKeys), std::end(kManifestKeys), item.key()) == std::end(kManifestKeys))
+      throw std::invalid_argument("unknown key \"" + item.key() +
+                                  "\" (the keys are kernel, global, local, offset, args, build_options)");
+  }
+  return j;
+}
+
+std::string manifestString(const nlohmann::json& v, const std::string& where) {
+  if (!v.is_string()) throw std::invalid_argument(where + ": must be a string, not " + v.type_name());
+  return v.get<std::string>();
+}
+
+std::vector<std::string> manifestStrings(const nlohmann::json& j, const std::string& key) {
+  const nlohmann::json& v = j.at(key);
+  if (!v.is_array()) throw std::invalid_argument("\"" + key + "\": must be an array of strings, not " + v.type_name());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v.size(); ++i)
+    out.push_back(manifestString(v[i], "\"" + key + "\"[" + std::to_string(i) + "]"));
+  return out;
+}
+
+// 1 to 3 sizes, each a JSON integer in [0, 2^64): not 64.9 (which get<> would truncate) nor -1.
+std::vector<uint64_t> manifestSizes(const nlohmann::json& j, const std::string& key) {
+  const nlohmann::json& v = j.at(key);
+  if (!v.is_array() || v.empty() || v.size() > 3)
+    throw std::invalid_argument("\"" + key + "\": must be an array of 1 to 3 sizes, not " +
+                                (v.is_array() ? std::to_string(v.size()) + " sizes" : v.type_name()));
+  std::vector<uint64_t> sizes;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string where = "\"" + key + "\"[" + std::to_string(i) + "]: " + v[i].dump();
+    if (v[i].is_number_unsigned()) sizes.push_back(v[i].get<uint64_t>());
+    else if (v[i].is_number_float() && v[i].get<double>() >= 0x1p64) throw std::invalid_argument(where + " does not fit in 64 bits");
+    else throw std::invalid_argument(where + " is not a non-negative integer");
+  }
+  return sizes;
+}
+
+// The manifest's NDRange: global and local (and offset, when given) with the same number of sizes.
+NDRange manifestRange(const nlohmann::json& j) {
+  if (!j.contains("global")) {
+    for (const char* key : {"local", "offset"})
+      if (j.contains(key)) throw std::invalid_argument(std::string("\"") + key + "\" needs \"global\"");
+    throw std::invalid_argument("no \"global\" and \"local\", and no NDRange was given");
+  }
+  const std::vector<uint64_t> global = manifestSizes(j, "global");
+  if (!j.contains("local")) throw std::invalid_argument("\"global\" needs \"local\" (work-group sizes are not guessed)");
+  const std::vector<uint64_t> local = manifestSizes(j, "local");
+  std::vector<uint64_t> offset;
+  if (j.contains("offset")) offset = manifestSizes(j, "offset");
+  auto sameCount = [&](const char* key, const std::vector<uint64_t>& sizes) {
+    if (!sizes.empty() && sizes.size() != global.size())
+      throw std::invalid_argument(std::string("\"") + key + "\" has " + std::to_string(sizes.size()) +
+                                  " sizes, \"global\" " + std::to_string(global.size()) + ": they need as many");
+  };
+  sameCount("local", local);
+  sameCount("offset", offset);
+  return NDRange::fromSizes(global, local, offset);
+}
+
+// The manifest's arguments; a file: initialiser names a file next to the manifest, wherever
+// cltrace runs.
+std::vector<ArgSpec> manifestArgs(const nlohmann::json& j, const std::filesystem::path& path) {
+  std::vector<ArgSpec> args;
+  const std::vector<std::string> texts = manifestStrings(j, "args");
+  for (size_t i = 0; i < texts.size(); ++i) {
+    try {
+      args.push_back(parseArgSpec(texts[i]));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("\"args\"[" + std::to_string(i) + "]: " + e.what());
+    }
+    ArgSpec& a = args.back();
+    if (a.init == "file" && std::filesystem::path(a.value).is_relative())
+      a.value = (path.parent_path() / a.value).string();
+  }
+  return args;
+}
+
+}  // namespace
+
 bool applyManifest(RunSpec& spec, bool haveKernel, bool haveRange, bool haveArgs, bool haveOptions) {
-  std::filesystem::path manifest = std::filesystem::path(spec.sourcePath).replace_extension(".json");
-  if (!std::filesystem::exists(manifest)) return false;
-  nlohmann::json j;
+  const std::filesystem::path path = manifestPath(spec.sourcePath);
+  if (!std::filesystem::exists(path)) return false;
   try {
-    std::ifstream in(manifest);
-    j = nlohmann::json::parse(in);
-    if (!haveKernel) spec.kernel = j.at("kernel").get<std::string>();
-    if (!haveOptions && j.contains("build_options"))
-      spec.buildOptions = j["build_options"].get<std::vector<std::string>>();
-    if (!haveRange) {
-      auto g = j.at("global").get<std::vector<uint64_t>>();
-      auto l = j.at("local").get<std::vector<uint64_t>>();
-      if (g.empty() || g.size() > 3 || g.size() != l.size())
-        throw std::invalid_argument("global and local need 1 to 3 sizes each, the same number");
-      spec.range = NDRange::fromSizes(g, l);
-    }
-    if (!haveArgs) {
-      spec.args.clear();
-      for (const auto& a : j.at("args")) {
-        ArgSpec arg = parseArgSpec(a.get<std::string>());
-        // A manifest's file: initialisers name files next to the manifest, wherever cltrace runs.
-        if (arg.init == "file" && std::filesystem::path(arg.value).is_relative())
-          arg.value = (manifest.parent_path() / arg.value).string();
-        spec.args.push_back(std::move(arg));
-      }
-    }
+    // Every key is checked, also those the caller's own values override.
+    const nlohmann::json j = readManifest(path);
+    std::string kernel;
+    if (j.contains("kernel")) kernel = manifestString(j["kernel"], "\"kernel\"");
+    else if (!haveKernel) throw std::invalid_argument("no \"kernel\", and no kernel name was given");
+    std::vector<std::string> options;
+    if (j.contains("build_options")) options = manifestStrings(j, "build_options");
+    NDRange range;
+    if (j.contains("global") || j.contains("local") || j.contains("offset") || !haveRange) range = manifestRange(j);
+    std::vector<ArgSpec> args;
+    if (j.contains("args")) args = manifestArgs(j, path);
+    if (!haveKernel) spec.kernel = kernel;
+    if (!haveOptions && j.contains("build_options")) spec.buildOptions = options;
+    if (!haveRange) spec.range = range;
+    if (!haveArgs) spec.args = args;
   } catch (const std::exception& e) {
-    throw std::invalid_argument("launch manifest " + manifest.string() + ": " + e.what());
+    std::string what = e.what();
+    // nlohmann's syntax errors start with "[json.exception.parse_error.101] ": the rest says it.
+    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos)
+      what = what.substr(what.find("] ") + 2);
+    throw std::invalid_argument("launch manifest " + path.string() + ": " + what);
   }
   return true;
 }
@@ -371,12 +526,15 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
       for (cl_mem m : b) clReleaseMemObject(m);
     }
   } release{buffers};
-  for (const ArgSpec& a : spec.args) {
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    const ArgSpec& a = spec.args[i];
     if (a.kind == ArgSpec::Kind::Buffer) {
-      std::vector<uint8_t> data = initialContents(a);
+      const std::string where = "argument " + std::to_string(i) + " (" + params[i].type + " " + params[i].name +
+                                ") '" + a.text + "': ";
+      std::vector<uint8_t> data = initialContents(a, where);
       cl_mem m = clCreateBuffer(cl.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, data.size(),
                                 data.data(), &err);
-      check(err, "clCreateBuffer");
+      check(err, (where + "clCreateBuffer").c_str());
       buffers.push_back(m);
       initial.push_back(std::move(data));
       bindings.push_back(ArgBinding::ofBuffer(m));

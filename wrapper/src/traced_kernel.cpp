@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -110,7 +111,13 @@ std::vector<TraceSlice> sliceLayers(const uint64_t* countSlots, uint64_t layers,
 
 namespace {
 
-uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+// `v` rounded up to a multiple of `a` into `out`; false (and `out` unset) where that passes 2^64.
+bool alignUp(uint64_t v, uint64_t a, uint64_t* out) {
+  uint64_t sum = 0;
+  if (__builtin_add_overflow(v, a - 1, &sum)) return false;
+  *out = sum / a * a;
+  return true;
+}
 
 // Uninitialised, 2 MiB-aligned host memory. No MADV_HUGEPAGE: where huge pages must first be
 // compacted (THP defrag "madvise", the Debian default), faulting in 538 MB took 0.16-1.0 s
@@ -118,9 +125,10 @@ uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 // between launches is faulted in only once either way.
 class HostArray {
  public:
-  explicit HostArray(uint64_t bytes) : bytes_(alignUp(std::max<uint64_t>(bytes, 1), kAlignment)) {
-    data_ = std::aligned_alloc(kAlignment, bytes_);
-    if (!data_) throw TraceError("cannot allocate " + std::to_string(bytes_) + " bytes of host memory");
+  explicit HostArray(uint64_t bytes) {
+    // A size within 2 MiB of 2^64 has no aligned size: refused like any other too large.
+    if (alignUp(std::max<uint64_t>(bytes, 1), kAlignment, &bytes_)) data_ = std::aligned_alloc(kAlignment, bytes_);
+    if (!data_) throw TraceError("cannot allocate " + std::to_string(bytes_ ? bytes_ : bytes) + " bytes of host memory");
   }
   ~HostArray() { std::free(data_); }
   HostArray(const HostArray&) = delete;
@@ -130,8 +138,8 @@ class HostArray {
 
  private:
   static constexpr uint64_t kAlignment = 2u << 20;
-  size_t bytes_;
-  void* data_;
+  size_t bytes_ = 0;
+  void* data_ = nullptr;
 };
 
 // A buffer mapped for the host until the end of the scope (the unmap is enqueued then).
@@ -392,8 +400,35 @@ TraceError didNotRun(const char* run, uint64_t n, uint64_t items, uint64_t first
                     "Nothing was traced and the buffers are as before the launch");
 }
 
-// Device addresses -> the trace's virtual layout: buffers in argument order, each at the next
-// multiple of the alignment. Addresses outside every buffer are counted per instruction.
+// Each argument's base in the trace's virtual layout (0 for non-buffers): buffers in argument
+// order, each at the next multiple of the alignment after the one before; an argument repeating
+// a buffer shares its base. Throws TraceError where a buffer would not end below 2^64: its base
+// would wrap around onto the buffers before it.
+std::vector<uint64_t> virtualBases(const std::vector<ArgBinding>& args, const std::vector<passes::KernelArg>& params,
+                                   const std::map<cl_mem, uint64_t>& sizes, uint64_t alignment) {
+  std::vector<uint64_t> bases(args.size(), 0);
+  std::map<cl_mem, uint64_t> placed;
+  uint64_t next = 0;  // the first byte after the buffers placed so far
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind != ArgBinding::Kind::Buffer) continue;
+    auto [it, fresh] = placed.emplace(args[i].buffer, 0);
+    if (fresh) {
+      const uint64_t size = sizes.at(args[i].buffer);
+      uint64_t base = 0, end = 0;
+      if (!alignUp(next, alignment, &base) || __builtin_add_overflow(base, size, &end))
+        throw TraceError("buffer argument " + std::to_string(i) + " (" + params[i].type + " " + params[i].name +
+                         ", " + std::to_string(size) + " bytes) does not fit in the 64-bit virtual address space at "
+                         "alignment " + std::to_string(alignment) + ": its base would wrap around past 2^64");
+      it->second = base;
+      next = end;
+    }
+    bases[i] = it->second;
+  }
+  return bases;
+}
+
+// Device addresses -> the trace's virtual layout (virtualBases). Addresses outside every buffer
+// are counted per instruction.
 class Rebaser {
  public:
   // Fills header.buffers; `deviceAddresses` holds each buffer argument's device address,
@@ -402,21 +437,13 @@ class Rebaser {
           const std::map<cl_mem, uint64_t>& sizes, const std::vector<uint64_t>& deviceAddresses, uint64_t alignment,
           const std::vector<PackedShape>& shapes, TraceHeader& header)
       : unpackBases_(deviceAddresses.begin(), deviceAddresses.begin() + args.size()) {
-    std::vector<uint64_t> argumentVirtual(args.size(), 0);
-    std::map<cl_mem, uint64_t> placed;
-    uint64_t next = 0;
+    const std::vector<uint64_t> argumentVirtual = virtualBases(args, params, sizes, alignment);
+    std::set<cl_mem> placed;
     for (size_t i = 0; i < args.size(); ++i) {
       if (args[i].kind != ArgBinding::Kind::Buffer) continue;
-      cl_mem m = args[i].buffer;
-      uint64_t size = sizes.at(m);
-      auto [it, fresh] = placed.emplace(m, 0);
-      if (fresh) {
-        it->second = alignUp(next, alignment);
-        next = it->second + size;
-        regions_.push_back({deviceAddresses[i], size, it->second});
-      }
-      header.buffers.push_back({static_cast<uint32_t>(i), params[i].name, size, it->second});
-      argumentVirtual[i] = it->second;
+      const uint64_t size = sizes.at(args[i].buffer);
+      if (placed.insert(args[i].buffer).second) regions_.push_back({deviceAddresses[i], size, argumentVirtual[i]});
+      header.buffers.push_back({static_cast<uint32_t>(i), params[i].name, size, argumentVirtual[i]});
     }
     std::sort(regions_.begin(), regions_.end(), [](const Region& a, const Region& b) { return a.device < b.device; });
     bool disjoint = true;
@@ -789,6 +816,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
     throw TraceError("alignment must be a power of two");
   LaunchResult result;
   const std::map<cl_mem, uint64_t> bufferSizes = bufferSizesOf(args);
+  virtualBases(args, kernel_.args, bufferSizes, options.alignment);  // refuses a layout past 2^64 before any run
   std::vector<cl_mem> writable;
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i].kind == ArgBinding::Kind::Buffer && kernel_.args[i].addressSpace == 1 &&

@@ -4,6 +4,7 @@
 // Argument specifications (one per kernel argument, in order):
 //   buffer:TYPE:COUNT[:INIT]   a __global/__constant buffer of COUNT elements of TYPE
 //        INIT = zeros (default) | iota | random[:SEED] | fill:VALUE | file:PATH
+//        (nothing may follow: zeros:x is refused; PATH may itself hold ':')
 //   scalar:TYPE:VALUE          a by-value argument
 //   local:BYTES                a __local buffer
 // TYPE is an OpenCL scalar or vector type: char uchar short ushort int uint long ulong float
@@ -11,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,10 @@ struct ArgSpec {
 
 // Throws std::invalid_argument naming what is wrong.
 ArgSpec parseArgSpec(const std::string& text);
+// A non-negative integer: decimal (a leading zero does not make it octal) or 0x-hexadecimal.
+// Throws std::invalid_argument "'TEXT' is negative", "... is not a non-negative integer" or
+// "... does not fit in 64 bits".
+uint64_t parseUnsigned(const std::string& text);
 // Bytes of one element of an OpenCL type name ("float4" -> 16); throws for unknown types.
 uint64_t typeSize(const std::string& type);
 
@@ -42,8 +48,20 @@ struct RunSpec {
   std::vector<ArgSpec> args;
 };
 
-// Fills `spec` from the launch manifest next to a bundled kernel (kernels/X.cl -> kernels/X.json)
-// where one exists; fields already set in `spec` win. Returns false when there is no manifest.
+// The launch manifest next to a kernel source: kernels/X.cl -> kernels/X.json.
+std::filesystem::path manifestPath(const std::string& sourcePath);
+
+// Fills `spec` from the launch manifest next to a bundled kernel where one exists; fields already
+// set in `spec` win. Returns false when there is no manifest. A manifest is a JSON object with
+// the keys (no others, none twice):
+//   "kernel": "NAME"                       needed unless the caller has a kernel name
+//   "global": [X, Y, Z], "local": [...]    1 to 3 sizes each, the same number; needed unless the
+//   "offset": [...]                        caller has an NDRange; offset optional (0s)
+//   "args": ["SPEC", ...]                  argument specifications as above; file: paths are
+//                                          relative to the manifest
+//   "build_options": ["-DN=4", ...]
+// Sizes are JSON integers in [0, 2^64). Throws std::invalid_argument naming the manifest and the
+// key (and element) that is wrong; every key is checked, also those the caller's values override.
 bool applyManifest(RunSpec& spec, bool haveKernel, bool haveRange, bool haveArgs,
                    bool haveOptions);
 
