@@ -66,4 +66,10 @@ branchy random:8 "$work/seed8.cltrace"
 records() { "$CLTRACE" dump "$1" > "$1.txt" && sed -n 's/^records: //p' "$1.txt"; }
 [ "$(records "$work/seed7a.cltrace")" != "$(records "$work/seed8.cltrace")" ] || fail "seeds 7 and 8 gave the same record count"
 [ "$(records "$work/seed7a.cltrace")" -gt 768 ] || fail "seed 7: no hot stores"
+# Options may come before the kernel file: a list option takes one value per flag (or X,Y,Z), so
+# it does not swallow the file name.
+"$CLTRACE" run --global 64,64 --local 16,16 -a buffer:float:4096:random:1 -a buffer:float:4096:random:2 \
+  -a buffer:float:4096 -a scalar:int:64 -D UNUSED=1 "$KERNELS/mm.cl" -o "$work/before.cltrace" > /dev/null ||
+  fail "options before the kernel file"
+has "$work/before.cltrace" "records: 528384"
 echo "run options: all checks passed"

@@ -260,9 +260,7 @@ const CommandRegistration registration("plot", [](CLI::App& app) {
                   "GPU and cache: preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file; "
                   "every SM's L1 is simulated for --color hit")
       ->capture_default_str();
-  cmd->add_option("--set", o->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  addRepeatable(*cmd, "--set", o->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)");
   cmd->add_option("--seed", o->seed, "Seed of the random policy and the simulator")->capture_default_str();
   cmd->add_option("--element-size", o->elementSize, "Bytes per element on the y axis")->capture_default_str();
   cmd->add_option("--raster", o->raster, "Also keep the density grids (raster file) here");

@@ -92,7 +92,7 @@ cli::CommandRegistration registration("predict", [](CLI::App& app) {
   cli::addLaunchFlags(*sub, f->launch);
   sub->add_option("--config", f->config, "preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file")
       ->capture_default_str();
-  sub->add_option("--set", f->sets, "KEY=VALUE configuration override (see docs/cachesim.md)");
+  cli::addRepeatable(*sub, "--set", f->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)");
   CLI::Option* policy =
       sub->add_option("--policy", f->policy, "scheduling policy: warp[:INTER_WARP], sequential, round-robin, random")
           ->capture_default_str();

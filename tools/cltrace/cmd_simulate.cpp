@@ -75,9 +75,7 @@ const CommandRegistration registration("simulate", [](CLI::App& app) {
   cmd->add_option("--config", o->config, "Preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file")
       ->capture_default_str()
       ->check(nonEmpty());
-  cmd->add_option("--set", o->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  addRepeatable(*cmd, "--set", o->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)");
   cmd->add_option("--runs", o->runs, "Runs with seeds seed, seed+1, ...; reports the median miss rate")
       ->check(nonEmpty());
   cmd->add_option("--seed", o->seed, "Seed of the first run")->check(nonEmpty());

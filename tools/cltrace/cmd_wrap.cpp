@@ -147,20 +147,9 @@ cli::CommandRegistration registration("wrap", [](CLI::App& app) {
   auto f = std::make_shared<WrapFlags>();
   CLI::App* sub = app.add_subcommand("wrap", "Trace the kernel launches of an unmodified OpenCL program");
   sub->add_option("-o,--out", f->out, "directory for the traces")->capture_default_str()->check(cli::nonEmpty());
-  // One value per flag (repeat it, or separate with commas): an option taking several values
-  // would take the `--` before the program as the end of its list, and the program's own
-  // options for cltrace's.
-  sub->add_option("-k,--kernel", f->kernels, "trace only these kernels (repeatable, or NAME,NAME)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->delimiter(',');
-  sub->add_option("-n,--launch", f->launches,
-                  "trace only these launches (0-based, all kernels counted; repeatable, or N,N)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->delimiter(',');
+  cli::addRepeatable(*sub, "-k,--kernel", f->kernels, "trace only these kernels (repeatable, or NAME,NAME)", ',');
+  cli::addRepeatable(*sub, "-n,--launch", f->launches,
+                     "trace only these launches (0-based, all kernels counted; repeatable, or N,N)", ',');
   sub->add_option("--trace-buffer-mib", f->traceBufferMiB,
                   "most MiB of packed device records held at once per launch; more are traced in slices "
                   "(default 256)")
@@ -169,10 +158,7 @@ cli::CommandRegistration registration("wrap", [](CLI::App& app) {
   sub->add_option("--config", f->config, "with --predict: preset or JSON file")
       ->capture_default_str()
       ->check(cli::nonEmpty());
-  sub->add_option("--set", f->sets, "with --predict: KEY=VALUE configuration override (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cli::addRepeatable(*sub, "--set", f->sets, "with --predict: KEY=VALUE configuration override (repeatable)");
   sub->add_option("--runs", f->runs, "with --predict: simulation runs")->capture_default_str();
   cli::addThreadsOption(*sub, f->threads);
   sub->add_option("command", f->command, "the program and its arguments (after --)")->required();

@@ -8,6 +8,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace cltrace::cli {
 
@@ -35,6 +36,20 @@ struct CommandRegistration {
 // leading zero as octal: the value is rewritten in decimal as wrapper::parseUnsigned reads it,
 // and refused, with the reason, where it is no such number.
 CLI::Validator unsignedInteger();
+
+// A list option that takes one value per flag (repeat the flag; with `delimiter`, also
+// A,B,C): one taking several values per flag would swallow the positional argument after it
+// (`--global 64,64 kernel.cl`) and the `--` before a wrapped program's own options.
+template <typename T>
+CLI::Option* addRepeatable(CLI::App& app, const std::string& name, std::vector<T>& values, const std::string& help,
+                           char delimiter = '\0') {
+  CLI::Option* o = app.add_option(name, values, help)
+                       ->expected(1)
+                       ->allow_extra_args(false)
+                       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  if (delimiter) o->delimiter(delimiter);
+  return o;
+}
 
 // CLI11 check for options whose empty value would otherwise read as "not given".
 inline CLI::Validator nonEmpty() {

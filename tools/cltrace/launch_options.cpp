@@ -9,14 +9,14 @@ namespace cltrace::cli {
 void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
   sub.add_option("source", f.source, "OpenCL C source file")->required();
   sub.add_option("-k,--kernel", f.kernel, "kernel name (default: from the launch manifest)");
-  sub.add_option("--global", f.global, "global size X[,Y[,Z]]")->delimiter(',')->transform(unsignedInteger());
-  sub.add_option("--local", f.local, "local size X[,Y[,Z]]")->delimiter(',')->transform(unsignedInteger());
-  sub.add_option("--offset", f.offset, "global offset X[,Y[,Z]]")->delimiter(',')->transform(unsignedInteger());
-  sub.add_option("-a,--arg", f.args,
-                 "kernel argument, in order: buffer:TYPE:COUNT[:zeros|iota|random[:SEED]|fill:V|file:PATH], "
-                 "scalar:TYPE:VALUE, local:BYTES");
-  sub.add_option("-D", f.defines, "preprocessor definition NAME[=VALUE]");
-  sub.add_option("-I", f.includes, "include directory");
+  addRepeatable(sub, "--global", f.global, "global size X[,Y[,Z]]", ',')->transform(unsignedInteger());
+  addRepeatable(sub, "--local", f.local, "local size X[,Y[,Z]]", ',')->transform(unsignedInteger());
+  addRepeatable(sub, "--offset", f.offset, "global offset X[,Y[,Z]]", ',')->transform(unsignedInteger());
+  addRepeatable(sub, "-a,--arg", f.args,
+                "kernel argument, one per flag, in order: "
+                "buffer:TYPE:COUNT[:zeros|iota|random[:SEED]|fill:V|file:PATH], scalar:TYPE:VALUE, local:BYTES");
+  addRepeatable(sub, "-D", f.defines, "preprocessor definition NAME[=VALUE] (repeatable)");
+  addRepeatable(sub, "-I", f.includes, "include directory (repeatable)");
   sub.add_option("--build-options", f.buildOptions, "further clBuildProgram-style options");
   sub.add_option("--alignment", f.alignment, "alignment of buffers in the virtual address layout")
       ->capture_default_str()
