@@ -93,6 +93,17 @@ std::string stringProblem(const std::string& what, size_t length) {
          to_string(kMaxTraceStringLength) + " bytes";
 }
 
+// Names and texts are printed as they are (dump, stats, reports): no control characters, which
+// would reach the terminal (escape sequences) or cut a line.
+std::string textProblem(const std::string& what, const std::string& text) {
+  std::string problem = stringProblem(what, text.size());
+  for (size_t i = 0; problem.empty() && i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) problem = what + " holds the control character " + hex(c) + " at byte " + to_string(i);
+  }
+  return problem;
+}
+
 // A buffer may end at 2^64 exactly (its last byte at the last address), not beyond. Buffers
 // may overlap (sub-buffers do).
 bool endsBeyondAddressSpace(const TraceBuffer& b) {
@@ -101,7 +112,7 @@ bool endsBeyondAddressSpace(const TraceBuffer& b) {
 }
 
 std::string bufferProblem(const TraceBuffer& b, size_t i) {
-  std::string problem = stringProblem("buffer " + to_string(i) + " name", b.name.size());
+  std::string problem = textProblem("buffer " + to_string(i) + " name", b.name);
   if (problem.empty() && endsBeyondAddressSpace(b))
     problem = "buffer " + to_string(i) + " (" + b.name + ") at " + hex(b.virtualBase) + " of " + to_string(b.size) +
               " bytes ends beyond the 64-bit address space";
@@ -110,8 +121,8 @@ std::string bufferProblem(const TraceBuffer& b, size_t i) {
 
 // Everything except recordCount, whose rules differ between writer and reader.
 std::string headerProblem(const TraceHeader& h) {
-  std::string problem = stringProblem("kernel name", h.kernelName.size());
-  if (problem.empty()) problem = stringProblem("device string", h.device.size());
+  std::string problem = textProblem("kernel name", h.kernelName);
+  if (problem.empty()) problem = textProblem("device string", h.device);
   if (problem.empty() && h.buffers.size() > kMaxTraceBuffers)
     problem = "buffer count " + to_string(h.buffers.size()) + " exceeds the limit of " +
               to_string(kMaxTraceBuffers);
@@ -131,7 +142,7 @@ std::string headerProblem(const TraceHeader& h) {
     problem = to_string(h.instructionTexts.size()) + " instruction texts for " + to_string(h.instructions.size()) +
               " instructions";
   for (size_t i = 0; problem.empty() && i < h.instructionTexts.size(); ++i)
-    problem = stringProblem("instruction " + to_string(i) + " text", h.instructionTexts[i].size());
+    problem = textProblem("instruction " + to_string(i) + " text", h.instructionTexts[i]);
   if (problem.empty() && h.instructions.size() > kMaxTraceInstructions)
     problem = "instruction count " + to_string(h.instructions.size()) + " exceeds the limit of " +
               to_string(kMaxTraceInstructions);

@@ -520,6 +520,27 @@ TEST_F(ReaderHeaderTest, RejectsRangesAndBuffersBeyondTheAddressSpace) {
             file("bad.trace") + ": buffer 1 (out) at 0xffffffffffffffe1 of 32 bytes ends beyond the 64-bit address space");
 }
 
+TEST_F(ReaderHeaderTest, RejectsControlCharactersInNamesAndTexts) {
+  // The kernel name's first byte becomes ESC (the start of a terminal escape sequence).
+  EXPECT_EQ(readError(patched(kKernelNameAt + 4, 0x1b, 1)),
+            file("bad.trace") + ": kernel name holds the control character 0x1b at byte 0");
+  // The writer refuses what the reader would.
+  for (int field = 0; field < 3; ++field) {
+    TraceHeader h = sampleHeader(false);
+    (field == 0 ? h.kernelName : field == 1 ? h.device : h.buffers[0].name) += '\n';
+    try {
+      writeTrace(file("ctl.trace"), h, sampleWorkItems());
+      ADD_FAILURE() << "field " << field << " written";
+    } catch (const TraceFileError& e) {
+      EXPECT_NE(std::string(e.what()).find(field == 0   ? "kernel name holds the control character 0xa"
+                                           : field == 1 ? "device string holds the control character 0xa"
+                                                        : "buffer 0 name holds the control character 0xa"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST_F(TraceFileTest, RangesAndBuffersMayEndAtTheTopOfTheAddressSpaceAndBuffersOverlap) {
   TraceHeader h = sampleHeader(false);
   h.range.offset = {~uint64_t{0} - 3, ~uint64_t{0} - 1, 0};  // last global ids 2^64 - 1
