@@ -149,4 +149,7 @@ expect_error "cltrace: error: -o $work/own/a.bin is the initial contents file of
   "$CLTRACE" run "$work/own/vadd.cl" --arg "buffer:float:1024:file:$work/own/a.bin" "${vadd[@]}" -o "$work/own/a.bin"
 cmp -s "$KERNELS/vadd.cl" "$work/own/vadd.cl" && cmp -s "$KERNELS/vadd.json" "$work/own/vadd.json" &&
   cmp -s /dev/zero "$work/own/a.bin" -n 4096 && [ "$(stat -c %s "$work/own/a.bin")" = 4096 ] || fail "an input was overwritten"
+for opt in -D -I --kernel --device; do
+  expect_error "$opt: must not be empty" "$CLTRACE" run "$KERNELS/vadd.cl" "$opt" "" -o "$work/t"
+done
 echo "cli errors: all checks passed"

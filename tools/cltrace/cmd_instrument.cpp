@@ -102,8 +102,9 @@ cli::CommandRegistration registration("instrument", [](CLI::App& app) {
   CLI::App* sub = app.add_subcommand("instrument", "Instrument one kernel: write count.bc and trace.bc");
   sub->add_option("source", o->source, "OpenCL C source file")->required();
   sub->add_option("-k,--kernel", o->kernel, "kernel to instrument")->required();
-  cli::addRepeatable(*sub, "-D", o->defines, "preprocessor definition NAME[=VALUE] (repeatable)");
-  cli::addRepeatable(*sub, "-I", o->includes, "include directory (repeatable)");
+  cli::addRepeatable(*sub, "-D", o->defines, "preprocessor definition NAME[=VALUE] (repeatable)")
+      ->check(cli::nonEmpty());
+  cli::addRepeatable(*sub, "-I", o->includes, "include directory (repeatable)")->check(cli::nonEmpty());
   sub->add_option("--build-options", o->buildOptions, "further clBuildProgram-style options");
   sub->add_option("-o,--out", o->outDir, "output directory")->capture_default_str();
   sub->add_flag("--spirv", o->spirv, "also write count.spv and trace.spv (llvm-spirv-15)");

@@ -8,15 +8,15 @@ namespace cltrace::cli {
 
 void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
   sub.add_option("source", f.source, "OpenCL C source file")->required();
-  sub.add_option("-k,--kernel", f.kernel, "kernel name (default: from the launch manifest)");
+  sub.add_option("-k,--kernel", f.kernel, "kernel name (default: from the launch manifest)")->check(nonEmpty());
   addRepeatable(sub, "--global", f.global, "global size X[,Y[,Z]]", ',')->transform(unsignedInteger());
   addRepeatable(sub, "--local", f.local, "local size X[,Y[,Z]]", ',')->transform(unsignedInteger());
   addRepeatable(sub, "--offset", f.offset, "global offset X[,Y[,Z]]", ',')->transform(unsignedInteger());
   addRepeatable(sub, "-a,--arg", f.args,
                 "kernel argument, one per flag, in order: "
                 "buffer:TYPE:COUNT[:zeros|iota|random[:SEED]|fill:V|file:PATH], scalar:TYPE:VALUE, local:BYTES");
-  addRepeatable(sub, "-D", f.defines, "preprocessor definition NAME[=VALUE] (repeatable)");
-  addRepeatable(sub, "-I", f.includes, "include directory (repeatable)");
+  addRepeatable(sub, "-D", f.defines, "preprocessor definition NAME[=VALUE] (repeatable)")->check(nonEmpty());
+  addRepeatable(sub, "-I", f.includes, "include directory (repeatable)")->check(nonEmpty());
   sub.add_option("--build-options", f.buildOptions, "further clBuildProgram-style options");
   sub.add_option("--alignment", f.alignment, "alignment of buffers in the virtual address layout")
       ->capture_default_str()
@@ -29,7 +29,8 @@ void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   sub.add_option("--device", f.device,
                  "OpenCL device to trace on: P:D (see `cltrace devices`) or part of its name "
-                 "(default: $CLTRACE_DEVICE, else the first device that takes SPIR or SPIR-V)");
+                 "(default: $CLTRACE_DEVICE, else the first device that takes SPIR or SPIR-V)")
+      ->check(nonEmpty());
 }
 
 wrapper::RunSpec runSpecOf(const LaunchFlags& f) {
