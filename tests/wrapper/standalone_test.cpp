@@ -348,6 +348,10 @@ TEST_F(Manifest, EveryKeyKnownOnceAndOfItsType) {
   EXPECT_EQ(apply(R"({"kernel": "k", "globl": [64], )" + range + "}"),
             R"(unknown key "globl" (the keys are kernel, global, local, offset, args, build_options))");
   EXPECT_EQ(apply(R"({"kernel": "k", "kernel": "j", )" + range + "}"), R"(key "kernel" appears twice)");
+  // Deep nesting is refused while parsing (printing a value 100000 deep overflowed the stack).
+  EXPECT_EQ(apply(R"({"kernel": "k", "local": [64], "global": )" + std::string(100000, '[') +
+                  std::string(100000, ']') + "}"),
+            "values nested more than 8 deep (a manifest holds names, sizes and lists of them)");
   EXPECT_EQ(apply(R"({"kernel": 5, )" + range + "}"), R"("kernel": must be a string, not number)");
   EXPECT_EQ(apply("{" + range + "}"), R"(no "kernel", and no kernel name was given)");
   EXPECT_EQ(apply(R"({"kernel": "k", "args": ["buffer:int:4", 1], )" + range + "}"), R"("args"[1]: must be a string, not number)");

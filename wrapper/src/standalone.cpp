@@ -379,7 +379,13 @@ nlohmann::json readManifest(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("cannot open it");
   std::set<std::string> seen;
+  // Printing a value recurses, so one nested thousands deep would overflow the stack in an
+  // error message; a manifest needs two levels.
+  constexpr int kMaxDepth = 8;
   auto once = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (depth > kMaxDepth)
+      throw std::invalid_argument("values nested more than " + std::to_string(kMaxDepth) +
+                                  " deep (a manifest holds names, sizes and lists of them)");
     if (depth == 1 && event == nlohmann::json::parse_event_t::key && !seen.insert(parsed.get<std::string>()).second)
       throw std::invalid_argument("key \"" + parsed.get<std::string>() + "\" appears twice");
     return true;
