@@ -238,6 +238,7 @@ struct Scheduler::Impl {
   }
   bool pullInto(uint32_t smIndex);
   void startRun(Workgroup& wg, const LoadedWorkgroup& in);  // this run's state of a taken workgroup
+  void resume(Workgroup& wg, uint32_t t);  // thread t may go on: done at its end, else running
   void addToSm(uint32_t smIndex, uint32_t slot);
   void retire(uint32_t slot);
   void updateBytes(uint32_t slot);
@@ -465,16 +466,18 @@ void Scheduler::Impl::startRun(Workgroup& wg, const LoadedWorkgroup& in) {
   wg.state.resize(in.threads);
   wg.warps.assign(warpsPerWg, WarpInfo{});
   for (uint32_t w = 0; w < warpsPerWg; ++w) wg.warps[w].lanes = std::min(warpSize, in.threads - w * warpSize);
-  for (uint32_t t = 0; t < in.threads; ++t) {
-    WarpInfo& warp = wg.warps[t / warpSize];
-    if (in.end[t] == 0) {
-      wg.state[t] = kDone;
-      ++wg.done;
-      ++warp.done;
-    } else {
-      wg.state[t] = kRunning;
-      ++warp.runnable;
-    }
+  for (uint32_t t = 0; t < in.threads; ++t) resume(wg, t);
+}
+
+void Scheduler::Impl::resume(Workgroup& wg, uint32_t t) {
+  WarpInfo& warp = wg.warps[t / warpSize];
+  if (wg.cursor[t] == wg.in->end[t]) {
+    wg.state[t] = kDone;
+    ++wg.done;
+    ++warp.done;
+  } else {
+    wg.state[t] = kRunning;
+    ++warp.runnable;
   }
 }
 
@@ -966,18 +969,8 @@ void Scheduler::Impl::release(Workgroup& wg) {
     diagnose(Diagnostic::Kind::MismatchedBarrier, wg.id, wg.instruction(*first),
              "workgroup " + std::to_string(wg.id) + ": work-items wait at different barriers (" +
                  instance(*first) + " and " + instance(*other) + "); released together");
-  for (uint32_t t = 0; t < wg.threads; ++t) {
-    if (wg.state[t] != kBlocked) continue;
-    WarpInfo& warp = wg.warps[t / warpSize];
-    if (wg.cursor[t] == wg.in->end[t]) {
-      wg.state[t] = kDone;
-      ++wg.done;
-      ++warp.done;
-    } else {
-      wg.state[t] = kRunning;
-      ++warp.runnable;
-    }
-  }
+  for (uint32_t t = 0; t < wg.threads; ++t)
+    if (wg.state[t] == kBlocked) resume(wg, t);
   wg.blocked = 0;
 }
 
