@@ -10,11 +10,12 @@
 #include <fstream>
 #include <functional>
 #include <limits>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
+
+#include "cltrace/guarded_json.h"
 
 namespace cltrace::cachesim {
 
@@ -415,23 +416,17 @@ Config Config::fromJsonFile(const std::string& path) {
   if (std::filesystem::is_directory(path)) throw std::invalid_argument("config file '" + path + "' is a directory");
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("config file '" + path + "': cannot be opened");
-  // Printing and comparing JSON values recurse: a value nested thousands deep would overflow the
-  // stack in an error message. Configurations are flat, so little nesting is allowed.
+  // Configurations are flat (one object of numbers and names), so little nesting is allowed.
   constexpr int kMaxDepth = 16;
-  // A key given twice would silently keep the last value.
-  std::set<std::string> keys;
-  auto shallow = [&path, &keys](int depth, json::parse_event_t event, json& parsed) {
-    if (depth > kMaxDepth)
-      throw std::invalid_argument("config file '" + path + "': values nested more than " + std::to_string(kMaxDepth) +
-                                  " deep (a configuration is one object of numbers and names)");
-    if (event == json::parse_event_t::key && depth == 1 && !keys.insert(parsed.get<std::string>()).second)
-      throw std::invalid_argument("config file '" + path + "': configuration key '" + parsed.get<std::string>() +
-                                  "' is given twice");
-    return true;
-  };
   json j;
   try {
-    j = json::parse(in, shallow);
+    j = parseGuardedJson<json>(
+        in, kMaxDepth,
+        "config file '" + path + "': values nested more than " + std::to_string(kMaxDepth) +
+            " deep (a configuration is one object of numbers and names)",
+        [&path](const std::string& key) {
+          return "config file '" + path + "': configuration key '" + key + "' is given twice";
+        });
   } catch (const json::exception& e) {
     throw std::invalid_argument("config file '" + path + "': not valid JSON: " + e.what());
   }

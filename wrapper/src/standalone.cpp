@@ -12,9 +12,10 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <set>
 #include <sstream>
 #include <stdexcept>
+
+#include "cltrace/guarded_json.h"
 
 namespace cltrace::wrapper {
 
@@ -378,19 +379,12 @@ constexpr const char* kManifestKeys[] = {"kernel", "global", "local", "offset", 
 nlohmann::json readManifest(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("cannot open it");
-  std::set<std::string> seen;
-  // Printing a value recurses, so one nested thousands deep would overflow the stack in an
-  // error message; a manifest needs two levels.
+  // A manifest holds names, sizes and lists of them: two levels.
   constexpr int kMaxDepth = 8;
-  auto once = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    if (depth > kMaxDepth)
-      throw std::invalid_argument("values nested more than " + std::to_string(kMaxDepth) +
-                                  " deep (a manifest holds names, sizes and lists of them)");
-    if (depth == 1 && event == nlohmann::json::parse_event_t::key && !seen.insert(parsed.get<std::string>()).second)
-      throw std::invalid_argument("key \"" + parsed.get<std::string>() + "\" appears twice");
-    return true;
-  };
-  nlohmann::json j = nlohmann::json::parse(in, once);
+  nlohmann::json j = parseGuardedJson<nlohmann::json>(
+      in, kMaxDepth,
+      "values nested more than " + std::to_string(kMaxDepth) + " deep (a manifest holds names, sizes and lists of them)",
+      [](const std::string& key) { return "key \"" + key + "\" appears twice"; });
   if (!j.is_object()) throw std::invalid_argument(std::string("must be a JSON object, not ") + j.type_name());
   for (const auto& item : j.items()) {
     if (std::find(std::begin(kManifestKeys), std::end(kManifestKeys), item.key()) == std::end(kManifestKeys))
