@@ -107,6 +107,8 @@ expect_error "invalid value '1000000000' for configuration key 'runs': too large
   "$CLTRACE" simulate "$work/mt.cltrace" --runs 1000000000
 # An empty value is not "not given".
 for opt in --runs --seed --sm --config; do expect_error "$opt: must not be empty" "$CLTRACE" simulate "$work/mt.cltrace" "$opt" ""; done
+expect_error "--config: must not be empty" "$CLTRACE" predict "$KERNELS/vadd.cl" --config ""
+expect_error "--config: must not be empty" "$CLTRACE" plot "$work/mt.cltrace" --config "" -o "$work/p.png"
 expect_error "out of memory (the input or configuration asks for more than this machine can allocate)" \
   sh -c 'ulimit -v 400000; exec "$0" simulate "$1" --set set_index=linear --set size=64M' "$CLTRACE" "$work/mt.cltrace"
 # Numbers past 64 bits are refused, not clamped to 2^64 - 1; a leading zero is decimal.

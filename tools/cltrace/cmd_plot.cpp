@@ -259,7 +259,8 @@ const CommandRegistration registration("plot", [](CLI::App& app) {
   cmd->add_option("--config", o->config,
                   "GPU and cache: preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file; "
                   "every SM's L1 is simulated for --color hit")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(nonEmpty());
   addRepeatable(*cmd, "--set", o->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)");
   cmd->add_option("--seed", o->seed, "Seed of the random policy and the simulator")->capture_default_str();
   cmd->add_option("--element-size", o->elementSize, "Bytes per element on the y axis")->capture_default_str();

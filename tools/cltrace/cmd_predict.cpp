@@ -91,7 +91,8 @@ cli::CommandRegistration registration("predict", [](CLI::App& app) {
   CLI::App* sub = app.add_subcommand("predict", "Instrument, trace, schedule and simulate a kernel in one command");
   cli::addLaunchFlags(*sub, f->launch);
   sub->add_option("--config", f->config, "preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(cli::nonEmpty());
   cli::addRepeatable(*sub, "--set", f->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)");
   CLI::Option* policy =
       sub->add_option("--policy", f->policy, "scheduling policy: warp[:INTER_WARP], sequential, round-robin, random")
