@@ -432,12 +432,12 @@ std::vector<uint64_t> virtualBases(const std::vector<ArgBinding>& args, const st
 class Rebaser {
  public:
   // Fills header.buffers; `deviceAddresses` holds each buffer argument's device address,
-  // `shapes` how the kernel's instructions are packed.
+  // `argumentVirtual` its base in the layout (virtualBases), `shapes` how the kernel's
+  // instructions are packed.
   Rebaser(const std::vector<ArgBinding>& args, const std::vector<passes::KernelArg>& params,
-          const std::map<cl_mem, uint64_t>& sizes, const std::vector<uint64_t>& deviceAddresses, uint64_t alignment,
-          const std::vector<PackedShape>& shapes, TraceHeader& header)
+          const std::map<cl_mem, uint64_t>& sizes, const std::vector<uint64_t>& deviceAddresses,
+          const std::vector<uint64_t>& argumentVirtual, const std::vector<PackedShape>& shapes, TraceHeader& header)
       : unpackBases_(deviceAddresses.begin(), deviceAddresses.begin() + args.size()) {
-    const std::vector<uint64_t> argumentVirtual = virtualBases(args, params, sizes, alignment);
     std::set<cl_mem> placed;
     for (size_t i = 0; i < args.size(); ++i) {
       if (args[i].kind != ArgBinding::Kind::Buffer) continue;
@@ -646,8 +646,9 @@ TraceHeader TracedKernel::headerFor(const NDRange& range, const LaunchOptions& o
 
 void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<ArgBinding>& args,
                                     const NDRange& range, const std::map<cl_mem, uint64_t>& bufferSizes,
-                                    const CountRun& count, const std::string& tracePath,
-                                    const LaunchOptions& options, LaunchResult& result, bool& traceFileStarted) {
+                                    const std::vector<uint64_t>& layoutBases, const CountRun& count,
+                                    const std::string& tracePath, const LaunchOptions& options, LaunchResult& result,
+                                    bool& traceFileStarted) {
   const uint64_t items = range.workItems();
   const auto argCount = static_cast<cl_uint>(args.size());
   const uint64_t* counts = count.slots;
@@ -767,7 +768,7 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
 
     if (!writer) {
       const std::vector<PackedShape> shapes = passes::packedShapes(kernel_.report);
-      rebase = std::make_unique<Rebaser>(args, kernel_.args, bufferSizes, argSlots, options.alignment, shapes, h);
+      rebase = std::make_unique<Rebaser>(args, kernel_.args, bufferSizes, argSlots, layoutBases, shapes, h);
       unpacker = std::make_unique<PackedRecordUnpacker>(shapes, rebase->unpackBases());
       writer = std::make_unique<TraceWriter>(writtenPath, h);
       traceFileStarted = true;
@@ -816,7 +817,8 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
     throw TraceError("alignment must be a power of two");
   LaunchResult result;
   const std::map<cl_mem, uint64_t> bufferSizes = bufferSizesOf(args);
-  virtualBases(args, kernel_.args, bufferSizes, options.alignment);  // refuses a layout past 2^64 before any run
+  // The layout, made now so that one past 2^64 is refused before any run.
+  const std::vector<uint64_t> bases = virtualBases(args, kernel_.args, bufferSizes, options.alignment);
   std::vector<cl_mem> writable;
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i].kind == ArgBinding::Kind::Buffer && kernel_.args[i].addressSpace == 1 &&
@@ -831,7 +833,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
     // A count kernel that leaves out the program's stores changed nothing (count_slicing.h).
     if (kernel_.report.countRunWritesBuffers) snapshots.restore();
     if (options.beforeTraceRun) options.beforeTraceRun(queue);
-    runTraceAndWrite(queue, args, range, bufferSizes, *count, tracePath, options, result, traceFileStarted);
+    runTraceAndWrite(queue, args, range, bufferSizes, bases, *count, tracePath, options, result, traceFileStarted);
     if (options.restoreAfterTrace) snapshots.restore();
   } catch (...) {
     if (options.traceRunEvent && *options.traceRunEvent) {

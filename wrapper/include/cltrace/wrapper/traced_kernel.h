@@ -126,10 +126,11 @@ class TracedKernel {
   TraceHeader headerFor(const NDRange& range, const LaunchOptions& options) const;
   // Throws TraceError when the launch needs more local memory than the device has.
   void requireLocalMemory(const std::vector<ArgBinding>& args) const;
+  // `layoutBases`: each argument's base in the trace's layout (0 for non-buffers).
   void runTraceAndWrite(cl_command_queue queue, const std::vector<ArgBinding>& args, const NDRange& range,
-                        const std::map<cl_mem, uint64_t>& bufferSizes, const CountRun& count,
-                        const std::string& tracePath, const LaunchOptions& options, LaunchResult& result,
-                        bool& traceFileStarted);
+                        const std::map<cl_mem, uint64_t>& bufferSizes, const std::vector<uint64_t>& layoutBases,
+                        const CountRun& count, const std::string& tracePath, const LaunchOptions& options,
+                        LaunchResult& result, bool& traceFileStarted);
   // The readable instruction with id `id` ("" for an id the kernel does not have).
   std::string instructionText(uint64_t id) const;
 
