@@ -103,6 +103,7 @@ class Run {
     bool exhausted = false;
     for (;;) {
       if (!have && !exhausted) {
+        buf.hasBounds = false;  // a source that does not note bounds leaves them unset
         have = source.next(buf);
         exhausted = !have;
       }

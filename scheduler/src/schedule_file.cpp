@@ -358,6 +358,7 @@ bool ScheduleReader::next(WarpStep& out) {
   const uint64_t wgSize = info_.range.workgroupSize();
   const uint32_t warpSize = info_.config.warpSize;
   unsigned char lane[kScheduleLaneBytes];
+  LaneBounds bounds;
   for (uint32_t i = 0; i < lanes; ++i) {
     fill(lane, sizeof lane);
     hash_.update(lane, sizeof lane);
@@ -369,7 +370,10 @@ bool ScheduleReader::next(WarpStep& out) {
         (i > 0 && l.localThread <= out.lanes[i - 1].localThread))
       fail("corrupt: " + stepText() + " lane " + std::to_string(i) + " names thread " +
            std::to_string(l.localThread));
+    bounds.add(l.address, l.size);
   }
+  out.bounds = bounds;
+  out.hasBounds = true;
   ++stepsRead_;
   lanesRead_ += lanes;
   return true;

@@ -139,6 +139,9 @@ class SyntheticSource : public sched::StepSource {
     sched::LaneAccess* lane = out.lanes.data();
     const uint64_t base = r.line * 128, stride = r.broadcast ? 0 : 4;
     for (uint32_t i = 0; i < 32; ++i) lane[i] = sched::LaneAccess{i, 4, base + stride * i};
+    // Noted as the scheduler notes them while it fills the lanes.
+    out.bounds = sched::LaneBounds{base | (stride * 31), base, 4};
+    out.hasBounds = true;
     return true;
   }
   void delayWarp(uint64_t warpKey, uint64_t readyCycle) override {

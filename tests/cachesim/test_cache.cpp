@@ -230,11 +230,58 @@ TEST(Coalescing, AgreesWithTheDefinitionOnRandomSteps) {
     const uint32_t size = std::vector<uint32_t>{0, 1, 2, 4, 8, 16, 32, 100, 128, 300}[rnd() % 10];
     const uint64_t stride = std::vector<uint64_t>{0, 1, 4, 8, 16, 128}[rnd() % 6];
     for (uint32_t i = 0; i < n; ++i) st.lanes.push_back({i, size, base + stride * ((rnd() % 4) ? i : rnd() % 32)});
-    for (uint32_t shift : {5u, 7u}) {
-      coalesce(st, shift, lines);
-      ASSERT_EQ(lines, reference(st, shift)) << "trial " << trial << " shift " << shift;
+    sched::LaneBounds bounds;  // as a source notes them while it fills the lanes
+    for (const sched::LaneAccess& l : st.lanes) bounds.add(l.address, l.size);
+    const sched::LaneBounds computed = laneBounds(st.lanes);
+    ASSERT_EQ(computed.addressOr, bounds.addressOr) << "trial " << trial;
+    ASSERT_EQ(computed.addressAnd, bounds.addressAnd) << "trial " << trial;
+    ASSERT_EQ(computed.sizeOr, bounds.sizeOr) << "trial " << trial;
+    for (bool noted : {false, true}) {
+      st.hasBounds = noted;
+      st.bounds = bounds;
+      for (uint32_t shift : {5u, 7u}) {
+        coalesce(st, shift, lines);
+        ASSERT_EQ(lines, reference(st, shift)) << "trial " << trial << " shift " << shift << " noted " << noted;
+      }
     }
   }
+}
+
+// A source that notes lane bounds for some steps only: those of an earlier step must not be
+// taken for a later one's (the simulator reuses its step buffer).
+class BoundsOnFirstStepSource : public sched::StepSource {
+ public:
+  bool next(sched::WarpStep& out) override {
+    if (issued_ == 2) return false;
+    out.sm = 0;
+    out.warpKey = 0;
+    out.cycle = issued_;
+    out.kind = AccessKind::Load;
+    // Step 0: 32 floats in line 0x20, bounds noted. Step 1: 32 floats over lines 0x40 and 0x41,
+    // no bounds noted.
+    out.lanes.clear();
+    const uint64_t base = issued_ == 0 ? 0x1000 : 0x2040;
+    for (uint32_t i = 0; i < 32; ++i) out.lanes.push_back({i, 4, base + 4 * i});
+    if (issued_ == 0) {
+      out.bounds = sched::LaneBounds{0x1000 | 0x7C, 0x1000, 4};
+      out.hasBounds = true;
+    }
+    ++issued_;
+    return true;
+  }
+  void delayWarp(uint64_t, uint64_t) override {}
+
+ private:
+  uint32_t issued_ = 0;
+};
+
+TEST(Coalescing, BoundsNotedForOneStepAreNotTakenForTheNext) {
+  BoundsOnFirstStepSource source;
+  Simulator sim(cfg("gtx480-16k", {"timing=off"}));
+  Stats s = sim.run(source, 1);
+  EXPECT_EQ(s.steps, 2u);
+  EXPECT_EQ(s.requests, 3u);  // 1 + 2
+  EXPECT_EQ(s.readMisses, 3u);
 }
 
 TEST(Coalescing, AnAccessOverTheLimitIsRefusedWithItsInstruction) {

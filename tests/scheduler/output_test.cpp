@@ -151,6 +151,8 @@ TEST(BinaryFile, RoundTrip) {
     EXPECT_EQ(stepText(a, true), stepText(b, true));
     EXPECT_EQ(a.warpKey, b.warpKey);
     EXPECT_EQ(a.flags, b.flags);
+    EXPECT_TRUE(boundsMatchLanes(a));
+    EXPECT_TRUE(boundsMatchLanes(b));
     ++steps;
   }
   EXPECT_FALSE(reader.next(b));

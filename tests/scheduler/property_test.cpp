@@ -184,6 +184,7 @@ std::string check(const Launch& launch, const SchedulerConfig& config, uint32_t 
     EXPECT_EQ(s.step, warpSteps[s.warpKey]++);
     EXPECT_GE(s.lanes.size(), 1u);
     EXPECT_LE(s.lanes.size(), laneWidth);
+    EXPECT_TRUE(boundsMatchLanes(s));
     const Record* first = nullptr;
     for (size_t i = 0; i < s.lanes.size(); ++i) {
       const LaneAccess& lane = s.lanes[i];

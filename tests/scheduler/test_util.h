@@ -122,6 +122,15 @@ inline std::string render(StepSource& source, bool addresses = false) {
   return out;
 }
 
+// Whether a step carries the bounds of exactly its lanes (the scheduler and the schedule file
+// reader note them for the simulator's coalescer, which trusts them).
+inline bool boundsMatchLanes(const WarpStep& s) {
+  LaneBounds b;
+  for (const LaneAccess& l : s.lanes) b.add(l.address, l.size);
+  return s.hasBounds && s.bounds.addressOr == b.addressOr && s.bounds.addressAnd == b.addressAnd &&
+         s.bounds.sizeOr == b.sizeOr;
+}
+
 inline SchedulerConfig oneSm(Policy policy = Policy::Warp, uint32_t warpSize = 32) {
   SchedulerConfig c;
   c.policy = policy;

@@ -17,6 +17,20 @@ struct LaneAccess {
 };
 static_assert(sizeof(LaneAccess) == 16);
 
+// What a source can note about a step's lanes while it fills them, so that the simulator's
+// coalescer need not read the lanes again to find that they lie within one cache line (most
+// steps do): the OR and the AND of the lane addresses and the OR of the lane sizes.
+struct LaneBounds {
+  uint64_t addressOr = 0;
+  uint64_t addressAnd = ~uint64_t{0};
+  uint32_t sizeOr = 0;
+  void add(uint64_t address, uint32_t size) {
+    addressOr |= address;
+    addressAnd &= address;
+    sizeOr |= size;
+  }
+};
+
 // All threads of a warp that issue the same instruction (same static id and same loop
 // iteration vector) together. Barrier steps are emitted too (kind Barrier, no lanes needed
 // for the cache, but lanes list the threads that arrived) so consumers can see them.
@@ -32,6 +46,10 @@ struct WarpStep {
   AccessKind kind = AccessKind::Load;
   uint8_t flags = 0;
   std::vector<LaneAccess> lanes;  // ascending localThread
+  // Bounds of exactly `lanes` when hasBounds (set by the source that filled them; a caller
+  // that reuses a step clears hasBounds before asking a source for the next one).
+  LaneBounds bounds;
+  bool hasBounds = false;
 };
 
 // What the cache simulator drives: the scheduler, step by step.

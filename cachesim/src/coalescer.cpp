@@ -1,0 +1,45 @@
+#include "cltrace/cachesim/coalescer.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <unordered_set>
+
+namespace cltrace::cachesim {
+
+void coalesceLanes(const sched::WarpStep& step, uint32_t lineShift, std::vector<uint64_t>& lines) {
+  // Duplicates are found by a scan while the list is short (a warp touches at most a few
+  // dozen lines), by a hash set once large copies (memcpy of many lines) make it long.
+  constexpr size_t kScanLimit = 64;
+  std::unordered_set<uint64_t> seenSet;  // filled once the list reaches kScanLimit
+  uint64_t last = ~0ull;
+  for (const sched::LaneAccess& lane : step.lanes) {
+    if (lane.size > kMaxLaneAccessBytes)
+      throw std::runtime_error("instruction " + std::to_string(step.instruction) + " accesses " +
+                               std::to_string(lane.size) + " bytes at once (local thread " +
+                               std::to_string(lane.localThread) + " of workgroup " + std::to_string(step.workgroup) +
+                               "); the simulator models accesses of at most " +
+                               std::to_string(kMaxLaneAccessBytes) + " bytes");
+    uint64_t first = lane.address >> lineShift;
+    uint64_t lastByte = lane.address;
+    if (lane.size != 0 && __builtin_add_overflow(lane.address, uint64_t{lane.size} - 1, &lastByte))
+      lastByte = ~uint64_t{0};  // stops at the end of the address space
+    uint64_t end = lastByte >> lineShift;
+    for (uint64_t line = first;; ++line) {
+      if (line != last) {
+        bool seen;
+        if (lines.size() < kScanLimit) {
+          seen = std::find(lines.begin(), lines.end(), line) != lines.end();
+        } else {
+          if (seenSet.empty()) seenSet.insert(lines.begin(), lines.end());
+          seen = !seenSet.insert(line).second;
+        }
+        if (!seen) lines.push_back(line);
+        last = line;
+      }
+      if (line == end) break;
+    }
+  }
+}
+
+}  // namespace cltrace::cachesim
