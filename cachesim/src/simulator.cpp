@@ -182,11 +182,25 @@ class Run {
       p.ready = cycle;
       ++stats.steps;
       ++ins.steps;
-      if (isMemoryAccess(st.kind)) coalesce(st, lineShift_, p.lines);
       if (st.kind == AccessKind::Load || st.kind == AccessKind::Store) {
         stats.requestsBeforeCoalescing += st.lanes.size();
         ins.requestsBeforeCoalescing += st.lanes.size();
       }
+      uint64_t line;
+      if (st.kind == AccessKind::Load && withinOneLine(st, lineShift_, line)) {
+        // Most loads: one line, read at once without building the list of lines (which only a
+        // stall needs, to retry from).
+        RequestResult r = m.read(line, cycle, st.warpKey, &ins);
+        if (callback_) emit(st, cycle, line, r);
+        if (r.outcome == Outcome::MshrStall) {
+          p.lines.assign(1, line);
+          until = r.readyCycle;
+          return false;
+        }
+        until = std::max(cycle, r.readyCycle);
+        return true;
+      }
+      if (isMemoryAccess(st.kind)) coalesce(st, lineShift_, p.lines);
     }
     switch (st.kind) {
       case AccessKind::Load:

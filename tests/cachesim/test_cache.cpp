@@ -65,6 +65,18 @@ TEST(SetIndex, BytesOfOneLineShareASet) {
     for (uint64_t off = 0; off < 128; ++off) EXPECT_EQ(setOfAddress(xor32, base + off), setOfAddress(xor32, base));
 }
 
+TEST(SetIndex, TheIndexersTableAgreesWithTheBitwiseHash) {
+  // SetIndexer looks the hash up in a table; fermiXorSet gathers the bits one by one.
+  for (uint32_t sets : {32u, 64u}) {
+    SetIndexer indexer(SetIndexFunction::FermiXor, sets);
+    for (uint64_t line = 0; line < (1u << 14); ++line) ASSERT_EQ(indexer(line), fermiXorSet(line, sets)) << line;
+    for (uint64_t high = 1; high != 0; high <<= 1) {
+      const uint64_t line = high | 0x1A5A;
+      ASSERT_EQ(indexer(line), fermiXorSet(line, sets)) << line;
+    }
+  }
+}
+
 // One warp, one lane, loads of `lines` (byte addresses) in order.
 Stats runSingleLaneLoads(const Config& config, const std::vector<uint64_t>& addresses) {
   std::vector<sched::WarpStep> steps;

@@ -72,24 +72,29 @@ inline sched::LaneBounds laneBounds(const std::vector<sched::LaneAccess>& lanes)
 // The exact path of coalesce(): appends the distinct lines of every lane to the empty `lines`.
 void coalesceLanes(const sched::WarpStep& step, uint32_t lineShift, std::vector<uint64_t>& lines);
 
+// Whether every byte `step` touches lies in one line; if so, `line` is that line. The addresses
+// agree above lineShift when their OR and AND do; every lane ends inside the line when the OR of
+// the in-line offsets (at least the largest offset) plus the OR of the sizes (at least the
+// largest size) stays within it. Coalesced and broadcast accesses pass; a step this test is too
+// loose for (rare) is left to the exact path. Sources that fill the lanes note the bounds as
+// they go, so the lanes are read again only for steps without them.
+inline bool withinOneLine(const sched::WarpStep& step, uint32_t lineShift, uint64_t& line) {
+  if (step.lanes.empty()) return false;
+  const sched::LaneBounds b = step.hasBounds ? step.bounds : laneBounds(step.lanes);
+  const uint64_t offsetMask = (uint64_t{1} << lineShift) - 1;
+  line = b.addressAnd >> lineShift;
+  return ((b.addressOr ^ b.addressAnd) >> lineShift) == 0 && (b.addressOr & offsetMask) + b.sizeOr <= offsetMask + 1;
+}
+
 // Replaces `lines` with the distinct line addresses (byte address >> lineShift) of `step`.
 // Throws std::runtime_error for a lane access over kMaxLaneAccessBytes.
 inline void coalesce(const sched::WarpStep& step, uint32_t lineShift, std::vector<uint64_t>& lines) {
   lines.clear();
-  if (step.lanes.empty()) return;
-  // Fast path: every byte of the step within one line (coalesced or broadcast accesses). The
-  // addresses agree above lineShift when their OR and AND do; every lane ends inside the line
-  // when the OR of the in-line offsets (at least the largest offset) plus the OR of the sizes
-  // (at least the largest size) stays within it. A step this bound is too loose for (rare)
-  // takes the exact path below. Sources that fill the lanes note the bounds as they go.
-  const sched::LaneBounds b = step.hasBounds ? step.bounds : laneBounds(step.lanes);
-  const uint64_t anyBits = b.addressOr, allBits = b.addressAnd, sizeBits = b.sizeOr;
-  const uint64_t offsetMask = (uint64_t{1} << lineShift) - 1;
-  if (((anyBits ^ allBits) >> lineShift) == 0 && (anyBits & offsetMask) + sizeBits <= offsetMask + 1) {
-    lines.push_back(allBits >> lineShift);
-    return;
-  }
-  coalesceLanes(step, lineShift, lines);
+  uint64_t line;
+  if (withinOneLine(step, lineShift, line))
+    lines.push_back(line);
+  else
+    coalesceLanes(step, lineShift, lines);
 }
 
 }  // namespace cltrace::cachesim
