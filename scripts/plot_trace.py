@@ -48,11 +48,16 @@ def read_raster(path, np):
     except ValueError as e:
         fail(f"{path}: bad metadata ({e})")
     body = parts[2]
-    bx, by = int(meta["bins_x"]), int(meta["bins_y"])
+    try:
+        bx, by = int(meta["bins_x"]), int(meta["bins_y"])
+        offsets = [int(p["offset"]) for p in meta["panels"]]
+    except (KeyError, TypeError, ValueError) as e:
+        fail(f"{path}: bad metadata (missing or malformed {e})")
+    if bx < 0 or by < 0 or any(off < 0 for off in offsets):
+        fail(f"{path}: bad metadata (negative size or offset)")
     n = bx * by
     panels = []
-    for p in meta["panels"]:
-        off = int(p["offset"])
+    for p, off in zip(meta["panels"], offsets):
         if off + 8 * n > len(body):
             fail(f"{path}: truncated body")
         counts = np.frombuffer(body, dtype="<u4", count=n, offset=off).reshape(by, bx)

@@ -6,8 +6,11 @@
 #include <iterator>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "cltrace/guarded_json.h"
 
 #include "cltrace/scheduler/config.h"
 
@@ -95,19 +98,27 @@ RasterFileContents readRasterFile(const std::string& path) {
   if (eol2 == std::string::npos) throw fail("truncated metadata");
   RasterFileContents c;
   c.metadata = data.substr(eol1 + 1, eol2 - eol1 - 1);
-  nlohmann::json meta;
+  const size_t body = eol2 + 1;
+  const size_t bodyBytes = data.size() - body;
+  std::vector<uint64_t> offsets;
   try {
-    meta = nlohmann::json::parse(c.metadata);
+    // cltrace writes a flat object; a deep one would recurse off the stack in an error message.
+    const nlohmann::json meta = parseGuardedJson<nlohmann::json>(
+        c.metadata, 8, "nested too deep", [](const std::string& key) { return "key '" + key + "' given twice"; });
     c.binsX = meta.at("bins_x").get<uint32_t>();
     c.binsY = meta.at("bins_y").get<uint32_t>();
+    for (const auto& panel : meta.at("panels")) offsets.push_back(panel.at("offset").get<uint64_t>());
   } catch (const nlohmann::json::exception& e) {
     throw fail(std::string("bad metadata: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw fail(std::string("bad metadata: ") + e.what());
   }
-  const size_t body = eol2 + 1;
-  const size_t n = size_t(c.binsX) * c.binsY;
-  for (const auto& panel : meta.at("panels")) {
-    const uint64_t offset = panel.at("offset").get<uint64_t>();
-    if (body + offset + 8 * n > data.size()) throw fail("truncated body");
+  // Each panel is a count and a value (4 bytes each) per bin; the sizes are checked against
+  // the file before anything is allocated or read, without overflowing.
+  const uint64_t n = uint64_t(c.binsX) * c.binsY;
+  if (n > bodyBytes / 8) throw fail("truncated body");
+  for (const uint64_t offset : offsets) {
+    if (offset > bodyBytes - 8 * n) throw fail("truncated body");
     const auto* p = reinterpret_cast<const unsigned char*>(data.data()) + body + offset;
     RasterFileContents::PanelGrid g;
     g.counts.resize(n);
@@ -119,7 +130,9 @@ RasterFileContents readRasterFile(const std::string& path) {
     }
     c.panels.push_back(std::move(g));
   }
-  if (body + 8 * n * c.panels.size() != data.size()) throw fail("unexpected bytes after the body");
+  uint64_t panelBytes = 0;
+  if (__builtin_mul_overflow(8 * n, uint64_t{c.panels.size()}, &panelBytes) || panelBytes != bodyBytes)
+    throw fail("unexpected bytes after the body");
   return c;
 }
 

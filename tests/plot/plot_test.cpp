@@ -2,6 +2,8 @@
 // from the cache simulator, rasters and the raster file, all on tiny hand-made traces.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -460,6 +462,39 @@ TEST(RasterFile, RoundTrip) {
     std::fclose(f);
   }
   EXPECT_THROW(readRasterFile(path), std::runtime_error);
+  std::remove(path.c_str());
+}
+
+TEST(RasterFile, DamagedMetadataIsNamedNotFollowed) {
+  const std::string path = tempPath("bad.raster");
+  // One 1x1 panel: 8 bytes of body.
+  auto write = [&](const std::string& meta) {
+    std::ofstream out(path, std::ios::binary);
+    out << kRasterMagicLine << "\n" << meta << "\n" << std::string(8, '\0');
+  };
+  auto errorOf = [&](const std::string& meta) -> std::string {
+    write(meta);
+    try {
+      readRasterFile(path);
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  write(R"({"bins_x":1,"bins_y":1,"panels":[{"offset":0}]})");
+  EXPECT_EQ(readRasterFile(path).panels.size(), 1u);
+  // An offset that would wrap around the address space when added to the body's start.
+  EXPECT_EQ(errorOf(R"({"bins_x":1,"bins_y":1,"panels":[{"offset":18446744073709551615}]})"),
+            path + ": truncated body");
+  EXPECT_EQ(errorOf(R"({"bins_x":4294967295,"bins_y":4294967295,"panels":[{"offset":0}]})"),
+            path + ": truncated body");
+  EXPECT_NE(errorOf(R"({"bins_x":1,"bins_y":1})").find(path + ": bad metadata: "), std::string::npos);
+  EXPECT_NE(errorOf(R"({"bins_x":1,"bins_y":1,"panels":[{}]})").find(path + ": bad metadata: "), std::string::npos);
+  EXPECT_EQ(errorOf(std::string(100000, '[') + std::string(100000, ']')), path + ": bad metadata: nested too deep");
+  EXPECT_EQ(errorOf(R"({"bins_x":1,"bins_x":1,"bins_y":1,"panels":[{"offset":0}]})"),
+            path + ": bad metadata: key 'bins_x' given twice");
+  EXPECT_EQ(errorOf(R"({"bins_x":1,"bins_y":1,"panels":[{"offset":0},{"offset":0}]})"),
+            path + ": unexpected bytes after the body");
   std::remove(path.c_str());
 }
 
