@@ -8,11 +8,12 @@
 namespace cltrace::cachesim {
 
 void coalesceLanes(const sched::WarpStep& step, uint32_t lineShift, std::vector<uint64_t>& lines) {
-  // Duplicates are found by a scan while the list is short (a warp touches at most a few
-  // dozen lines), by a hash set once large copies (memcpy of many lines) make it long.
+  // A line above every line so far is new (lanes usually run upwards: strided and copied
+  // accesses never search). Otherwise duplicates are found by a scan while the list is short (a
+  // warp touches at most a few dozen lines), by a hash set once it is long.
   constexpr size_t kScanLimit = 64;
-  std::unordered_set<uint64_t> seenSet;  // filled once the list reaches kScanLimit
-  uint64_t last = ~0ull;
+  std::unordered_set<uint64_t> seenSet;  // every line, once a search finds the list long
+  uint64_t last = ~0ull, highest = 0;
   for (const sched::LaneAccess& lane : step.lanes) {
     if (lane.size > kMaxLaneAccessBytes)
       throw std::runtime_error("instruction " + std::to_string(step.instruction) + " accesses " +
@@ -27,14 +28,20 @@ void coalesceLanes(const sched::WarpStep& step, uint32_t lineShift, std::vector<
     uint64_t end = lastByte >> lineShift;
     for (uint64_t line = first;; ++line) {
       if (line != last) {
-        bool seen;
-        if (lines.size() < kScanLimit) {
-          seen = std::find(lines.begin(), lines.end(), line) != lines.end();
-        } else {
-          if (seenSet.empty()) seenSet.insert(lines.begin(), lines.end());
-          seen = !seenSet.insert(line).second;
+        bool seen = false;
+        if (!lines.empty() && line <= highest) {
+          if (lines.size() < kScanLimit) {
+            seen = std::find(lines.begin(), lines.end(), line) != lines.end();
+          } else {
+            if (seenSet.empty()) seenSet.insert(lines.begin(), lines.end());
+            seen = seenSet.count(line) != 0;
+          }
         }
-        if (!seen) lines.push_back(line);
+        if (!seen) {
+          if (lines.empty() || line > highest) highest = line;
+          lines.push_back(line);
+          if (!seenSet.empty()) seenSet.insert(line);
+        }
         last = line;
       }
       if (line == end) break;

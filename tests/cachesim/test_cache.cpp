@@ -239,9 +239,13 @@ TEST(Coalescing, AgreesWithTheDefinitionOnRandomSteps) {
     sched::WarpStep st;
     const uint32_t n = 1 + rnd() % 32;
     const uint64_t base = (rnd() % 8) * 128 + (rnd() % 2 ? 0 : rnd() % 128);
-    const uint32_t size = std::vector<uint32_t>{0, 1, 2, 4, 8, 16, 32, 100, 128, 300}[rnd() % 10];
-    const uint64_t stride = std::vector<uint64_t>{0, 1, 4, 8, 16, 128}[rnd() % 6];
-    for (uint32_t i = 0; i < n; ++i) st.lanes.push_back({i, size, base + stride * ((rnd() % 4) ? i : rnd() % 32)});
+    // Sizes up to 2000 bytes and strides up to 1000 give lists past the 64 lines the coalescer
+    // scans (it hashes beyond), in rising, falling and mixed order.
+    const uint32_t size = std::vector<uint32_t>{0, 1, 2, 4, 8, 16, 32, 100, 128, 300, 2000}[rnd() % 11];
+    const uint64_t stride = std::vector<uint64_t>{0, 1, 4, 8, 16, 128, 1000}[rnd() % 7];
+    const bool falling = rnd() % 4 == 0;
+    for (uint32_t i = 0; i < n; ++i)
+      st.lanes.push_back({i, size, base + stride * ((rnd() % 4) ? (falling ? n - i : i) : rnd() % 32)});
     sched::LaneBounds bounds;  // as a source notes them while it fills the lanes
     for (const sched::LaneAccess& l : st.lanes) bounds.add(l.address, l.size);
     const sched::LaneBounds computed = laneBounds(st.lanes);
