@@ -28,12 +28,12 @@ SmModel::SmModel(const Config& config, uint64_t seed)
       mshrs_(config.mshrs),
       mshrsPerWarp_(config.mshrsPerWarp),
       minLatency_(config.minLatency),
-      sigma_(config.latencySigma),
       hitLatency_(config.hitLatency),
       lines_(config.lines()),
       index_(config.setIndex, config.sets()),
       tags_(config.sets(), config.associativity, config.replacement, mixSeed(seed, 0x7265706cu)),
-      latencyRng_(mixSeed(seed, 0x6c6174u)) {}
+      latencyRng_(mixSeed(seed, 0x6c6174u)),
+      jitter_(config.latencySigma) {}
 
 uint32_t SmModel::mshrsInUse(uint64_t warpKey) const { return warpMshrs_.get(warpKey); }
 
@@ -61,25 +61,6 @@ uint64_t SmModel::track(uint64_t line) {
   else
     stats_.reuse.addDistance(d);
   return d;
-}
-
-namespace {
-
-// std::llround for x >= 0 (halves away from zero), without the library call. Below 2^52 the
-// conversion truncates to floor(x) and x - floor(x) is exact; from 2^52 on x is an integer.
-inline uint64_t roundNonNegative(double x) {
-  if (!(x < 4503599627370496.0)) return static_cast<uint64_t>(std::llround(x));
-  uint64_t whole = static_cast<uint64_t>(x);
-  return whole + (x - static_cast<double>(whole) >= 0.5 ? 1 : 0);
-}
-
-}  // namespace
-
-void SmModel::drawLatencies() {
-  double x[kLatencyBatch];
-  latencyRng_.halfNormals(sigma_, x, kLatencyBatch);
-  for (uint32_t i = 0; i < kLatencyBatch; ++i) latencies_[i] = minLatency_ + roundNonNegative(x[i]);
-  latencyPos_ = 0;
 }
 
 RequestResult SmModel::stall(uint64_t retry, uint64_t cycle, InstructionStats* ins) {

@@ -2,6 +2,7 @@
 // hand-made inputs with exact expected values.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <algorithm>
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "cltrace/cachesim/coalescer.h"
 #include "cltrace/cachesim/config.h"
+#include "cltrace/cachesim/latency.h"
 #include "cltrace/cachesim/reuse_distance.h"
 #include "cltrace/cachesim/set_index.h"
 #include "cltrace/cachesim/simulator.h"
@@ -461,31 +463,76 @@ TEST(WritePolicy, WriteBackCountsDirtyEvictions) {
 
 // ---------------------------------------------------------------- random numbers
 
-uint64_t bitsOf(double x) {
-  uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
+TEST(LatencyJitter, TheAliasTableGivesTheRoundedHalfNormalsProbabilities) {
+  // P(0) = erf(0.5 / (sigma sqrt 2)), P(k) = P(k - 0.5 <= sigma |Z| < k + 0.5): sigma 5 gives
+  // P(0) = 2 Phi(0.1) - 1 = 0.0796557 and P(5) = 2 (Phi(1.1) - Phi(0.9)) = 0.0967881.
+  LatencyJitter five(5.0);
+  EXPECT_NEAR(five.exactProbability(0), 0.0796557, 1e-7);
+  EXPECT_NEAR(five.exactProbability(5), 0.0967881, 1e-7);
+  EXPECT_EQ(five.entries(), 64u);  // values 0..45, the tail entry 46, padding to a power of two
+  for (double sigma : {0.05, 0.3, 1.0, 5.0, 12.5, 100.0, 220.0}) {
+    LatencyJitter j(sigma);
+    ASSERT_GT(j.entries(), 0u) << sigma;
+    const uint32_t tailEntry = static_cast<uint32_t>(std::ceil(9.0 * sigma)) + 1;
+    double total = 0.0;
+    for (uint32_t k = 0; k < j.entries(); ++k) total += j.tableProbability(k);
+    EXPECT_NEAR(total, 1.0, 1e-12) << sigma;
+    for (uint32_t k = 0; k < tailEntry; ++k)
+      ASSERT_NEAR(j.tableProbability(k), j.exactProbability(k), 1e-13) << sigma << " " << k;
+    for (uint32_t k = tailEntry + 1; k < j.entries(); ++k) ASSERT_EQ(j.tableProbability(k), 0.0) << sigma << " " << k;
+  }
 }
 
-TEST(Rng, BatchedHalfNormalsRepeatTheSingleDraws) {
-  // Batches of every parity and around the internal chunk of 16 pairs, with single draws in
-  // between (so a batch sometimes starts with the spare normal of a single draw): the same bits
-  // in the same order, and the generators end in the same state.
-  for (double sigma : {0.0, 1.0, 23.5}) {
-    Rng batched(9), single(9);
-    std::vector<double> x;
-    for (size_t n : {0u, 1u, 2u, 3u, 5u, 16u, 31u, 32u, 33u, 64u, 7u, 100u}) {
-      x.assign(n, -1.0);
-      batched.halfNormals(sigma, x.data(), n);
-      for (size_t i = 0; i < n; ++i) ASSERT_EQ(bitsOf(x[i]), bitsOf(single.halfNormal(sigma))) << sigma << " " << n << " " << i;
-      if (n % 3 == 1) {
-        ASSERT_EQ(bitsOf(batched.halfNormal(sigma)), bitsOf(single.halfNormal(sigma)));
-      }
-    }
-    EXPECT_EQ(bitsOf(batched.halfNormal(sigma)), bitsOf(single.halfNormal(sigma)));
-    EXPECT_EQ(bitsOf(batched.halfNormal(sigma)), bitsOf(single.halfNormal(sigma)));
-    EXPECT_EQ(batched.next(), single.next());
+TEST(LatencyJitter, SamplesFollowTheDistribution) {
+  // 2 M draws at sigma 5: each value's frequency within 5 standard errors of its probability.
+  LatencyJitter j(5.0);
+  Rng rng(17);
+  constexpr uint32_t kDraws = 2000000;
+  std::vector<uint64_t> counts(64, 0);
+  double sum = 0.0;
+  for (uint32_t i = 0; i < kDraws; ++i) {
+    const uint64_t v = j.sample(rng);
+    ASSERT_LT(v, 64u);
+    ++counts[v];
+    sum += double(v);
   }
+  for (uint32_t k = 0; k < 30; ++k) {
+    const double p = j.exactProbability(k);
+    const double se = std::sqrt(p * (1 - p) / kDraws);
+    EXPECT_NEAR(double(counts[k]) / kDraws, p, 5 * se + 1e-9) << k;
+  }
+  // E[round(5 |Z|)] is close to 5 sqrt(2 / pi) = 3.989 (rounding adds about +0.01 here).
+  EXPECT_NEAR(sum / kDraws, 3.99, 0.03);
+  // The same seed gives the same draws.
+  Rng a(3), b(3);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(j.sample(a), j.sample(b));
+}
+
+TEST(LatencyJitter, NoJitterWideJitterAndTheTail) {
+  Rng rng(5);
+  LatencyJitter none(0.0);
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(none.sample(rng), 0u);
+  // Too wide for a table: every draw by the polar method, rounded; mean sigma sqrt(2 / pi).
+  LatencyJitter wide(1e6);
+  EXPECT_EQ(wide.entries(), 0u);
+  double sum = 0.0;
+  for (int i = 0; i < 200000; ++i) sum += double(wide.sample(rng));
+  EXPECT_NEAR(sum / 200000 / 1e6, std::sqrt(2.0 / M_PI), 0.01);
+  // The tail (values from 46 on at sigma 5, picked about once in 5e18 draws) is drawn exactly:
+  // every value at least 46, and 46 itself with probability P(46) / P(>= 45.5) = 0.845.
+  LatencyJitter five(5.0);
+  uint64_t at46 = 0;
+  constexpr int kTail = 100000;
+  for (int i = 0; i < kTail; ++i) {
+    const uint64_t v = five.sampleTail(rng);
+    ASSERT_GE(v, 46u);
+    at46 += v == 46;
+  }
+  const double p46 = five.exactProbability(46) / std::erfc(45.5 / (5.0 * std::sqrt(2.0)));
+  EXPECT_NEAR(double(at46) / kTail, p46, 5 * std::sqrt(p46 * (1 - p46) / kTail));
+  // A huge sigma saturates instead of wrapping the fill cycle.
+  LatencyJitter huge(1e300);
+  EXPECT_LE(huge.sample(rng), uint64_t{1} << 62);
 }
 
 // ---------------------------------------------------------------- per-warp MSHR counts

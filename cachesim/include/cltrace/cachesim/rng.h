@@ -2,7 +2,7 @@
 //
 // The standard distributions (std::normal_distribution, ...) give different sequences on
 // different standard libraries; the simulator's results must only depend on the seed, so it
-// uses its own generator (SplitMix64) and its own half-normal sampling (Box-Muller).
+// uses its own generator (SplitMix64) and its own half-normal sampling (Marsaglia's polar method).
 #pragma once
 
 #include <algorithm>
@@ -50,47 +50,6 @@ class Rng {
     spare_ = v * f;
     haveSpare_ = true;
     return sigma * std::fabs(u * f);
-  }
-
-  // Fills out[0 .. n) with exactly the values of n successive halfNormal(sigma) calls and leaves
-  // the generator as they would. Faster per value: the cheap rejection loop runs first without
-  // a branch on its outcome, then the log/divide/sqrt of the accepted pairs, which are
-  // independent of each other, overlap in the pipeline.
-  void halfNormals(double sigma, double* out, size_t n) {
-    size_t i = 0;
-    if (sigma <= 0.0) {
-      for (; i < n; ++i) out[i] = 0.0;
-      return;
-    }
-    if (haveSpare_ && n > 0) {
-      haveSpare_ = false;
-      out[i++] = sigma * std::fabs(spare_);
-    }
-    constexpr size_t kChunk = 16;  // pairs per round
-    double us[kChunk], vs[kChunk], ss[kChunk];
-    while (i < n) {
-      const size_t pairs = std::min(kChunk, (n - i + 1) / 2);
-      for (size_t k = 0; k < pairs;) {
-        const double u = 2.0 * uniform() - 1.0;
-        const double v = 2.0 * uniform() - 1.0;
-        const double s = u * u + v * v;
-        us[k] = u;
-        vs[k] = v;
-        ss[k] = s;
-        k += (s < 1.0) & (s != 0.0);  // accepted: keep; rejected: overwritten by the next try
-      }
-      for (size_t k = 0; k < pairs; ++k) {
-        const double f = std::sqrt(-2.0 * std::log(ss[k]) / ss[k]);
-        out[i++] = sigma * std::fabs(us[k] * f);
-        const double second = vs[k] * f;
-        if (i < n) {
-          out[i++] = sigma * std::fabs(second);
-        } else {  // odd count: the second normal waits for the next call, as in halfNormal
-          spare_ = second;
-          haveSpare_ = true;
-        }
-      }
-    }
   }
 
  private:

@@ -4,7 +4,8 @@
 //
 // Timing model (Config::timing):
 //  - A read miss allocates its line at once (evicting a victim) and marks it pending; the data
-//    arrives minLatency + |N(0, latencySigma^2)| cycles later (rounded to whole cycles).
+//    arrives minLatency + |N(0, latencySigma^2)| cycles later, the jitter rounded to whole
+//    cycles (latency.h).
 //  - A read of a pending line is a latency miss: no new memory request; it merges into the
 //    line's MSHR and the warp waits for that line's fill.
 //  - A read miss needs a free MSHR: at most `mshrs` in flight per SM and `mshrsPerWarp` per warp
@@ -27,6 +28,7 @@
 
 #include "cltrace/cachesim/cache.h"
 #include "cltrace/cachesim/config.h"
+#include "cltrace/cachesim/latency.h"
 #include "cltrace/cachesim/reuse_distance.h"
 #include "cltrace/cachesim/rng.h"
 #include "cltrace/cachesim/set_index.h"
@@ -220,11 +222,7 @@ class SmModel {
  private:
   uint64_t track(uint64_t line);
   // Latency of a new miss.
-  uint64_t sampleLatency() {
-    if (latencyPos_ == kLatencyBatch) drawLatencies();
-    return latencies_[latencyPos_++];
-  }
-  void drawLatencies();
+  uint64_t sampleLatency() { return minLatency_ + jitter_.sample(latencyRng_); }
   RequestResult stall(uint64_t retry, uint64_t cycle, InstructionStats* ins);
 
   bool timing_;
@@ -233,7 +231,6 @@ class SmModel {
   uint32_t mshrs_;
   uint32_t mshrsPerWarp_;
   uint64_t minLatency_;
-  double sigma_;
   uint64_t hitLatency_;
   uint64_t lines_;
   uint64_t now_ = 0;
@@ -241,11 +238,7 @@ class SmModel {
   CacheTags tags_;
   ReuseDistanceTracker tracker_;
   Rng latencyRng_;
-  // Latencies of the next misses, drawn in batches (the same sequence as one at a time, but the
-  // draws' log/sqrt chains overlap and are off the path of the misses that use them).
-  static constexpr uint32_t kLatencyBatch = 32;
-  uint64_t latencies_[kLatencyBatch] = {};
-  uint32_t latencyPos_ = kLatencyBatch;
+  LatencyJitter jitter_;
   void retireFilled();
   uint64_t earliestFillOfWarp(uint64_t warpKey) const;
   FillQueue inflight_;  // lines in flight
