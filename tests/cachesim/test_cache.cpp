@@ -364,6 +364,56 @@ TEST(Replacement, LruEvictionOrderInOneSet) {
   EXPECT_TRUE(m.contains(L(5)));
 }
 
+TEST(Replacement, LruVictimsMatchAReferenceWithPendingWays) {
+  // Random hits, fills and installs (some pending) on 4 and 6 ways: the victim is the
+  // lowest-numbered invalid way, else the least recently used way that is not pending, else
+  // none. The reference keeps its own use order.
+  for (uint32_t ways : {4u, 6u}) {
+    CacheTags tags(2, ways, Replacement::LRU, 1);
+    struct RefWay {
+      uint64_t line = CacheTags::kNoLine;
+      uint64_t used = 0;
+      bool pending = false;
+    };
+    std::vector<std::vector<RefWay>> ref(2, std::vector<RefWay>(ways));
+    uint64_t clock = 0, state = 99;
+    auto rnd = [&] {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      return state >> 33;
+    };
+    for (int op = 0; op < 20000; ++op) {
+      const uint32_t set = rnd() % 2;
+      std::vector<RefWay>& r = ref[set];
+      int expected = -1;
+      for (uint32_t w = 0; w < ways && expected < 0; ++w)
+        if (r[w].line == CacheTags::kNoLine) expected = static_cast<int>(w);
+      if (expected < 0)
+        for (uint32_t w = 0; w < ways; ++w)
+          if (!r[w].pending && (expected < 0 || r[w].used < r[expected].used)) expected = static_cast<int>(w);
+      ASSERT_EQ(tags.victim(set), expected) << ways << " ways, operation " << op;
+      const uint32_t w = rnd() % ways;
+      switch (rnd() % 3) {
+        case 0:  // a hit on a valid way
+          if (r[w].line != CacheTags::kNoLine) {
+            tags.touch(set, static_cast<int>(w));
+            r[w].used = ++clock;
+          }
+          break;
+        case 1:  // data arrives
+          tags.fill(set, static_cast<int>(w));
+          r[w].pending = false;
+          break;
+        default:  // a miss installs into the victim, pending half the time
+          if (expected >= 0) {
+            const bool pending = rnd() % 2 == 0;
+            tags.install(set, expected, 1000 + op, pending, false);
+            r[expected] = RefWay{uint64_t(1000 + op), ++clock, pending};
+          }
+      }
+    }
+  }
+}
+
 // Uses A A A B C C D D (A=3 uses, B=1, C=2, D=2, D most recent), then E.
 uint64_t victimAfterPattern(const std::string& policy) {
   SmModel m = model({"replacement=" + policy});

@@ -45,6 +45,16 @@ class CacheTags {
   // Way to allocate for a new line in `set`, or -1 when every way is pending.
   int victim(uint32_t set) {
     const Way* s = &ways_[size_t(set) * assoc_];
+    if (policy_ == Replacement::LRU && assoc_ <= 64 && clock_ < kPackedClockLimit) {
+      // One pass over the keys (lastUse << 6 | way), a pending way's key being ~0. Nothing
+      // invalidates a way, so an invalid way still has lastUse 0 while valid ways have distinct
+      // lastUse >= 1: the smallest key is the lowest-numbered invalid way if there is one, else
+      // the least recently used way that is not pending. No branch on the data (which way wins
+      // is unpredictable).
+      uint64_t best = ~uint64_t(0);
+      for (uint32_t w = 0; w < assoc_; ++w) best = std::min(best, (s[w].lastUse << 6 | w) | pendingMask(s[w]));
+      return best == ~uint64_t(0) ? -1 : static_cast<int>(best & 63);
+    }
     int free = wayWhere(s, [](const Way& x) { return x.tag == kNoLine; });
     if (free >= 0) return free;
     if (policy_ != Replacement::LRU) return victimByPolicy(s);
@@ -89,6 +99,7 @@ class CacheTags {
   uint64_t line(uint32_t set, int way) const { return at(set, way).tag; }
 
  private:
+  static constexpr uint64_t kPackedClockLimit = uint64_t{1} << 57;  // lastUse << 6 stays below ~0
   static constexpr uint8_t kPending = 1;
   static constexpr uint8_t kDirty = 2;
   // Everything about one way side by side (32 bytes): a request touches one set, so its ways'
