@@ -170,6 +170,20 @@ class Run {
     (*callback_)(e);
   }
 
+  // One read request of step `st`. Returns false on a stall (`until` = the retry cycle);
+  // otherwise `ready` becomes at least the cycle the line's data is there.
+  bool readLine(SmModel& m, const sched::WarpStep& st, InstructionStats& ins, uint64_t cycle, uint64_t line,
+                uint64_t& ready, uint64_t& until) {
+    RequestResult r = m.read(line, cycle, st.warpKey, &ins);
+    if (callback_) emit(st, cycle, line, r);
+    if (r.outcome == Outcome::MshrStall) {
+      until = r.readyCycle;
+      return false;
+    }
+    ready = std::max(ready, r.readyCycle);
+    return true;
+  }
+
   // Processes `st` at `cycle` from where `p` stands. Returns true when the step is complete
   // (`until` = cycle from which the warp may go on) and false on a stall (`until` = retry cycle).
   bool process(SmState& s, const sched::WarpStep& st, uint64_t cycle, Progress& p, uint64_t& until) {
@@ -186,34 +200,29 @@ class Run {
         stats.requestsBeforeCoalescing += st.lanes.size();
         ins.requestsBeforeCoalescing += st.lanes.size();
       }
+      // Coalescing: the one-line test once, the exact path (coalesceLanes) only when it fails.
       uint64_t line;
-      if (st.kind == AccessKind::Load && withinOneLine(st, lineShift_, line)) {
-        // Most loads: one line, read at once without building the list of lines (which only a
-        // stall needs, to retry from).
-        RequestResult r = m.read(line, cycle, st.warpKey, &ins);
-        if (callback_) emit(st, cycle, line, r);
-        if (r.outcome == Outcome::MshrStall) {
-          p.lines.assign(1, line);
-          until = r.readyCycle;
-          return false;
+      if (isMemoryAccess(st.kind) && withinOneLine(st, lineShift_, line)) {
+        if (st.kind == AccessKind::Load) {
+          // Most loads: one line, read at once without building the list of lines (which only
+          // a stall needs, to retry from).
+          if (!readLine(m, st, ins, cycle, line, p.ready, until)) {
+            p.lines.assign(1, line);
+            return false;
+          }
+          until = p.ready;
+          return true;
         }
-        until = std::max(cycle, r.readyCycle);
-        return true;
+        p.lines.assign(1, line);
+      } else if (isMemoryAccess(st.kind)) {
+        p.lines.clear();
+        coalesceLanes(st, lineShift_, p.lines);
       }
-      if (isMemoryAccess(st.kind)) coalesce(st, lineShift_, p.lines);
     }
     switch (st.kind) {
       case AccessKind::Load:
-        for (; p.next < p.lines.size(); ++p.next) {
-          uint64_t line = p.lines[p.next];
-          RequestResult r = m.read(line, cycle, st.warpKey, &ins);
-          if (callback_) emit(st, cycle, line, r);
-          if (r.outcome == Outcome::MshrStall) {
-            until = r.readyCycle;
-            return false;
-          }
-          p.ready = std::max(p.ready, r.readyCycle);
-        }
+        for (; p.next < p.lines.size(); ++p.next)
+          if (!readLine(m, st, ins, cycle, p.lines[p.next], p.ready, until)) return false;
         until = p.ready;
         return true;
       case AccessKind::Store:
