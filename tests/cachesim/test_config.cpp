@@ -10,25 +10,15 @@
 #include "cltrace/cachesim/config.h"
 #include "cltrace/cachesim/printers.h"
 #include "fake_step_source.h"
+#include "message_of.h"
 
 namespace cltrace::cachesim {
 namespace {
 
 using nlohmann::json;
 
-// The message of the std::invalid_argument `f` throws ("" when it does not throw).
-template <class F>
-std::string errorOf(F f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
-
 std::string overrideError(const std::vector<std::string>& overrides, const std::string& base = "gtx480-16k") {
-  return errorOf([&] { loadConfig(base, overrides); });
+  return messageOf<std::invalid_argument>([&] { loadConfig(base, overrides); });
 }
 
 TEST(Config, PresetsAndDefaults) {
@@ -124,7 +114,7 @@ TEST(Config, ErrorsNameTheKey) {
   EXPECT_NE(overrideError({"max_workgroups_per_sm=0"}).find("'max_workgroups_per_sm'"), std::string::npos);
   EXPECT_NE(overrideError({"registers_per_thread=many"}).find("'registers_per_thread'"), std::string::npos);
   EXPECT_NE(overrideError({"registers_per_sm=0"}).find("'registers_per_sm'"), std::string::npos);
-  EXPECT_NE(errorOf([] { loadConfig("/tmp"); }).find("config file '/tmp' is a directory"), std::string::npos);
+  EXPECT_NE(messageOf<std::invalid_argument>([] { loadConfig("/tmp"); }).find("config file '/tmp' is a directory"), std::string::npos);
   EXPECT_NE(overrideError({"registers_per_thread=20", "registers_per_sm=0"}).find("'registers_per_sm'"),
             std::string::npos);
   EXPECT_NE(overrideError({"runs=0"}).find("'runs'"), std::string::npos);
@@ -165,11 +155,11 @@ TEST(Config, ExactMessagesForOddNumbers) {
             "invalid value '16.5K' for configuration key 'size': expected a non-negative integer");
   // JSON numbers past 64 bits arrive as doubles: too large, not a misread exponent.
   std::string huge = writeTemp("cachesim_huge.json", R"({"size": 18446744073709551616})");
-  EXPECT_NE(errorOf([&] { loadConfig(huge); })
+  EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig(huge); })
                 .find("invalid value '18446744073709551616' for configuration key 'size': too large"),
             std::string::npos);
   std::string fraction = writeTemp("cachesim_fraction.json", R"({"associativity": 4.5})");
-  EXPECT_NE(errorOf([&] { loadConfig(fraction); })
+  EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig(fraction); })
                 .find("invalid value '4.5' for configuration key 'associativity': expected a non-negative integer"),
             std::string::npos);
 }
@@ -192,7 +182,7 @@ TEST(Config, RegisterLimitedResidency) {
   EXPECT_EQ(registerLimitedWorkgroups(c, 100), 25u);
   c.registersPerThread = 25;
   c.registersPerSm = 6000;  // not even one workgroup of 6656
-  EXPECT_EQ(errorOf([&] { registerLimitedWorkgroups(c, 256); }),
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { registerLimitedWorkgroups(c, 256); }),
             "configuration keys 'registers_per_thread' and 'registers_per_sm': a workgroup of 256 threads needs "
             "6656 registers, the SM has 6000");
 }
@@ -212,33 +202,33 @@ TEST(Config, JsonFiles) {
   EXPECT_EQ(c.runs, 5u);
 
   std::string unknown = writeTemp("cachesim_unknown.json", R"({"size": 16384, "bogus": 1})");
-  std::string e = errorOf([&] { loadConfig(unknown); });
+  std::string e = messageOf<std::invalid_argument>([&] { loadConfig(unknown); });
   EXPECT_NE(e.find("'bogus'"), std::string::npos);
   EXPECT_NE(e.find(unknown), std::string::npos);
 
   std::string badType = writeTemp("cachesim_badtype.json", R"({"associativity": [4]})");
-  EXPECT_NE(errorOf([&] { loadConfig(badType); }).find("'associativity'"), std::string::npos);
+  EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig(badType); }).find("'associativity'"), std::string::npos);
   std::string negative = writeTemp("cachesim_negative.json", R"({"mshrs": -3})");
-  EXPECT_NE(errorOf([&] { loadConfig(negative); }).find("'mshrs'"), std::string::npos);
+  EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig(negative); }).find("'mshrs'"), std::string::npos);
   std::string broken = writeTemp("cachesim_broken.json", R"({"size": )");
-  EXPECT_NE(errorOf([&] { loadConfig(broken); }).find("not valid JSON"), std::string::npos);
-  EXPECT_NE(errorOf([&] { loadConfig("/nonexistent/x.json"); }).find("cannot be opened"), std::string::npos);
+  EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig(broken); }).find("not valid JSON"), std::string::npos);
+  EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig("/nonexistent/x.json"); }).find("cannot be opened"), std::string::npos);
   std::string wrongSets = writeTemp("cachesim_sets.json", R"({"sets": 64})");
-  EXPECT_NE(errorOf([&] { loadConfig(wrongSets); }).find("'sets'"), std::string::npos);
+  EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig(wrongSets); }).find("'sets'"), std::string::npos);
 
   // Refused while parsing: a value nested deeper than a configuration needs (printing one
   // 100000 deep in a message overflowed the stack), and a key given twice.
   std::string deep = writeTemp("cachesim_deep.json", "{\"size\":" + std::string(100000, '[') + std::string(100000, ']') + "}");
-  EXPECT_EQ(errorOf([&] { loadConfig(deep); }),
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { loadConfig(deep); }),
             "config file '" + deep + "': values nested more than 16 deep (a configuration is one object of numbers and names)");
   std::string nested = writeTemp("cachesim_nested.json", R"({"size": [[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]})");
-  EXPECT_EQ(errorOf([&] { loadConfig(nested); }),
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { loadConfig(nested); }),
             "config file '" + nested + "': invalid value [[[[[[[[[[[[[[[1]]]]]]]]]]]]]]] for configuration key 'size': "
             "expected a number, string or boolean");
   std::string twice = writeTemp("cachesim_twice.json", R"({"size": 16384, "mshrs": 8, "size": 32768})");
-  EXPECT_EQ(errorOf([&] { loadConfig(twice); }), "config file '" + twice + "': configuration key 'size' is given twice");
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { loadConfig(twice); }), "config file '" + twice + "': configuration key 'size' is given twice");
   std::string scheduling = writeTemp("cachesim_scheduling.json", R"({"scheduling": 5})");
-  EXPECT_EQ(errorOf([&] { loadConfig(scheduling); }),
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { loadConfig(scheduling); }),
             "config file '" + scheduling + "': invalid value '5' for configuration key 'scheduling': scheduler: policy "
             "must be one of sequential, round-robin, random, warp (got '5')");
 }

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "test_util.h"
+#include "message_of.h"
 
 namespace cltrace::sched::test {
 namespace {
@@ -684,29 +685,18 @@ class BadSource : public WorkgroupSource {
   int given_ = 0;
 };
 
-// The message of the std::runtime_error `f` throws ("" when it throws none).
-template <typename F>
-std::string runtimeErrorOf(F f) {
-  try {
-    f();
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(PreparedTrace, MalformedInputFailsAsWhenScheduled) {
-  EXPECT_EQ(runtimeErrorOf([] {
+  EXPECT_EQ(messageOf<std::runtime_error>([] {
               BadSource s(0);
               PreparedTrace::load(s, oneSm(), UINT64_MAX);
             }),
             "scheduler: workgroup 0 has 2 work-items, the NDRange says 4");
-  EXPECT_EQ(runtimeErrorOf([] {
+  EXPECT_EQ(messageOf<std::runtime_error>([] {
               BadSource s(1);
               PreparedTrace::load(s, oneSm(), UINT64_MAX);
             }),
             "scheduler: workgroup source gave workgroup 1, expected 0");
-  EXPECT_EQ(runtimeErrorOf([] {
+  EXPECT_EQ(messageOf<std::runtime_error>([] {
               MemoryWorkgroupSource source(range1(12, 4), buildTrace(range1(12, 4), twoLoads));
               WorkgroupTrace skipped;
               source.nextWorkgroup(skipped);
@@ -716,7 +706,7 @@ TEST(PreparedTrace, MalformedInputFailsAsWhenScheduled) {
             }),
             "scheduler: workgroup source ended after 0 of 3 workgroups");
   for (int mode = 0; mode < 2; ++mode) {  // the same messages from a scheduler over the source
-    EXPECT_EQ(runtimeErrorOf([mode] {
+    EXPECT_EQ(messageOf<std::runtime_error>([mode] {
                 BadSource s(mode);
                 Scheduler scheduler(s, oneSm());
                 WarpStep step;

@@ -6,6 +6,7 @@
 
 #include "cltrace/wrapper/standalone.h"
 #include "test_support.h"
+#include "message_of.h"
 
 using namespace cltrace;
 using namespace cltrace::test;
@@ -197,32 +198,21 @@ TEST(Standalone, ArgumentErrorsNameTheArgument) {
                 "argument 0 (P p): a struct passed by value (8 bytes): `cltrace run` cannot build one");
 }
 
-// The message of the std::invalid_argument `f` throws ("" when it throws none).
-template <typename F>
-std::string invalidMessage(F&& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(Standalone, UnsignedNumbersAreDecimalOrHexAndFit64Bits) {
   EXPECT_EQ(wrapper::parseUnsigned("010"), 10u);  // not octal
   EXPECT_EQ(wrapper::parseUnsigned("0x400"), 1024u);
   EXPECT_EQ(wrapper::parseUnsigned("18446744073709551615"), UINT64_MAX);
-  EXPECT_EQ(invalidMessage([] { wrapper::parseUnsigned("18446744073709551616"); }),
+  EXPECT_EQ(messageOf<std::invalid_argument>([] { wrapper::parseUnsigned("18446744073709551616"); }),
             "'18446744073709551616' does not fit in 64 bits");
-  EXPECT_EQ(invalidMessage([] { wrapper::parseUnsigned("0x10000000000000000"); }),
+  EXPECT_EQ(messageOf<std::invalid_argument>([] { wrapper::parseUnsigned("0x10000000000000000"); }),
             "'0x10000000000000000' does not fit in 64 bits");
-  EXPECT_EQ(invalidMessage([] { wrapper::parseUnsigned("-1"); }), "'-1' is negative");
+  EXPECT_EQ(messageOf<std::invalid_argument>([] { wrapper::parseUnsigned("-1"); }), "'-1' is negative");
   for (const char* bad : {"", "+1", " 1", "1 ", "12a", "0x", "1.5", "1e3"})
-    EXPECT_EQ(invalidMessage([&] { wrapper::parseUnsigned(bad); }), std::string("'") + bad + "' is not a non-negative integer");
+    EXPECT_EQ(messageOf<std::invalid_argument>([&] { wrapper::parseUnsigned(bad); }), std::string("'") + bad + "' is not a non-negative integer");
 }
 
 TEST(Standalone, BufferSpecsRefuseWhatWouldBeIgnoredOrOverflow) {
-  auto message = [](const std::string& spec) { return invalidMessage([&] { wrapper::parseArgSpec(spec); }); };
+  auto message = [](const std::string& spec) { return messageOf<std::invalid_argument>([&] { wrapper::parseArgSpec(spec); }); };
   EXPECT_EQ(message("buffer:float:1024:zeros:x"), "argument 'buffer:float:1024:zeros:x': zeros takes no value, but ':x' follows it");
   EXPECT_EQ(message("buffer:float:1024:iota:5"), "argument 'buffer:float:1024:iota:5': iota takes no value, but ':5' follows it");
   EXPECT_EQ(message("buffer:float:1024:zeros:"), "argument 'buffer:float:1024:zeros:': zeros takes no value, but ':' follows it");
@@ -257,13 +247,13 @@ wrapper::RunSpec vaddSpec(const std::string& first) {
 
 TEST(Standalone, BufferContentsThatCannotBeMadeNameTheArgument) {
   const std::string dir = std::filesystem::temp_directory_path().string();
-  EXPECT_EQ(invalidMessage([&] { wrapper::runStandalone(vaddSpec("buffer:float:64:file:" + dir), ""); }),
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { wrapper::runStandalone(vaddSpec("buffer:float:64:file:" + dir), ""); }),
             "argument 'buffer:float:64:file:" + dir + "': '" + dir + "' is a directory, not a file");
-  EXPECT_EQ(invalidMessage([] { wrapper::runStandalone(vaddSpec("buffer:float:64:file:/nonexistent/x.bin"), ""); }),
+  EXPECT_EQ(messageOf<std::invalid_argument>([] { wrapper::runStandalone(vaddSpec("buffer:float:64:file:/nonexistent/x.bin"), ""); }),
             "argument 'buffer:float:64:file:/nonexistent/x.bin': cannot open '/nonexistent/x.bin': No such file or "
             "directory");
   // 2^63 bytes: more than any vector holds, whatever the host's overcommit policy.
-  EXPECT_EQ(invalidMessage([] { wrapper::runStandalone(vaddSpec("buffer:float:2305843009213693952"), ""); }),
+  EXPECT_EQ(messageOf<std::invalid_argument>([] { wrapper::runStandalone(vaddSpec("buffer:float:2305843009213693952"), ""); }),
             "argument 0 (float* a) 'buffer:float:2305843009213693952': cannot allocate 9223372036854775808 bytes of "
             "host memory");
 }
@@ -305,7 +295,7 @@ class Manifest : public ::testing::Test {
     std::ofstream((dir_ / "k.json").string()) << json;
     spec = {};
     spec.sourcePath = (dir_ / "k.cl").string();
-    const std::string e = invalidMessage([&] { wrapper::applyManifest(spec, false, haveRange, false, false); });
+    const std::string e = messageOf<std::invalid_argument>([&] { wrapper::applyManifest(spec, false, haveRange, false, false); });
     const std::string prefix = "launch manifest " + (dir_ / "k.json").string() + ": ";
     return e.rfind(prefix, 0) == 0 ? e.substr(prefix.size()) : e.empty() ? e : "(no manifest prefix) " + e;
   }
@@ -366,7 +356,7 @@ TEST_F(Manifest, EveryKeyKnownOnceAndOfItsType) {
             "expected string literal");
   // A key the caller overrides is still checked: the manifest is wrong either way.
   std::ofstream((dir_ / "k.json").string()) << R"({"kernel": "k", "global": [1.5], "local": [1]})";
-  EXPECT_NE(invalidMessage([&] { wrapper::applyManifest(spec, true, true, true, true); }), "");
+  EXPECT_NE(messageOf<std::invalid_argument>([&] { wrapper::applyManifest(spec, true, true, true, true); }), "");
   EXPECT_EQ(apply(R"({"kernel": "k", "args": ["buffer:int:4:file:in:1.bin"], "build_options": ["-DN=4"], )" + range + "}"), "");
   EXPECT_EQ(spec.kernel, "k");
   EXPECT_EQ(spec.args.at(0).value, (dir_ / "in:1.bin").string());
