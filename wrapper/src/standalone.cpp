@@ -387,9 +387,11 @@ nlohmann::json readManifest(const std::filesystem::path& path) {
       [](const std::string& key) { return "key \"" + key + "\" appears twice"; });
   if (!j.is_object()) throw std::invalid_argument(std::string("must be a JSON object, not ") + j.type_name());
   for (const auto& item : j.items()) {
-    if (std::find(std::begin(kManifestKeys), std::end(kManifestKeys), item.key()) == std::end(kManifestKeys))
-      throw std::invalid_argument("unknown key \"" + item.key() +
-                                  "\" (the keys are kernel, global, local, offset, args, build_options)");
+    if (std::find(std::begin(kManifestKeys), std::end(kManifestKeys), item.key()) == std::end(kManifestKeys)) {
+      std::string known;
+      for (const char* key : kManifestKeys) known += std::string(known.empty() ? "" : ", ") + key;
+      throw std::invalid_argument("unknown key \"" + item.key() + "\" (the keys are " + known + ")");
+    }
   }
   return j;
 }
