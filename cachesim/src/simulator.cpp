@@ -6,12 +6,12 @@
 #include <thread>
 #include <cmath>
 #include <deque>
-#include <queue>
 #include <stdexcept>
 #include <system_error>
 #include <unordered_map>
 
 #include "cltrace/cachesim/coalescer.h"
+#include "cltrace/cachesim/replay_queue.h"
 
 namespace cltrace::cachesim {
 
@@ -69,18 +69,6 @@ struct Held {
   Progress progress;
 };
 
-struct Replay {
-  uint64_t cycle;
-  uint32_t sm;
-  uint64_t seq;
-  uint64_t warpKey;
-  bool operator>(const Replay& o) const {
-    if (cycle != o.cycle) return cycle > o.cycle;
-    if (sm != o.sm) return sm > o.sm;
-    return seq > o.seq;
-  }
-};
-
 uint32_t log2u(uint32_t v) {
   uint32_t s = 0;
   while ((1u << s) < v) ++s;
@@ -111,7 +99,7 @@ class Run {
       bool took = false;
       while (!replays_.empty() && (!have || !(replays_.top().cycle > buf.cycle ||
                                               (replays_.top().cycle == buf.cycle && replays_.top().sm > buf.sm)))) {
-        Replay r = replays_.top();
+        ReplayQueue::Entry r = replays_.top();
         replays_.pop();
         replay(r, source, have ? &buf : nullptr, have);
         if (!have && !exhausted) {  // the peeked step was held: look at the source's next one
@@ -259,7 +247,7 @@ class Run {
     if (timing_ && readyCycle > cycle + 1) source.delayWarp(warpKey, readyCycle);
   }
 
-  void queue(uint64_t cycle, uint32_t sm, uint64_t warpKey) { replays_.push(Replay{cycle, sm, seq_++, warpKey}); }
+  void queue(uint64_t cycle, uint32_t sm, uint64_t warpKey) { replays_.push(cycle, sm, warpKey); }
 
   void fresh(sched::WarpStep& st, sched::StepSource& source) {
     if (!simulated(st.sm)) return;
@@ -285,7 +273,7 @@ class Run {
     source.delayWarp(h.steps.front().warpKey, until + 1);
   }
 
-  void replay(const Replay& r, sched::StepSource& source, sched::WarpStep* peeked, bool& have) {
+  void replay(const ReplayQueue::Entry& r, sched::StepSource& source, sched::WarpStep* peeked, bool& have) {
     auto it = held_.find(r.warpKey);
     if (it == held_.end()) return;
     Held& h = it->second;
@@ -339,8 +327,7 @@ class Run {
   const RequestCallback* callback_;
   std::vector<SmState> sms_;
   std::unordered_map<uint64_t, Held> held_;
-  std::priority_queue<Replay, std::vector<Replay>, std::greater<Replay>> replays_;
-  uint64_t seq_ = 0;
+  ReplayQueue replays_;  // held warps' retries and next steps
   Progress scratch_;
 };
 

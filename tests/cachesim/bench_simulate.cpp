@@ -1,0 +1,207 @@
+// Throughput of the cache simulator on the warp steps of real kernels (prints figures; not a
+// test). scripts/bench-simulate.sh traces the bundled kernels and runs it.
+//
+//   bench_simulate [--repeat N] [--set KEY=VALUE ...] TRACE...
+//
+// For each trace, with the default preset (timing on) and with timing=off, classification on
+// and every SM modelled and reported (sm=all, the heaviest setting):
+//  1. the trace is simulated once with its scheduler (`cltrace simulate`'s path), and the warp
+//     steps the scheduler issues are recorded, in order;
+//  2. the recorded steps are replayed to a fresh simulator with the same seed. The simulator is
+//     deterministic, so it makes the same delayWarp calls and the scheduler's order is already
+//     the one those calls would give: the replay must reproduce the first run's statistics,
+//     which is checked (a mismatch is an error, exit 1);
+//  3. replaying the steps alone (copying them into the step buffer) is timed too, so that the
+//     simulator's own rate, coalescing included, can be given without any source's cost.
+// Each timing is the best of N (default 3) on the CPU clock of the measuring thread.
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "cltrace/cachesim/config.h"
+#include "cltrace/cachesim/simulator.h"
+#include "cltrace/cachesim/trace_simulation.h"
+
+using namespace cltrace;
+using namespace cltrace::cachesim;
+
+namespace {
+
+double cpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+// Steps as a scheduler issued them: the step without its lanes, and the lanes in one array.
+struct RecordedSteps {
+  std::vector<sched::WarpStep> headers;  // lanes empty
+  std::vector<size_t> firstLane;         // headers.size() + 1 entries
+  std::vector<sched::LaneAccess> lanes;
+};
+
+class RecordingSource : public sched::StepSource {
+ public:
+  RecordingSource(sched::StepSource& inner, RecordedSteps& out) : inner_(inner), out_(out) {
+    out_.firstLane.assign(1, 0);
+  }
+  bool next(sched::WarpStep& step) override {
+    if (!inner_.next(step)) return false;
+    out_.lanes.insert(out_.lanes.end(), step.lanes.begin(), step.lanes.end());
+    out_.firstLane.push_back(out_.lanes.size());
+    sched::WarpStep header = step;
+    header.lanes = {};
+    out_.headers.push_back(std::move(header));
+    return true;
+  }
+  void delayWarp(uint64_t warpKey, uint64_t readyCycle) override { inner_.delayWarp(warpKey, readyCycle); }
+  uint32_t busySms() const override { return inner_.busySms(); }
+
+ private:
+  sched::StepSource& inner_;
+  RecordedSteps& out_;
+};
+
+// Hands out the recorded steps in order; delays are already in that order.
+class ReplaySource : public sched::StepSource {
+ public:
+  explicit ReplaySource(const RecordedSteps& steps) : steps_(steps) {}
+  bool next(sched::WarpStep& step) override {
+    if (i_ == steps_.headers.size()) return false;
+    const sched::WarpStep& h = steps_.headers[i_];
+    step.sm = h.sm;
+    step.workgroup = h.workgroup;
+    step.warp = h.warp;
+    step.step = h.step;
+    step.warpKey = h.warpKey;
+    step.cycle = h.cycle;
+    step.instruction = h.instruction;
+    step.kind = h.kind;
+    step.flags = h.flags;
+    step.bounds = h.bounds;
+    step.hasBounds = h.hasBounds;
+    step.lanes.assign(steps_.lanes.begin() + steps_.firstLane[i_], steps_.lanes.begin() + steps_.firstLane[i_ + 1]);
+    ++i_;
+    return true;
+  }
+  void delayWarp(uint64_t, uint64_t) override {}
+
+ private:
+  const RecordedSteps& steps_;
+  size_t i_ = 0;
+};
+
+bool sameCounts(const Stats& a, const Stats& b) {
+  return a.steps == b.steps && a.requests == b.requests && a.reads == b.reads && a.readHits == b.readHits &&
+         a.readMisses == b.readMisses && a.writes == b.writes && a.writeMisses == b.writeMisses &&
+         a.misses.cold == b.misses.cold && a.misses.capacity == b.misses.capacity &&
+         a.misses.conflict == b.misses.conflict && a.misses.latency == b.misses.latency &&
+         a.misses.mshr == b.misses.mshr && a.cycles == b.cycles && a.reuse.cold == b.reuse.cold &&
+         a.reuse.buckets == b.reuse.buckets;
+}
+
+// Returns false when the replay does not reproduce the scheduled run.
+bool benchTrace(const std::string& path, const std::vector<std::string>& overrides, int repeat) {
+  std::vector<std::string> keys = {"sm=all"};
+  keys.insert(keys.end(), overrides.begin(), overrides.end());
+  const Config config = loadConfig("gtx480-16k", keys);
+  const uint64_t seed = config.seed;
+  StepSourceFactory factory = traceStepSourceFactory(path, config, {}, 0);
+
+  // 1. With the scheduler, recording its steps; then the scheduler's run alone, timed.
+  RecordedSteps steps;
+  Stats reference;
+  {
+    std::unique_ptr<sched::StepSource> scheduler = factory(seed);
+    RecordingSource recorder(*scheduler, steps);
+    Simulator sim(config);
+    reference = sim.run(recorder, seed);
+  }
+  double whole = 1e30;
+  for (int i = 0; i < repeat; ++i) {
+    std::unique_ptr<sched::StepSource> scheduler = factory(seed);
+    Simulator sim(config);
+    const double c0 = cpuSeconds();
+    Stats s = sim.run(*scheduler, seed);
+    whole = std::min(whole, cpuSeconds() - c0);
+    if (!sameCounts(s, reference)) {
+      std::fprintf(stderr, "bench_simulate: %s: two scheduled runs with one seed differ\n", path.c_str());
+      return false;
+    }
+  }
+
+  // 2. and 3. The replay with the simulator, and alone.
+  double replayed = 1e30, alone = 1e30;
+  uint64_t sink = 0;
+  for (int i = 0; i < repeat; ++i) {
+    ReplaySource source(steps);
+    Simulator sim(config);
+    const double c0 = cpuSeconds();
+    Stats s = sim.run(source, seed);
+    replayed = std::min(replayed, cpuSeconds() - c0);
+    if (!sameCounts(s, reference)) {
+      std::fprintf(stderr, "bench_simulate: %s: the replayed steps do not reproduce the scheduled run\n",
+                   path.c_str());
+      return false;
+    }
+    ReplaySource only(steps);
+    sched::WarpStep step;
+    const double a0 = cpuSeconds();
+    while (only.next(step)) sink += step.lanes.size();
+    alone = std::min(alone, cpuSeconds() - a0);
+  }
+  const double simulator = std::max(replayed - alone, 1e-9);
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  std::string cfg;
+  for (const std::string& o : overrides) cfg += (cfg.empty() ? "" : ",") + o;
+  const double req = double(reference.requests);
+  std::printf("%-18s %-10s %7.2f M steps %7.2f M req %8.2f M lanes  miss %.3f lat %.3f  with scheduler %6.2f s "
+              "%6.2f M req/s  replay alone %5.2f s  simulator %6.2f s %6.1f M req/s%s\n",
+              name.c_str(), cfg.empty() ? "defaults" : cfg.c_str(), reference.steps / 1e6, req / 1e6,
+              reference.requestsBeforeCoalescing / 1e6, reference.missRate(),
+              double(reference.misses.latency) / double(reference.reads ? reference.reads : 1), whole,
+              req / whole / 1e6, alone, simulator, req / simulator / 1e6, sink == 42 ? "!" : "");
+  std::fflush(stdout);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeat = 3;
+  std::vector<std::string> sets, traces;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--repeat") == 0 && i + 1 < argc && std::atoi(argv[i + 1]) > 0) {
+      repeat = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
+      sets.push_back(argv[++i]);
+    } else if (argv[i][0] != '-') {
+      traces.push_back(argv[i]);
+    } else {
+      traces.clear();
+      break;
+    }
+  }
+  if (traces.empty()) {
+    std::fprintf(stderr, "usage: bench_simulate [--repeat N] [--set KEY=VALUE ...] TRACE...\n");
+    return 2;
+  }
+  std::printf("cachesim on real kernels' warp steps: one core, classification on, sm=all; best of %d\n", repeat);
+  try {
+    for (const std::string& t : traces) {
+      std::vector<std::string> on = sets, off = sets;
+      off.push_back("timing=off");
+      if (!benchTrace(t, on, repeat) || !benchTrace(t, off, repeat)) return 1;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_simulate: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
