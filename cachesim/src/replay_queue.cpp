@@ -62,7 +62,9 @@ void ReplayQueue::loadFront() {
     const uint64_t b = w * 64 + static_cast<uint64_t>(__builtin_ctzll(bits));
     used_[w] &= ~(uint64_t(1) << (b & 63));
     front_.swap(buckets_[b]);
-    std::sort(front_.begin(), front_.end(), before);
+    // Usually sorted already: a bucket fills in queue order, and one cycle's retries are mostly
+    // one SM's (the warps waiting for that SM's next fill).
+    if (!std::is_sorted(front_.begin(), front_.end(), before)) std::sort(front_.begin(), front_.end(), before);
     return;
   }
   // Every bucket is empty: the overflow's earliest cycle, whose entries come out of the heap
