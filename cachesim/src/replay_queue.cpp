@@ -4,82 +4,81 @@
 
 namespace cltrace::cachesim {
 
-namespace {
-constexpr uint64_t kMask = ReplayQueue::kBuckets - 1;
-
-bool before(const ReplayQueue::Entry& a, const ReplayQueue::Entry& b) {
-  return a.sm != b.sm ? a.sm < b.sm : a.seq < b.seq;
+ReplayQueue::ReplayQueue(uint32_t sms) {
+  smBits_ = 0;
+  while ((1u << smBits_) < std::min(std::max(sms, 1u), kMaxCalendarSms)) ++smBits_;
+  lists_.resize(size_t(kCycles) << smBits_);
+  used_.assign((lists_.size() + 63) / 64, 0);
 }
-}  // namespace
 
 void ReplayQueue::push(uint64_t cycle, uint32_t sm, uint64_t warpKey) {
   const Entry e{cycle, sm, seq_++, warpKey};
   ++size_;
-  if (pos_ < front_.size()) {
-    const uint64_t frontCycle = front_[pos_].cycle;
-    if (cycle == frontCycle) {  // joins the front in order (its seq is the largest so far)
-      front_.insert(std::upper_bound(front_.begin() + static_cast<std::ptrdiff_t>(pos_), front_.end(), e, before), e);
-      return;
-    }
-    if (cycle < frontCycle) unloadFront();
+  if (cycle - low_ >= kCycles || sm >= (1u << smBits_)) {
+    heap_.push(e);
+    return;
   }
-  place(e);
+  uint32_t n = free_;
+  if (n != kNone) {
+    free_ = nodes_[n].next;
+    nodes_[n] = Node{e, kNone};
+  } else {
+    n = static_cast<uint32_t>(nodes_.size());
+    nodes_.push_back(Node{e, kNone});
+  }
+  const uint64_t i = ((cycle & (kCycles - 1)) << smBits_) | sm;
+  List& l = lists_[i];
+  if (l.tail == kNone) {
+    l.head = n;
+    used_[i >> 6] |= uint64_t(1) << (i & 63);
+    if (first_ >= 0 && offset(i) < offset(static_cast<uint64_t>(first_))) first_ = static_cast<int64_t>(i);
+  } else {
+    nodes_[l.tail].next = n;
+  }
+  l.tail = n;
+}
+
+const ReplayQueue::Entry& ReplayQueue::top() {
+  const int64_t i = firstList();
+  if (i < 0) return heap_.top();
+  const Entry& listed = nodes_[lists_[static_cast<size_t>(i)].head].entry;
+  return heap_.empty() || Later()(heap_.top(), listed) ? listed : heap_.top();
 }
 
 void ReplayQueue::pop() {
-  top();
-  low_ = front_[pos_].cycle;
-  ++pos_;
-  --size_;
-  // The window moved with low_: entries it now covers leave the overflow heap.
-  while (!overflow_.empty() && overflow_.top().cycle - low_ < kBuckets) {
-    place(overflow_.top());
-    overflow_.pop();
-  }
-}
-
-void ReplayQueue::place(const Entry& e) {
-  if (e.cycle - low_ < kBuckets) {
-    const uint64_t b = e.cycle & kMask;
-    buckets_[b].push_back(e);
-    used_[b >> 6] |= uint64_t(1) << (b & 63);
+  const int64_t i = firstList();
+  if (i < 0 || (!heap_.empty() && Later()(nodes_[lists_[static_cast<size_t>(i)].head].entry, heap_.top()))) {
+    low_ = heap_.top().cycle;
+    heap_.pop();
   } else {
-    overflow_.push(e);
+    List& l = lists_[static_cast<size_t>(i)];
+    const uint32_t n = l.head;
+    low_ = nodes_[n].entry.cycle;
+    l.head = nodes_[n].next;
+    nodes_[n].next = free_;
+    free_ = n;
+    if (l.head == kNone) {
+      l.tail = kNone;
+      used_[static_cast<size_t>(i) >> 6] &= ~(uint64_t(1) << (i & 63));
+      first_ = -1;
+    }
   }
+  --size_;
 }
 
-void ReplayQueue::loadFront() {
-  front_.clear();
-  pos_ = 0;
-  // The first bucket in use at or after low_'s, in cycle order (the window wraps around).
-  const uint64_t start = low_ & kMask;
-  for (uint64_t i = 0; i <= kBuckets / 64; ++i) {
-    const uint64_t w = ((start >> 6) + i) % (kBuckets / 64);
+int64_t ReplayQueue::firstList() {
+  if (first_ >= 0) return first_;
+  // The first list in use at or after low_'s first, in (cycle, SM) order; the window wraps.
+  const uint64_t words = used_.size();
+  const uint64_t start = (low_ & (kCycles - 1)) << smBits_;
+  for (uint64_t k = 0; k <= words; ++k) {
+    const uint64_t w = ((start >> 6) + k) % words;
     uint64_t bits = used_[w];
-    if (i == 0) bits &= ~uint64_t(0) << (start & 63);                   // first word: from start on
-    if (i == kBuckets / 64) bits &= (uint64_t(1) << (start & 63)) - 1;  // wrapped: before start
-    if (bits == 0) continue;
-    const uint64_t b = w * 64 + static_cast<uint64_t>(__builtin_ctzll(bits));
-    used_[w] &= ~(uint64_t(1) << (b & 63));
-    front_.swap(buckets_[b]);
-    // Usually sorted already: a bucket fills in queue order, and one cycle's retries are mostly
-    // one SM's (the warps waiting for that SM's next fill).
-    if (!std::is_sorted(front_.begin(), front_.end(), before)) std::sort(front_.begin(), front_.end(), before);
-    return;
+    if (k == 0) bits &= ~uint64_t(0) << (start & 63);                 // first word: from start on
+    if (k == words) bits &= (uint64_t(1) << (start & 63)) - 1;        // wrapped: before start
+    if (bits != 0) return first_ = static_cast<int64_t>(w * 64 + static_cast<uint64_t>(__builtin_ctzll(bits)));
   }
-  // Every bucket is empty: the overflow's earliest cycle, whose entries come out of the heap
-  // in order.
-  const uint64_t cycle = overflow_.top().cycle;
-  while (!overflow_.empty() && overflow_.top().cycle == cycle) {
-    front_.push_back(overflow_.top());
-    overflow_.pop();
-  }
-}
-
-void ReplayQueue::unloadFront() {
-  for (size_t i = pos_; i < front_.size(); ++i) place(front_[i]);
-  front_.clear();
-  pos_ = 0;
+  return -1;
 }
 
 }  // namespace cltrace::cachesim

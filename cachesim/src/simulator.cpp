@@ -83,7 +83,8 @@ class Run {
         sm_(sm),
         lineShift_(log2u(config.lineSize)),
         timing_(config.timing),
-        callback_(callback ? &callback : nullptr) {}
+        callback_(callback ? &callback : nullptr),
+        replays_(config.smCount) {}
 
   Stats execute(sched::StepSource& source) {
     sched::WarpStep buf;

@@ -30,7 +30,7 @@ TEST(ReplayQueue, ByCycleThenSmThenQueueOrder) {
   q.push(7, 1, 102);
   q.push(5, 3, 103);  // same cycle and SM as 101: after it
   q.push(5, 0, 104);
-  q.push(5000, 0, 105);  // beyond the window: the overflow heap
+  q.push(5000, 0, 105);  // beyond the window: the heap
   q.push(7, 1, 106);
   using T = std::tuple<uint64_t, uint32_t, uint64_t>;
   EXPECT_EQ(drain(q), (std::vector<T>{{5, 0, 104}, {5, 3, 101}, {5, 3, 103}, {7, 1, 102}, {7, 1, 106}, {7, 2, 100},
@@ -38,12 +38,12 @@ TEST(ReplayQueue, ByCycleThenSmThenQueueOrder) {
 }
 
 TEST(ReplayQueue, EntriesQueuedBeforeOrAtTheFrontAfterItWasLookedAt) {
-  ReplayQueue q;
+  ReplayQueue q(4);  // SM 9 has no calendar list: it goes through the heap
   q.push(10, 4, 1);
   q.push(10, 2, 2);
   EXPECT_EQ(q.top().warpKey, 2u);  // the front (cycle 10) is loaded
-  q.push(10, 3, 3);                // joins the loaded front between SM 2 and SM 4
-  q.push(9, 9, 4);                 // earlier than the front: the front goes back
+  q.push(10, 3, 3);                // between SM 2 and SM 4
+  q.push(9, 9, 4);                 // earlier than the front
   q.push(10, 2, 5);                // after warp 2 (same cycle and SM, queued later)
   using T = std::tuple<uint64_t, uint32_t, uint64_t>;
   EXPECT_EQ(drain(q), (std::vector<T>{{9, 9, 4}, {10, 2, 2}, {10, 2, 5}, {10, 3, 3}, {10, 4, 1}}));
@@ -62,7 +62,7 @@ TEST(ReplayQueue, MatchesAHeapOnRandomUse) {
   };
   for (uint32_t seed = 1; seed <= 20; ++seed) {
     std::mt19937_64 rng(seed);
-    ReplayQueue q;
+    ReplayQueue q(seed % 3 == 0 ? 2 : 4);  // SMs 2 and 3 through the heap or in lists
     std::priority_queue<Ref, std::vector<Ref>, std::greater<Ref>> ref;
     uint64_t last = 0, seq = 0, key = 0, popped = 0;
     for (int op = 0; op < 20000; ++op) {

@@ -4,11 +4,12 @@
 // retry per stalled warp each time a line fills (about 14 per request on an irregular gather),
 // and a heap of hundreds of warps took a third of the simulator's time there.
 //
-// It is a calendar: one bucket per cycle over a window of kBuckets cycles, a bitmap of the
-// buckets in use, and a heap for the rare entries beyond the window. It relies on what the
-// simulator guarantees: every entry queued is later than the last one taken out (a step that
-// stalls or completes at cycle c queues c + 1 or later). An entry may still be earlier than the
-// current front (queued by a step processed before it): the front's bucket is then put back.
+// It is a calendar: one first-in first-out list per (cycle, SM) over a window of kCycles cycles,
+// a bitmap of the lists in use, and a heap for the rest (cycles beyond the window, SMs beyond the
+// calendar's). Within one cycle and SM, entries come out in the order they were queued, so each
+// list only appends and takes from its head. It relies on what the simulator guarantees: every
+// entry queued is later than the last one taken out (a step that stalls or completes at cycle c
+// queues c + 1 or later), so the window only moves forward.
 #pragma once
 
 #include <cstddef>
@@ -26,22 +27,29 @@ class ReplayQueue {
     uint64_t seq;  // queue order
     uint64_t warpKey;
   };
-  static constexpr uint32_t kBuckets = 1024;  // cycles in the window (retries wait ~a miss latency)
+  static constexpr uint32_t kCycles = 512;  // the window (retries wait about a miss latency)
+  static constexpr uint32_t kMaxCalendarSms = 64;
 
-  ReplayQueue() : buckets_(kBuckets) {}
+  // SMs 0 .. sms - 1 get calendar lists (up to kMaxCalendarSms); others go through the heap.
+  explicit ReplayQueue(uint32_t sms = 16);
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
 
   // `cycle` must be later than the cycle of every entry taken out so far.
   void push(uint64_t cycle, uint32_t sm, uint64_t warpKey);
-  // The first entry (the queue is not empty). May reorganise the queue, hence not const.
-  const Entry& top() {
-    if (pos_ == front_.size()) loadFront();
-    return front_[pos_];
-  }
+  // The first entry (the queue is not empty).
+  const Entry& top();
   void pop();  // takes out top()
 
  private:
+  static constexpr uint32_t kNone = ~0u;
+  struct Node {
+    Entry entry;
+    uint32_t next;
+  };
+  struct List {
+    uint32_t head = kNone, tail = kNone;
+  };
   struct Later {
     bool operator()(const Entry& a, const Entry& b) const {
       if (a.cycle != b.cycle) return a.cycle > b.cycle;
@@ -49,18 +57,20 @@ class ReplayQueue {
       return a.seq > b.seq;
     }
   };
-  void place(const Entry& e);  // into its bucket or the overflow heap
-  void loadFront();            // the earliest cycle's entries, sorted, into front_
-  void unloadFront();          // front_'s entries back into their bucket
+  // Position of list `i` counted from low_'s first list, in (cycle, SM) order.
+  uint64_t offset(uint64_t i) const { return (i - ((low_ & (kCycles - 1)) << smBits_)) & (lists_.size() - 1); }
+  int64_t firstList();  // the earliest list in use, -1 when none
 
-  std::vector<std::vector<Entry>> buckets_;  // bucket of cycle c: c % kBuckets
-  uint64_t used_[kBuckets / 64] = {};        // bit b: bucket b holds entries
-  // Bucketed entries have cycles in [low_, low_ + kBuckets); low_ is the cycle of the last entry
-  // taken out, so the window only moves forward.
+  uint32_t smBits_;
+  std::vector<List> lists_;     // list of (cycle, sm): (cycle % kCycles) << smBits_ | sm
+  std::vector<uint64_t> used_;  // bit i: list i holds entries
+  std::vector<Node> nodes_;     // the entries of the lists; free ones chained from free_
+  uint32_t free_ = kNone;
+  int64_t first_ = -1;          // firstList() when known, else -1
+  // Listed entries have cycles in [low_, low_ + kCycles); low_ is the cycle of the last entry
+  // taken out.
   uint64_t low_ = 0;
-  std::priority_queue<Entry, std::vector<Entry>, Later> overflow_;  // cycles >= low_ + kBuckets
-  std::vector<Entry> front_;  // the entries of the earliest cycle, in order; front_[pos_] is next
-  size_t pos_ = 0;
+  std::priority_queue<Entry, std::vector<Entry>, Later> heap_;  // entries without a list
   uint64_t seq_ = 0;
   size_t size_ = 0;
 };
