@@ -14,6 +14,7 @@ void coalesceLanes(const sched::WarpStep& step, uint32_t lineShift, std::vector<
   constexpr size_t kScanLimit = 64;
   std::unordered_set<uint64_t> seenSet;  // every line, once a search finds the list long
   uint64_t last = ~0ull, highest = 0;
+  const uint64_t offsetMask = (uint64_t{1} << lineShift) - 1;
   for (const sched::LaneAccess& lane : step.lanes) {
     if (lane.size > kMaxLaneAccessBytes)
       throw std::runtime_error("instruction " + std::to_string(step.instruction) + " accesses " +
@@ -22,6 +23,8 @@ void coalesceLanes(const sched::WarpStep& step, uint32_t lineShift, std::vector<
                                "); the simulator models accesses of at most " +
                                std::to_string(kMaxLaneAccessBytes) + " bytes");
     uint64_t first = lane.address >> lineShift;
+    // Most lanes fall in the line of the lane before them (consecutive addresses).
+    if (first == last && (lane.address & offsetMask) + lane.size <= offsetMask + 1) continue;
     uint64_t lastByte = lane.address;
     if (lane.size != 0 && __builtin_add_overflow(lane.address, uint64_t{lane.size} - 1, &lastByte))
       lastByte = ~uint64_t{0};  // stops at the end of the address space

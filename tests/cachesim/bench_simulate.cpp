@@ -13,7 +13,8 @@
 //     which is checked (a mismatch is an error, exit 1);
 //  3. replaying the steps alone (copying them into the step buffer) is timed too, so that the
 //     simulator's own rate, coalescing included, can be given without any source's cost.
-// Each timing is the best of N (default 3) on the CPU clock of the measuring thread.
+// Each timing is the best of N (default 3) on the CPU clock of the measuring thread; the replays
+// are repeated within a timing so that it lasts about 0.3 s.
 #include <time.h>
 
 #include <algorithm>
@@ -136,25 +137,40 @@ bool benchTrace(const std::string& path, const std::vector<std::string>& overrid
     }
   }
 
-  // 2. and 3. The replay with the simulator, and alone.
+  // 2. and 3. The replay with the simulator, and alone; each timing covers enough replays
+  // (`passes`) to last about 0.3 s, since small kernels take milliseconds.
   double replayed = 1e30, alone = 1e30;
-  uint64_t sink = 0;
+  uint64_t sink = 0, passes = 1;
+  bool calibrated = false;
   for (int i = 0; i < repeat; ++i) {
-    ReplaySource source(steps);
-    Simulator sim(config);
     const double c0 = cpuSeconds();
-    Stats s = sim.run(source, seed);
-    replayed = std::min(replayed, cpuSeconds() - c0);
-    if (!sameCounts(s, reference)) {
-      std::fprintf(stderr, "bench_simulate: %s: the replayed steps do not reproduce the scheduled run\n",
-                   path.c_str());
-      return false;
+    for (uint64_t k = 0; k < passes; ++k) {
+      ReplaySource source(steps);
+      Simulator sim(config);
+      Stats s = sim.run(source, seed);
+      if (!sameCounts(s, reference)) {
+        std::fprintf(stderr, "bench_simulate: %s: the replayed steps do not reproduce the scheduled run\n",
+                     path.c_str());
+        return false;
+      }
     }
-    ReplaySource only(steps);
-    sched::WarpStep step;
+    const double took = cpuSeconds() - c0;
+    if (!calibrated) {  // the first timing only says how many passes it takes
+      calibrated = true;
+      if (took < 0.3) {
+        passes = static_cast<uint64_t>(0.3 / std::max(took, 1e-6)) + 1;
+        --i;
+        continue;
+      }
+    }
+    replayed = std::min(replayed, took / double(passes));
     const double a0 = cpuSeconds();
-    while (only.next(step)) sink += step.lanes.size();
-    alone = std::min(alone, cpuSeconds() - a0);
+    for (uint64_t k = 0; k < passes; ++k) {
+      ReplaySource only(steps);
+      sched::WarpStep step;
+      while (only.next(step)) sink += step.lanes.size();
+    }
+    alone = std::min(alone, (cpuSeconds() - a0) / double(passes));
   }
   const double simulator = std::max(replayed - alone, 1e-9);
   std::string name = path.substr(path.find_last_of('/') + 1);
@@ -162,7 +178,7 @@ bool benchTrace(const std::string& path, const std::vector<std::string>& overrid
   for (const std::string& o : overrides) cfg += (cfg.empty() ? "" : ",") + o;
   const double req = double(reference.requests);
   std::printf("%-18s %-10s %7.2f M steps %7.2f M req %8.2f M lanes  miss %.3f lat %.3f  with scheduler %6.2f s "
-              "%6.2f M req/s  replay alone %5.2f s  simulator %6.2f s %6.1f M req/s%s\n",
+              "%6.2f M req/s  replay alone %6.3f s  simulator %6.3f s %6.1f M req/s%s\n",
               name.c_str(), cfg.empty() ? "defaults" : cfg.c_str(), reference.steps / 1e6, req / 1e6,
               reference.requestsBeforeCoalescing / 1e6, reference.missRate(),
               double(reference.misses.latency) / double(reference.reads ? reference.reads : 1), whole,
