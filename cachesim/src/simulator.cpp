@@ -189,23 +189,23 @@ class Run {
         stats.requestsBeforeCoalescing += st.lanes.size();
         ins.requestsBeforeCoalescing += st.lanes.size();
       }
-      // Coalescing: the one-line test once, the exact path (coalesceLanes) only when it fails.
-      uint64_t line;
-      if (isMemoryAccess(st.kind) && withinOneLine(st, lineShift_, line)) {
-        if (st.kind == AccessKind::Load) {
+      // Coalescing: the lane bounds settle most steps (one line, or two); the exact path
+      // (coalesceLanes) takes the rest.
+      if (isMemoryAccess(st.kind)) {
+        uint64_t known[2];
+        const int n = linesFromBounds(st, lineShift_, known);
+        if (n == 1 && st.kind == AccessKind::Load) {
           // Most loads: one line, read at once without building the list of lines (which only
           // a stall needs, to retry from).
-          if (!readLine(m, st, ins, cycle, line, p.ready, until)) {
-            p.lines.assign(1, line);
+          if (!readLine(m, st, ins, cycle, known[0], p.ready, until)) {
+            p.lines.assign(1, known[0]);
             return false;
           }
           until = p.ready;
           return true;
         }
-        p.lines.assign(1, line);
-      } else if (isMemoryAccess(st.kind)) {
-        p.lines.clear();
-        coalesceLanes(st, lineShift_, p.lines);
+        p.lines.assign(known, known + n);
+        if (n == 0) coalesceLanes(st, lineShift_, p.lines);
       }
     }
     switch (st.kind) {

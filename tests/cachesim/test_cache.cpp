@@ -198,6 +198,34 @@ TEST(Coalescing, EdgesOfOneLine) {
   EXPECT_EQ(lines, (std::vector<uint64_t>{2}));
 }
 
+TEST(Coalescing, TwoRowsOfAWorkgroupAreTwoLinesInFirstTouchOrder) {
+  // A warp of a 16x16 workgroup: 16 floats of row r, then 16 of row r + 1, rows 512 bytes apart
+  // (lines 0x20 and 0x24: the bounds settle it). Then the rows the other way round, lines 0x23 and
+  // 0x24 (whose numbers differ in three bits: the exact path), and a lane crossing a line end.
+  std::vector<uint64_t> addresses = testing::strided(0x1000, 4, 16), lower = testing::strided(0x1200, 4, 16);
+  addresses.insert(addresses.end(), lower.begin(), lower.end());
+  std::vector<uint64_t> lines;
+  for (bool noted : {false, true}) {
+    sched::WarpStep st = testing::load(0, addresses);
+    st.hasBounds = noted;
+    st.bounds = sched::LaneBounds{0x1000 | 0x1200 | 0x3C, 0x1000, 4};
+    coalesce(st, 7, lines);
+    EXPECT_EQ(lines, (std::vector<uint64_t>{0x20, 0x24})) << noted;
+    std::swap_ranges(st.lanes.begin(), st.lanes.begin() + 16, st.lanes.begin() + 16);
+    coalesce(st, 7, lines);
+    EXPECT_EQ(lines, (std::vector<uint64_t>{0x24, 0x20})) << noted;
+  }
+  sched::WarpStep st = testing::load(0, testing::strided(0x11C0, 4, 32));  // lines 0x23, 0x24
+  coalesce(st, 7, lines);
+  EXPECT_EQ(lines, (std::vector<uint64_t>{0x23, 0x24}));
+  st = testing::load(0, {0x1000, 0x107E, 0x1080});  // the second lane's 4 bytes cross into 0x21
+  coalesce(st, 7, lines);
+  EXPECT_EQ(lines, (std::vector<uint64_t>{0x20, 0x21}));
+  st = testing::load(0, {0x1000, 0x1100, 0x1080});  // lines 0x20, 0x22, 0x21
+  coalesce(st, 7, lines);
+  EXPECT_EQ(lines, (std::vector<uint64_t>{0x20, 0x22, 0x21}));
+}
+
 TEST(Coalescing, OneLaneOutsideTheLineIsSeenAtEveryPosition) {
   // The one-line test folds lanes four at a time, then the rest one by one: an outlier (another
   // line, or a size reaching past the line) must count wherever it sits, for every lane count.

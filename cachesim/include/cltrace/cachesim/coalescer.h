@@ -72,29 +72,38 @@ inline sched::LaneBounds laneBounds(const std::vector<sched::LaneAccess>& lanes)
 // The exact path of coalesce(): appends the distinct lines of every lane to the empty `lines`.
 void coalesceLanes(const sched::WarpStep& step, uint32_t lineShift, std::vector<uint64_t>& lines);
 
-// Whether every byte `step` touches lies in one line; if so, `line` is that line. The addresses
-// agree above lineShift when their OR and AND do; every lane ends inside the line when the OR of
-// the in-line offsets (at least the largest offset) plus the OR of the sizes (at least the
-// largest size) stays within it. Coalesced and broadcast accesses pass; a step this test is too
-// loose for (rare) is left to the exact path. Sources that fill the lanes note the bounds as
-// they go, so the lanes are read again only for steps without them.
-inline bool withinOneLine(const sched::WarpStep& step, uint32_t lineShift, uint64_t& line) {
-  if (step.lanes.empty()) return false;
+// The lines of `step` when its lane bounds settle them, without reading the lanes again
+// (sources note the bounds as they fill the lanes; for other steps they are computed here):
+//  1: every byte lies in one line, lines[0]. The addresses agree above lineShift when their OR
+//     and AND do; every lane ends inside its line when the OR of the in-line offsets (at least
+//     the largest offset) plus the OR of the sizes (at least the largest size) stays within one.
+//  2: no lane crosses a line end and the line numbers' OR and AND differ in one bit, so each
+//     lane is in one of those two lines and both are touched (two rows of a 2D workgroup, a warp
+//     straddling a line boundary). lines[0] is lane 0's line, the first touched.
+//  0: neither (rare): the exact path, coalesceLanes.
+inline int linesFromBounds(const sched::WarpStep& step, uint32_t lineShift, uint64_t lines[2]) {
+  if (step.lanes.empty()) return 0;
   const sched::LaneBounds b = step.hasBounds ? step.bounds : laneBounds(step.lanes);
   const uint64_t offsetMask = (uint64_t{1} << lineShift) - 1;
-  line = b.addressAnd >> lineShift;
-  return ((b.addressOr ^ b.addressAnd) >> lineShift) == 0 && (b.addressOr & offsetMask) + b.sizeOr <= offsetMask + 1;
+  if ((b.addressOr & offsetMask) + b.sizeOr > offsetMask + 1) return 0;  // a lane may cross
+  const uint64_t low = b.addressAnd >> lineShift, differ = (b.addressOr >> lineShift) ^ low;
+  if (differ == 0) {
+    lines[0] = low;
+    return 1;
+  }
+  if ((differ & (differ - 1)) != 0) return 0;
+  lines[0] = step.lanes[0].address >> lineShift;
+  lines[1] = lines[0] ^ differ;
+  return 2;
 }
 
 // Replaces `lines` with the distinct line addresses (byte address >> lineShift) of `step`.
 // Throws std::runtime_error for a lane access over kMaxLaneAccessBytes.
 inline void coalesce(const sched::WarpStep& step, uint32_t lineShift, std::vector<uint64_t>& lines) {
-  lines.clear();
-  uint64_t line;
-  if (withinOneLine(step, lineShift, line))
-    lines.push_back(line);
-  else
-    coalesceLanes(step, lineShift, lines);
+  uint64_t known[2];
+  const int n = linesFromBounds(step, lineShift, known);
+  lines.assign(known, known + n);
+  if (n == 0) coalesceLanes(step, lineShift, lines);
 }
 
 }  // namespace cltrace::cachesim
