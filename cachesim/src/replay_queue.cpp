@@ -38,7 +38,7 @@ void ReplayQueue::push(uint64_t cycle, uint32_t sm, uint64_t warpKey) {
   l.tail = n;
 }
 
-const ReplayQueue::Entry& ReplayQueue::top() {
+const ReplayQueue::Entry& ReplayQueue::topSlow() {
   const int64_t i = firstList();
   if (i < 0) return heap_.top();
   const Entry& listed = nodes_[lists_[static_cast<size_t>(i)].head].entry;

@@ -98,9 +98,9 @@ class Run {
       }
       // Retries due at or before the source's next step go first.
       bool took = false;
-      while (!replays_.empty() && (!have || !(replays_.top().cycle > buf.cycle ||
-                                              (replays_.top().cycle == buf.cycle && replays_.top().sm > buf.sm)))) {
-        ReplayQueue::Entry r = replays_.top();
+      while (!replays_.empty()) {
+        const ReplayQueue::Entry r = replays_.top();
+        if (have && (r.cycle > buf.cycle || (r.cycle == buf.cycle && r.sm > buf.sm))) break;
         replays_.pop();
         replay(r, source, have ? &buf : nullptr, have);
         if (!have && !exhausted) {  // the peeked step was held: look at the source's next one

@@ -38,7 +38,10 @@ class ReplayQueue {
   // `cycle` must be later than the cycle of every entry taken out so far.
   void push(uint64_t cycle, uint32_t sm, uint64_t warpKey);
   // The first entry (the queue is not empty).
-  const Entry& top();
+  const Entry& top() {
+    if (first_ >= 0 && heap_.empty()) return nodes_[lists_[static_cast<size_t>(first_)].head].entry;  // usual case
+    return topSlow();
+  }
   void pop();  // takes out top()
 
  private:
@@ -60,6 +63,7 @@ class ReplayQueue {
   // Position of list `i` counted from low_'s first list, in (cycle, SM) order.
   uint64_t offset(uint64_t i) const { return (i - ((low_ & (kCycles - 1)) << smBits_)) & (lists_.size() - 1); }
   int64_t firstList();  // the earliest list in use, -1 when none
+  const Entry& topSlow();
 
   uint32_t smBits_;
   std::vector<List> lists_;     // list of (cycle, sm): (cycle % kCycles) << smBits_ | sm
