@@ -78,9 +78,9 @@ void coalesceLanes(const sched::WarpStep& step, uint32_t lineShift, std::vector<
 //     and AND do; every lane ends inside its line when the OR of the in-line offsets (at least
 //     the largest offset) plus the OR of the sizes (at least the largest size) stays within one.
 //  2: no lane crosses a line end and the line numbers' OR and AND differ in one bit, so each
-//     lane is in one of those two lines and both are touched (two rows of a 2D workgroup, a warp
-//     straddling a line boundary). lines[0] is lane 0's line, the first touched.
-//  0: neither (rare): the exact path, coalesceLanes.
+//     lane is in one of those two lines and both are touched (two rows of a 2D workgroup; a warp
+//     straddling the boundary after an even line). lines[0] is lane 0's line, the first touched.
+//  0: neither: the exact path, coalesceLanes.
 inline int linesFromBounds(const sched::WarpStep& step, uint32_t lineShift, uint64_t lines[2]) {
   if (step.lanes.empty()) return 0;
   const sched::LaneBounds b = step.hasBounds ? step.bounds : laneBounds(step.lanes);
