@@ -69,6 +69,49 @@ struct Held {
   Progress progress;
 };
 
+// Held warps by warp key. fresh() asks for every step whether its warp is held and replay()
+// for every retry, so the usual lookups skip the hash map (whose bucket index costs a
+// division): a direct-mapped index over the keys, with the keys it could not take counted, so
+// that a key missing from the index is looked up in the map only when some key is not indexed.
+class HeldWarps {
+ public:
+  bool empty() const { return map_.empty(); }
+  Held* find(uint64_t key) {
+    const Slot& s = index_[key & (kSlots - 1)];
+    if (s.held != nullptr && s.key == key) return s.held;
+    if (unindexed_ == 0) return nullptr;
+    auto it = map_.find(key);
+    return it == map_.end() ? nullptr : &it->second;
+  }
+  Held& add(uint64_t key) {  // `key` is not held
+    Held& h = map_[key];
+    Slot& s = index_[key & (kSlots - 1)];
+    if (s.held == nullptr)
+      s = Slot{key, &h};
+    else
+      ++unindexed_;
+    return h;
+  }
+  void erase(uint64_t key) {  // `key` is held
+    Slot& s = index_[key & (kSlots - 1)];
+    if (s.held != nullptr && s.key == key)
+      s.held = nullptr;
+    else
+      --unindexed_;
+    map_.erase(key);
+  }
+
+ private:
+  static constexpr size_t kSlots = 4096;  // warp keys are dense: resident warps rarely collide
+  struct Slot {
+    uint64_t key = 0;
+    Held* held = nullptr;  // the map's node, which stays put
+  };
+  std::unordered_map<uint64_t, Held> map_;
+  std::vector<Slot> index_ = std::vector<Slot>(kSlots);
+  size_t unindexed_ = 0;
+};
+
 uint32_t log2u(uint32_t v) {
   uint32_t s = 0;
   while ((1u << s) < v) ++s;
@@ -253,9 +296,8 @@ class Run {
   void fresh(sched::WarpStep& st, sched::StepSource& source) {
     if (!simulated(st.sm)) return;
     if (!held_.empty()) {
-      auto it = held_.find(st.warpKey);
-      if (it != held_.end()) {
-        it->second.steps.push_back(std::move(st));
+      if (Held* h = held_.find(st.warpKey)) {
+        h->steps.push_back(std::move(st));
         return;
       }
     }
@@ -266,7 +308,7 @@ class Run {
       delay(source, st.warpKey, st.cycle, until);
       return;
     }
-    Held& h = held_[st.warpKey];
+    Held& h = held_.add(st.warpKey);
     h.progress = std::move(scratch_);
     scratch_ = Progress{};
     h.steps.push_back(std::move(st));
@@ -275,9 +317,9 @@ class Run {
   }
 
   void replay(const ReplayQueue::Entry& r, sched::StepSource& source, sched::WarpStep* peeked, bool& have) {
-    auto it = held_.find(r.warpKey);
-    if (it == held_.end()) return;
-    Held& h = it->second;
+    Held* held = held_.find(r.warpKey);
+    if (held == nullptr) return;
+    Held& h = *held;
     sched::WarpStep& st = h.steps.front();
     SmState& s = state(st.sm);
     uint64_t until = 0;
@@ -294,12 +336,12 @@ class Run {
       delay(source, r.warpKey, r.cycle, next + 1);
       return;
     }
-    held_.erase(it);
+    held_.erase(r.warpKey);
     delay(source, r.warpKey, r.cycle, until);
     // The step the simulator already took from the source may belong to this warp and issue
     // before the warp is ready: hold it until then.
     if (peeked && peeked->warpKey == r.warpKey && peeked->cycle < next && simulated(peeked->sm)) {
-      Held& nh = held_[r.warpKey];
+      Held& nh = held_.add(r.warpKey);
       nh.steps.push_back(std::move(*peeked));
       queue(next, nh.steps.front().sm, r.warpKey);
       have = false;
@@ -327,7 +369,7 @@ class Run {
   bool timing_;
   const RequestCallback* callback_;
   std::vector<SmState> sms_;
-  std::unordered_map<uint64_t, Held> held_;
+  HeldWarps held_;
   ReplayQueue replays_;  // held warps' retries and next steps
   Progress scratch_;
 };

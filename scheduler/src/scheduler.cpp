@@ -301,6 +301,12 @@ struct Scheduler::Impl {
   std::vector<uint32_t> freeSlots;
   std::unordered_map<uint64_t, uint32_t> slotOfWorkgroup;
   uint32_t lastSlot = 0;
+  // delayWarp runs once per stalled request (many times per request when warps wait for
+  // MSHRs), so it avoids divisions: a warp key's workgroup by shift when warpsPerWg is a power
+  // of two, and its slot from a direct-mapped cache checked against the slot's workgroup.
+  int warpsPerWgShift = -1;
+  static constexpr uint32_t kSlotCacheSize = 256;
+  std::vector<uint32_t> slotCache = std::vector<uint32_t>(kSlotCacheSize, 0);  // id % size -> slot
   std::vector<Sm> sms;
   std::vector<std::pair<uint64_t, uint32_t>> heap;  // (clock, sm), min-heap
 
@@ -347,6 +353,7 @@ Scheduler::Impl::Impl(WorkgroupSource* src, std::shared_ptr<const PreparedTrace>
   warpSize = cfg.warpSize;
   wgSize = static_cast<uint32_t>(range.workgroupSize());
   warpsPerWg = (wgSize + warpSize - 1) / warpSize;
+  if ((warpsPerWg & (warpsPerWg - 1)) == 0) warpsPerWgShift = __builtin_ctz(warpsPerWg);
   totalWorkgroups = range.workgroups();
   switch (cfg.policy) {
     case Policy::Sequential:
@@ -613,6 +620,7 @@ void Scheduler::Impl::addToSm(uint32_t smIndex, uint32_t slot) {
   ++sm.residentWorkgroups;
   sm.residentThreads += wg.threads;
   slotOfWorkgroup[wg.id] = slot;
+  slotCache[wg.id % kSlotCacheSize] = slot;
   residentRecords += wg.in->recordCount;
   stats.peakResidentRecords = std::max(stats.peakResidentRecords, residentRecords);
   uint64_t residentWgs = slotOfWorkgroup.size();
@@ -1039,14 +1047,17 @@ void Scheduler::Impl::rekeyTop(uint64_t clock) {
 }
 
 void Scheduler::Impl::delayWarp(uint64_t key, uint64_t readyCycle) {
-  const uint64_t id = key / warpsPerWg;
-  const uint32_t w = static_cast<uint32_t>(key % warpsPerWg);
+  const uint64_t id = warpsPerWgShift >= 0 ? key >> warpsPerWgShift : key / warpsPerWg;
+  const uint32_t w = static_cast<uint32_t>(key - id * warpsPerWg);
   if (id >= nextWorkgroupId)
     throw std::invalid_argument("scheduler: delayWarp: warp key " + std::to_string(key) +
                                 " was never issued");
   Workgroup* wg = nullptr;
-  if (lastSlot < slots.size() && slots[lastSlot]->resident && slots[lastSlot]->id == id) {
+  auto holds = [&](uint32_t slot) { return slot < slots.size() && slots[slot]->resident && slots[slot]->id == id; };
+  if (holds(lastSlot)) {
     wg = slots[lastSlot].get();
+  } else if (const uint32_t cached = slotCache[id % kSlotCacheSize]; holds(cached)) {
+    wg = slots[cached].get();
   } else {
     auto it = slotOfWorkgroup.find(id);
     if (it == slotOfWorkgroup.end()) return;  // finished
