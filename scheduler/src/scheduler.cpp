@@ -353,7 +353,7 @@ Scheduler::Impl::Impl(WorkgroupSource* src, std::shared_ptr<const PreparedTrace>
   warpSize = cfg.warpSize;
   wgSize = static_cast<uint32_t>(range.workgroupSize());
   warpsPerWg = (wgSize + warpSize - 1) / warpSize;
-  if ((warpsPerWg & (warpsPerWg - 1)) == 0) warpsPerWgShift = __builtin_ctz(warpsPerWg);
+  if (warpsPerWg != 0 && (warpsPerWg & (warpsPerWg - 1)) == 0) warpsPerWgShift = __builtin_ctz(warpsPerWg);
   totalWorkgroups = range.workgroups();
   switch (cfg.policy) {
     case Policy::Sequential:
