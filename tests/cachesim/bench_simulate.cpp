@@ -177,11 +177,12 @@ bool benchTrace(const std::string& path, const std::vector<std::string>& overrid
   std::string cfg;
   for (const std::string& o : overrides) cfg += (cfg.empty() ? "" : ",") + o;
   const double req = double(reference.requests);
-  std::printf("%-18s %-10s %7.2f M steps %7.2f M req %8.2f M lanes  miss %.3f lat %.3f  with scheduler %6.2f s "
+  std::printf("%-18s %-10s %7.2f M steps %7.2f M req %8.2f M lanes  miss %.3f lat %.3f stalls/req %5.2f  with scheduler %6.2f s "
               "%6.2f M req/s  replay alone %6.3f s  simulator %6.3f s %6.1f M req/s%s\n",
               name.c_str(), cfg.empty() ? "defaults" : cfg.c_str(), reference.steps / 1e6, req / 1e6,
               reference.requestsBeforeCoalescing / 1e6, reference.missRate(),
-              double(reference.misses.latency) / double(reference.reads ? reference.reads : 1), whole,
+              double(reference.misses.latency) / double(reference.reads ? reference.reads : 1),
+              double(reference.misses.mshr) / (req > 0 ? req : 1.0), whole,
               req / whole / 1e6, alone, simulator, req / simulator / 1e6, sink == 42 ? "!" : "");
   std::fflush(stdout);
   return true;
