@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string>
 
 #include "cltrace/cachesim/simulator.h"
 #include "fake_step_source.h"
@@ -364,6 +365,42 @@ TEST(Mshr, RandomStepsKeepProgramOrderAndCountsAddUp) {
     EXPECT_EQ(s.readMisses, s.misses.cold + s.misses.capacity + s.misses.conflict);
     EXPECT_EQ(s.requests, s.reads + s.writes);
     EXPECT_EQ(s.reuse.total(), s.reads);
+  }
+}
+
+// Warp keys only name warps: renaming them (keeping their order, which the test scheduler's
+// round-robin follows) changes nothing. The renamed keys are 4096 apart, so that every held warp
+// falls on one slot of the simulator's direct-mapped index of held warps and the rest are found
+// in its map.
+TEST(Mshr, WarpKeysAreOnlyNames) {
+  for (uint64_t trial = 0; trial < 10; ++trial) {
+    std::vector<std::string> events[2];
+    Stats stats[2];
+    for (int renamed = 0; renamed < 2; ++renamed) {
+      Rng rng(trial);
+      FakeStepSource src;
+      for (uint64_t w = 0; w < 24; ++w) {
+        std::vector<sched::WarpStep> steps;
+        const uint64_t n = 1 + rng.below(8);
+        for (uint64_t i = 0; i < n; ++i)  // 32 lanes over 8 to 32 lines: many misses, many stalls
+          steps.push_back(load(static_cast<uint32_t>(i), testing::strided(rng.below(256) * 128, 4 << rng.below(4), 32)));
+        src.addWarp(static_cast<uint32_t>(w % 2), renamed ? w * 4096 + 5 : w, steps);
+      }
+      Simulator sim(loadConfig("gtx480-16k", {"sm=all", "mshrs=8", "mshrs_per_warp=2", "latency_sigma=20"}));
+      sim.setRequestCallback([&](const RequestEvent& e) {
+        const uint64_t warp = renamed ? (e.warpKey - 5) / 4096 : e.warpKey;
+        events[renamed].push_back(std::to_string(e.cycle) + " " + std::to_string(e.sm) + " " + std::to_string(warp) +
+                                  " " + std::to_string(e.step) + " " + std::to_string(e.line) + " " +
+                                  toString(e.outcome));
+      });
+      stats[renamed] = sim.run(src, trial);
+    }
+    EXPECT_GT(stats[0].misses.mshr, 100u) << "trial " << trial;  // warps were held and retried
+    EXPECT_EQ(events[0], events[1]) << "trial " << trial;
+    EXPECT_EQ(stats[0].misses.mshr, stats[1].misses.mshr);
+    EXPECT_EQ(stats[0].misses.latency, stats[1].misses.latency);
+    EXPECT_EQ(stats[0].readMisses, stats[1].readMisses);
+    EXPECT_EQ(stats[0].cycles, stats[1].cycles);
   }
 }
 
