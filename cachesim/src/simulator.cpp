@@ -46,6 +46,8 @@ struct SmState {
       return ins[directIndex[id] - 1];
     return addInstruction(id);
   }
+  // Where instruction `id`'s statistics are in `ins` (positions stay as `ins` grows).
+  uint32_t position(uint32_t id) { return static_cast<uint32_t>(&instruction(id) - ins.data()); }
 
   [[gnu::noinline]] InstructionStats& addInstruction(uint32_t id) {
     uint32_t* slot;
@@ -73,8 +75,18 @@ struct Held {
 // for every retry, so the usual lookups skip the hash map (whose bucket index costs a
 // division): a direct-mapped index over the keys, with the keys it could not take counted, so
 // that a key missing from the index is looked up in the map only when some key is not indexed.
+// An indexed warp whose step stalled on a read also notes that read in its slot, so that a
+// retry that stalls again is decided without touching the held step (see Run::retryStalls).
 class HeldWarps {
  public:
+  // The read a held warp's step stalled on: its line and the position of its instruction's
+  // statistics in SmState::ins.
+  struct StalledRead {
+    uint64_t line = 0;
+    uint32_t instruction = 0;
+    bool noted = false;
+  };
+
   bool empty() const { return map_.empty(); }
   Held* find(uint64_t key) {
     const Slot& s = index_[key & (kSlots - 1)];
@@ -87,7 +99,7 @@ class HeldWarps {
     Held& h = map_[key];
     Slot& s = index_[key & (kSlots - 1)];
     if (s.held == nullptr)
-      s = Slot{key, &h};
+      s = Slot{key, &h, {}};
     else
       ++unindexed_;
     return h;
@@ -100,12 +112,23 @@ class HeldWarps {
       --unindexed_;
     map_.erase(key);
   }
+  // The stalled read noted for held warp `key`, or null (not indexed, or none noted).
+  StalledRead* stalledRead(uint64_t key) {
+    Slot& s = index_[key & (kSlots - 1)];
+    return s.held != nullptr && s.key == key && s.stalled.noted ? &s.stalled : nullptr;
+  }
+  // Notes (`noted`) or forgets the read held warp `key` stalled on; ignored when not indexed.
+  void noteStalledRead(uint64_t key, const StalledRead& r) {
+    Slot& s = index_[key & (kSlots - 1)];
+    if (s.held != nullptr && s.key == key) s.stalled = r;
+  }
 
  private:
   static constexpr size_t kSlots = 4096;  // warp keys are dense: resident warps rarely collide
   struct Slot {
     uint64_t key = 0;
     Held* held = nullptr;  // the map's node, which stays put
+    StalledRead stalled;
   };
   std::unordered_map<uint64_t, Held> map_;
   std::vector<Slot> index_ = std::vector<Slot>(kSlots);
@@ -312,11 +335,34 @@ class Run {
     h.progress = std::move(scratch_);
     scratch_ = Progress{};
     h.steps.push_back(std::move(st));
+    noteStall(s, h.steps.front(), h.progress);
     queue(until, h.steps.front().sm, h.steps.front().warpKey);
     source.delayWarp(h.steps.front().warpKey, until + 1);
   }
 
+  // Process stopped `st` (`p`) on a read: notes that read for retryStalls.
+  void noteStall(SmState& s, const sched::WarpStep& st, const Progress& p) {
+    held_.noteStalledRead(st.warpKey, HeldWarps::StalledRead{p.lines[p.next], s.position(st.instruction), true});
+  }
+
+  // A retry that stalls again because the SM's MSHRs are all taken (as most do while many warps
+  // wait for one fill: spmv makes about 14 per request) costs no look at the held step: the
+  // stalled read noted for the warp decides it, with the counts and the calls process() would
+  // make. Returns false, having done nothing process() would not do first, otherwise.
+  bool retryStalls(const ReplayQueue::Entry& r, sched::StepSource& source) {
+    if (callback_) return false;  // the request event needs the step
+    HeldWarps::StalledRead* read = held_.stalledRead(r.warpKey);
+    if (read == nullptr) return false;
+    SmState& s = state(r.sm);  // the held step's SM (entries carry it)
+    uint64_t until = 0;
+    if (!s.model->stallsOnFullMshrs(read->line, r.cycle, &s.ins[read->instruction], until)) return false;
+    queue(until, r.sm, r.warpKey);
+    source.delayWarp(r.warpKey, until + 1);
+    return true;
+  }
+
   void replay(const ReplayQueue::Entry& r, sched::StepSource& source, sched::WarpStep* peeked, bool& have) {
+    if (retryStalls(r, source)) return;
     Held* held = held_.find(r.warpKey);
     if (held == nullptr) return;
     Held& h = *held;
@@ -324,10 +370,12 @@ class Run {
     SmState& s = state(st.sm);
     uint64_t until = 0;
     if (!process(s, st, r.cycle, h.progress, until)) {
+      noteStall(s, st, h.progress);
       queue(until, st.sm, r.warpKey);
       source.delayWarp(r.warpKey, until + 1);
       return;
     }
+    held_.noteStalledRead(r.warpKey, {});  // the step is done
     h.steps.pop_front();
     h.progress.reset();
     uint64_t next = std::max(until, r.cycle + 1);

@@ -368,6 +368,78 @@ TEST(Mshr, RandomStepsKeepProgramOrderAndCountsAddUp) {
   }
 }
 
+// Without a request callback a retry that stalls again on a full SM is decided from the read
+// the warp stalled on (no look at its step); a retry whose line another warp has put in
+// flight meanwhile merges instead. One MSHR per SM; warps 2, 3 and 4 stall behind warp 1's
+// miss; at cycle 100 warp 2 takes the freed MSHR for line 0x20, warp 3 (also line 0x20)
+// merges into it, warp 4 (line 0x40) stalls again until 200.
+TEST(Mshr, ARetryOnAFullSmMergesIntoALineAnotherRetryPutInFlight) {
+  FakeStepSource src;
+  src.addWarp(0, 1, {load(0, {0x0})});
+  src.addWarp(0, 2, {load(1, {0x1000})});
+  src.addWarp(0, 3, {load(2, {0x1000})});
+  src.addWarp(0, 4, {load(3, {0x2000})});
+  Simulator sim(timed({"mshrs=1"}));
+  Stats s = sim.run(src, 1);
+  EXPECT_EQ(src.delays, (std::vector<std::pair<uint64_t, uint64_t>>{
+                            {1, 100}, {2, 101}, {3, 101}, {4, 101}, {2, 200}, {3, 200}, {4, 201}, {4, 300}}));
+  EXPECT_EQ(s.reads, 4u);
+  EXPECT_EQ(s.readMisses, 3u);
+  EXPECT_EQ(s.misses.cold, 3u);
+  EXPECT_EQ(s.misses.latency, 1u);
+  EXPECT_EQ(s.misses.mshr, 4u);
+  ASSERT_EQ(s.perInstruction.size(), 4u);
+  EXPECT_EQ(s.perInstruction[1].misses.mshr, 1u);
+  EXPECT_EQ(s.perInstruction[2].misses.mshr, 1u);
+  EXPECT_EQ(s.perInstruction[2].misses.latency, 1u);
+  EXPECT_EQ(s.perInstruction[3].misses.mshr, 2u);
+  EXPECT_EQ(s.cycles, 200u);  // the last request (warp 4's at 200)
+}
+
+// A request callback needs every retry's step, so with one every retry takes the full path;
+// without one, retries that stall again on a full SM take the short one. Both give the same
+// counts and the same delays to the scheduler.
+TEST(Mshr, RetriesGiveTheSameRunWithAndWithoutARequestCallback) {
+  for (uint64_t trial = 0; trial < 10; ++trial) {
+    Stats stats[2];
+    std::vector<std::pair<uint64_t, uint64_t>> delays[2];
+    for (int observed = 0; observed < 2; ++observed) {
+      Rng rng(trial);
+      FakeStepSource src;
+      for (uint64_t w = 0; w < 32; ++w) {
+        std::vector<sched::WarpStep> steps;
+        const uint64_t n = 1 + rng.below(12);
+        for (uint64_t i = 0; i < n; ++i)  // 1 or 2 lines of sets 0 and 1 (linear): stalls, merges, hits, evictions
+          steps.push_back(load(static_cast<uint32_t>(i),
+                               testing::strided(rng.below(8) * 4096, rng.below(2) ? 4 : 128, 1 + rng.below(2))));
+        src.addWarp(static_cast<uint32_t>(w % 2), w, steps);
+      }
+      Simulator sim(loadConfig("gtx480-16k", {"sm=all", "set_index=linear", "mshrs=2", "mshrs_per_warp=1", "latency_sigma=20"}));
+      uint64_t events = 0;
+      if (observed) sim.setRequestCallback([&](const RequestEvent&) { ++events; });
+      stats[observed] = sim.run(src, trial);
+      delays[observed] = src.delays;
+    }
+    const Stats& a = stats[0];
+    const Stats& b = stats[1];
+    EXPECT_GT(a.misses.mshr, 100u) << "trial " << trial;
+    EXPECT_GT(a.misses.latency, 0u) << "trial " << trial;
+    EXPECT_EQ(delays[0], delays[1]) << "trial " << trial;
+    EXPECT_EQ(a.misses.mshr, b.misses.mshr) << "trial " << trial;
+    EXPECT_EQ(a.misses.latency, b.misses.latency) << "trial " << trial;
+    EXPECT_EQ(a.misses.cold + a.misses.capacity + a.misses.conflict,
+              b.misses.cold + b.misses.capacity + b.misses.conflict);
+    EXPECT_EQ(a.readMisses, b.readMisses);
+    EXPECT_EQ(a.readHits, b.readHits);
+    EXPECT_EQ(a.cycles, b.cycles);
+    ASSERT_EQ(a.perInstruction.size(), b.perInstruction.size());
+    for (size_t i = 0; i < a.perInstruction.size(); ++i) {
+      EXPECT_EQ(a.perInstruction[i].misses.mshr, b.perInstruction[i].misses.mshr);
+      EXPECT_EQ(a.perInstruction[i].reads, b.perInstruction[i].reads);
+    }
+  }
+}
+
 // Warp keys only name warps: renaming them (keeping their order, which the test scheduler's
 // round-robin follows) changes nothing. The renamed keys are 4096 apart, so that every held warp
 // falls on one slot of the simulator's direct-mapped index of held warps and the rest are found

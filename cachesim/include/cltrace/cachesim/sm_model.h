@@ -205,6 +205,18 @@ class SmModel {
 
   // A coalesced read request of `line` (byte address >> log2(lineSize)) by warp `warpKey`.
   RequestResult read(uint64_t line, uint64_t cycle, uint64_t warpKey, InstructionStats* ins = nullptr);
+  // A retry of a read when the SM's MSHRs may all be taken (many warps wait for the SM's next
+  // fill and all but the first stall again): if read(line, cycle, ...) would stall because
+  // every MSHR is taken, counts that stall as read() does, sets `retry` to its readyCycle and
+  // returns true. Otherwise returns false having changed nothing read() would not do first
+  // (it retires the fills due by `cycle`); the caller then calls read().
+  bool stallsOnFullMshrs(uint64_t line, uint64_t cycle, InstructionStats* ins, uint64_t& retry) {
+    advanceTo(cycle);
+    if (!timing_ || mshrs_ == 0 || inflight_.size() < mshrs_) return false;
+    if (tags_.find(index_(line), line) >= 0) return false;  // a hit or a merge needs no MSHR
+    retry = stall(inflight_.front().fill, now_, ins).readyCycle;
+    return true;
+  }
   // A coalesced write request.
   RequestResult write(uint64_t line, uint64_t cycle, InstructionStats* ins = nullptr);
 
