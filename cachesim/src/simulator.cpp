@@ -5,9 +5,9 @@
 #include <exception>
 #include <thread>
 #include <cmath>
-#include <deque>
 #include <stdexcept>
 #include <system_error>
+#include <memory>
 #include <unordered_map>
 
 #include "cltrace/cachesim/coalescer.h"
@@ -66,15 +66,36 @@ struct SmState {
   }
 };
 
+// A held warp's steps, first in first out. Warps that miss are held often (mv: most steps
+// wait for MSHRs), so the storage is reused: a step comes in and goes out by swapping with the
+// caller's, lanes included, and no step allocates.
+class HeldSteps {
+ public:
+  bool empty() const { return head_ == end_; }
+  sched::WarpStep& front() { return steps_[head_]; }
+  // Takes `st`; `st` gets spare storage in exchange (its fields are stale: the caller refills it).
+  void push(sched::WarpStep& st) {
+    if (end_ == steps_.size()) steps_.emplace_back();
+    std::swap(steps_[end_++], st);
+  }
+  void pop() {
+    if (++head_ == end_) head_ = end_ = 0;
+  }
+
+ private:
+  std::vector<sched::WarpStep> steps_;
+  size_t head_ = 0, end_ = 0;  // the queue is steps_[head_, end_)
+};
+
 struct Held {
-  std::deque<sched::WarpStep> steps;  // front: the step in progress
+  HeldSteps steps;  // front: the step in progress
   Progress progress;
 };
 
 // Held warps by warp key. fresh() asks for every step whether its warp is held and replay()
 // for every retry, so the usual lookups skip the hash map (whose bucket index costs a
-// division): a direct-mapped index over the keys, with the keys it could not take counted, so
-// that a key missing from the index is looked up in the map only when some key is not indexed.
+// division): a direct-mapped index over the keys, and a map only for the keys it could not take,
+// looked up only when it is not empty. The Held records are reused, with their storage.
 // An indexed warp whose step stalled on a read also notes that read in its slot, so that a
 // retry that stalls again is decided without touching the held step (see Run::retryStalls).
 class HeldWarps {
@@ -87,30 +108,47 @@ class HeldWarps {
     bool noted = false;
   };
 
-  bool empty() const { return map_.empty(); }
+  bool empty() const { return held_ == 0; }
   Held* find(uint64_t key) {
     const Slot& s = index_[key & (kSlots - 1)];
     if (s.held != nullptr && s.key == key) return s.held;
-    if (unindexed_ == 0) return nullptr;
+    if (map_.empty()) return nullptr;
     auto it = map_.find(key);
-    return it == map_.end() ? nullptr : &it->second;
+    return it == map_.end() ? nullptr : it->second;
   }
-  Held& add(uint64_t key) {  // `key` is not held
-    Held& h = map_[key];
+  // An empty Held for `key`, which is not held. Released ones are reused (with their storage).
+  Held& add(uint64_t key) {
+    if (spare_.empty()) spare_.push_back(std::make_unique<Held>());
+    Held* h = spare_.back().release();
+    spare_.pop_back();
     Slot& s = index_[key & (kSlots - 1)];
     if (s.held == nullptr)
-      s = Slot{key, &h, {}};
+      s = Slot{key, h, {}};
     else
-      ++unindexed_;
-    return h;
+      map_.emplace(key, h);
+    ++held_;
+    return *h;
   }
-  void erase(uint64_t key) {  // `key` is held
+  void erase(uint64_t key) {  // `key` is held, its steps done and its progress reset
     Slot& s = index_[key & (kSlots - 1)];
-    if (s.held != nullptr && s.key == key)
+    Held* h;
+    if (s.held != nullptr && s.key == key) {
+      h = s.held;
       s.held = nullptr;
-    else
-      --unindexed_;
-    map_.erase(key);
+    } else {
+      auto it = map_.find(key);
+      h = it->second;
+      map_.erase(it);
+    }
+    spare_.emplace_back(h);
+    --held_;
+  }
+  HeldWarps() = default;
+  HeldWarps(const HeldWarps&) = delete;
+  HeldWarps& operator=(const HeldWarps&) = delete;
+  ~HeldWarps() {
+    for (Slot& s : index_) delete s.held;
+    for (auto& [key, h] : map_) delete h;
   }
   // The stalled read noted for held warp `key`, or null (not indexed, or none noted).
   StalledRead* stalledRead(uint64_t key) {
@@ -127,12 +165,13 @@ class HeldWarps {
   static constexpr size_t kSlots = 4096;  // warp keys are dense: resident warps rarely collide
   struct Slot {
     uint64_t key = 0;
-    Held* held = nullptr;  // the map's node, which stays put
+    Held* held = nullptr;  // owned
     StalledRead stalled;
   };
-  std::unordered_map<uint64_t, Held> map_;
+  std::unordered_map<uint64_t, Held*> map_;  // held warps not in the index (owned)
   std::vector<Slot> index_ = std::vector<Slot>(kSlots);
-  size_t unindexed_ = 0;
+  std::vector<std::unique_ptr<Held>> spare_;
+  size_t held_ = 0;
 };
 
 uint32_t log2u(uint32_t v) {
@@ -320,7 +359,7 @@ class Run {
     if (!simulated(st.sm)) return;
     if (!held_.empty()) {
       if (Held* h = held_.find(st.warpKey)) {
-        h->steps.push_back(std::move(st));
+        h->steps.push(st);
         return;
       }
     }
@@ -332,9 +371,8 @@ class Run {
       return;
     }
     Held& h = held_.add(st.warpKey);
-    h.progress = std::move(scratch_);
-    scratch_ = Progress{};
-    h.steps.push_back(std::move(st));
+    std::swap(h.progress, scratch_);  // scratch_ takes the spare's storage
+    h.steps.push(st);
     noteStall(s, h.steps.front(), h.progress);
     queue(until, h.steps.front().sm, h.steps.front().warpKey);
     source.delayWarp(h.steps.front().warpKey, until + 1);
@@ -376,7 +414,7 @@ class Run {
       return;
     }
     held_.noteStalledRead(r.warpKey, {});  // the step is done
-    h.steps.pop_front();
+    h.steps.pop();
     h.progress.reset();
     uint64_t next = std::max(until, r.cycle + 1);
     if (!h.steps.empty()) {
@@ -390,7 +428,7 @@ class Run {
     // before the warp is ready: hold it until then.
     if (peeked && peeked->warpKey == r.warpKey && peeked->cycle < next && simulated(peeked->sm)) {
       Held& nh = held_.add(r.warpKey);
-      nh.steps.push_back(std::move(*peeked));
+      nh.steps.push(*peeked);
       queue(next, nh.steps.front().sm, r.warpKey);
       have = false;
     }

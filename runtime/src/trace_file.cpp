@@ -983,13 +983,14 @@ void TraceReader::Impl::readRecords(std::vector<Record>& out, uint64_t count) {
 }
 
 uint64_t TraceReader::Impl::readUnits(std::vector<Record>& out, uint64_t count) {
-  // Grows in bounded chunks, like readRecords: a corrupt count fails on the read first.
-  words.clear();
-  while (words.size() < count * kUnitWords) {
-    size_t start = words.size();
-    size_t chunk = static_cast<size_t>(std::min<uint64_t>(count * kUnitWords - start, kRecordsPerChunk * 4));
-    words.resize(start + chunk);
-    readExact(words.data() + start, chunk * sizeof(uint32_t), "the units of");
+  // Grows in bounded chunks, like readRecords: a corrupt count fails on the read first. The
+  // buffer keeps its size between work-items, so that it is not zero-filled for each.
+  const uint64_t wanted = count * kUnitWords;
+  for (uint64_t have = 0; have < wanted;) {
+    size_t chunk = static_cast<size_t>(std::min<uint64_t>(wanted - have, kRecordsPerChunk * 4));
+    if (words.size() < have + chunk) words.resize(have + chunk);
+    readExact(words.data() + have, chunk * sizeof(uint32_t), "the units of");
+    have += chunk;
   }
   const size_t first = out.size();
   std::string error;
