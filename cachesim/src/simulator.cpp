@@ -66,25 +66,35 @@ struct SmState {
   }
 };
 
-// A held warp's steps, first in first out. Warps that miss are held often (mv: most steps
-// wait for MSHRs), so the storage is reused: a step comes in and goes out by swapping with the
-// caller's, lanes included, and no step allocates.
+// A held warp's steps, first in first out, in a ring of power-of-two size. Warps that miss are
+// held often (mv: most steps wait for MSHRs), so storage is reused: a step comes in by swapping
+// with the caller's, lanes included, and a slot keeps its lanes' storage for the next step it
+// takes. (A warp whose retries stall again can collect many steps: the scheduler issues the
+// warp's next step before the retry that delays it further.)
 class HeldSteps {
  public:
-  bool empty() const { return head_ == end_; }
-  sched::WarpStep& front() { return steps_[head_]; }
+  bool empty() const { return count_ == 0; }
+  sched::WarpStep& front() { return ring_[head_]; }
   // Takes `st`; `st` gets spare storage in exchange (its fields are stale: the caller refills it).
   void push(sched::WarpStep& st) {
-    if (end_ == steps_.size()) steps_.emplace_back();
-    std::swap(steps_[end_++], st);
+    if (count_ == ring_.size()) grow();
+    std::swap(ring_[(head_ + count_) & (ring_.size() - 1)], st);
+    ++count_;
   }
   void pop() {
-    if (++head_ == end_) head_ = end_ = 0;
+    head_ = (head_ + 1) & (ring_.size() - 1);
+    --count_;
   }
 
  private:
-  std::vector<sched::WarpStep> steps_;
-  size_t head_ = 0, end_ = 0;  // the queue is steps_[head_, end_)
+  void grow() {  // doubles the ring (a power of two), the queue first
+    std::vector<sched::WarpStep> bigger(std::max<size_t>(2, ring_.size() * 2));
+    for (size_t i = 0; i < count_; ++i) std::swap(bigger[i], ring_[(head_ + i) & (ring_.size() - 1)]);
+    ring_.swap(bigger);
+    head_ = 0;
+  }
+  std::vector<sched::WarpStep> ring_;
+  size_t head_ = 0, count_ = 0;
 };
 
 struct Held {
