@@ -368,6 +368,18 @@ TEST(Mshr, RandomStepsKeepProgramOrderAndCountsAddUp) {
   }
 }
 
+// Adds `warps` warps to `src`, on SMs 0 and 1 in turn, each of 1 to `maxSteps` loads (instruction
+// i for step i) of the addresses `addresses(rng)` draws; warp w is named `key(w)`.
+template <class Key, class Addresses>
+void addRandomWarps(FakeStepSource& src, Rng& rng, uint64_t warps, uint64_t maxSteps, Key key, Addresses addresses) {
+  for (uint64_t w = 0; w < warps; ++w) {
+    std::vector<sched::WarpStep> steps;
+    const uint64_t n = 1 + rng.below(maxSteps);
+    for (uint64_t i = 0; i < n; ++i) steps.push_back(load(static_cast<uint32_t>(i), addresses(rng)));
+    src.addWarp(static_cast<uint32_t>(w % 2), key(w), steps);
+  }
+}
+
 // Without a request callback a retry that stalls again on a full SM is decided from the read
 // the warp stalled on (no look at its step); a retry whose line another warp has put in
 // flight meanwhile merges instead. One MSHR per SM; warps 2, 3 and 4 stall behind warp 1's
@@ -406,14 +418,10 @@ TEST(Mshr, RetriesGiveTheSameRunWithAndWithoutARequestCallback) {
     for (int observed = 0; observed < 2; ++observed) {
       Rng rng(trial);
       FakeStepSource src;
-      for (uint64_t w = 0; w < 32; ++w) {
-        std::vector<sched::WarpStep> steps;
-        const uint64_t n = 1 + rng.below(12);
-        for (uint64_t i = 0; i < n; ++i)  // 1 or 2 lines of sets 0 and 1 (linear): stalls, merges, hits, evictions
-          steps.push_back(load(static_cast<uint32_t>(i),
-                               testing::strided(rng.below(8) * 4096, rng.below(2) ? 4 : 128, 1 + rng.below(2))));
-        src.addWarp(static_cast<uint32_t>(w % 2), w, steps);
-      }
+      // 1 or 2 lines of sets 0 and 1 (linear indexing): stalls, merges, hits, evictions.
+      addRandomWarps(src, rng, 32, 12, [](uint64_t w) { return w; }, [](Rng& r) {
+        return testing::strided(r.below(8) * 4096, r.below(2) ? 4 : 128, 1 + r.below(2));
+      });
       Simulator sim(loadConfig("gtx480-16k", {"sm=all", "set_index=linear", "mshrs=2", "mshrs_per_warp=1", "latency_sigma=20"}));
       uint64_t events = 0;
       if (observed) sim.setRequestCallback([&](const RequestEvent&) { ++events; });
@@ -451,13 +459,10 @@ TEST(Mshr, WarpKeysAreOnlyNames) {
     for (int renamed = 0; renamed < 2; ++renamed) {
       Rng rng(trial);
       FakeStepSource src;
-      for (uint64_t w = 0; w < 24; ++w) {
-        std::vector<sched::WarpStep> steps;
-        const uint64_t n = 1 + rng.below(8);
-        for (uint64_t i = 0; i < n; ++i)  // 32 lanes over 8 to 32 lines: many misses, many stalls
-          steps.push_back(load(static_cast<uint32_t>(i), testing::strided(rng.below(256) * 128, 4 << rng.below(4), 32)));
-        src.addWarp(static_cast<uint32_t>(w % 2), renamed ? w * 4096 + 5 : w, steps);
-      }
+      // 32 lanes over 8 to 32 lines: many misses, many stalls.
+      addRandomWarps(src, rng, 24, 8, [&](uint64_t w) { return renamed ? w * 4096 + 5 : w; }, [](Rng& r) {
+        return testing::strided(r.below(256) * 128, 4 << r.below(4), 32);
+      });
       Simulator sim(loadConfig("gtx480-16k", {"sm=all", "mshrs=8", "mshrs_per_warp=2", "latency_sigma=20"}));
       sim.setRequestCallback([&](const RequestEvent& e) {
         const uint64_t warp = renamed ? (e.warpKey - 5) / 4096 : e.warpKey;
