@@ -128,8 +128,11 @@ class HeldWarps {
   }
   // An empty Held for `key`, which is not held. Released ones are reused (with their storage).
   Held& add(uint64_t key) {
-    if (spare_.empty()) spare_.push_back(std::make_unique<Held>());
-    Held* h = spare_.back().release();
+    if (spare_.empty()) {
+      all_.push_back(std::make_unique<Held>());
+      spare_.push_back(all_.back().get());
+    }
+    Held* h = spare_.back();
     spare_.pop_back();
     Slot& s = index_[key & (kSlots - 1)];
     if (s.held == nullptr)
@@ -150,15 +153,8 @@ class HeldWarps {
       h = it->second;
       map_.erase(it);
     }
-    spare_.emplace_back(h);
+    spare_.push_back(h);
     --held_;
-  }
-  HeldWarps() = default;
-  HeldWarps(const HeldWarps&) = delete;
-  HeldWarps& operator=(const HeldWarps&) = delete;
-  ~HeldWarps() {
-    for (Slot& s : index_) delete s.held;
-    for (auto& [key, h] : map_) delete h;
   }
   // The stalled read noted for held warp `key`, or null (not indexed, or none noted).
   StalledRead* stalledRead(uint64_t key) {
@@ -175,12 +171,13 @@ class HeldWarps {
   static constexpr size_t kSlots = 4096;  // warp keys are dense: resident warps rarely collide
   struct Slot {
     uint64_t key = 0;
-    Held* held = nullptr;  // owned
+    Held* held = nullptr;
     StalledRead stalled;
   };
-  std::unordered_map<uint64_t, Held*> map_;  // held warps not in the index (owned)
+  std::unordered_map<uint64_t, Held*> map_;  // held warps not in the index
   std::vector<Slot> index_ = std::vector<Slot>(kSlots);
-  std::vector<std::unique_ptr<Held>> spare_;
+  std::vector<std::unique_ptr<Held>> all_;  // every Held made, held or spare
+  std::vector<Held*> spare_;                // the ones not held
   size_t held_ = 0;
 };
 

@@ -106,7 +106,7 @@ RequestResult SmModel::read(uint64_t line, uint64_t cycle, uint64_t warpKey, Ins
   // here is the one the miss takes below (nothing in between changes warpMshrs_).
   size_t warpSlot = 0;
   if (timing_) {
-    if (mshrs_ != 0 && inflight_.size() >= mshrs_) return stall(inflight_.front().fill, cycle, ins);
+    if (mshrsTaken()) return stall(inflight_.front().fill, cycle, ins);
     warpSlot = warpMshrs_.lookup(warpKey);
     if (mshrsPerWarp_ != 0 && warpMshrs_.countAt(warpSlot) >= mshrsPerWarp_)
       return stall(earliestFillOfWarp(warpKey), cycle, ins);

@@ -423,8 +423,7 @@ TEST(Mshr, RetriesGiveTheSameRunWithAndWithoutARequestCallback) {
         return testing::strided(r.below(8) * 4096, r.below(2) ? 4 : 128, 1 + r.below(2));
       });
       Simulator sim(loadConfig("gtx480-16k", {"sm=all", "set_index=linear", "mshrs=2", "mshrs_per_warp=1", "latency_sigma=20"}));
-      uint64_t events = 0;
-      if (observed) sim.setRequestCallback([&](const RequestEvent&) { ++events; });
+      if (observed) sim.setRequestCallback([](const RequestEvent&) {});
       stats[observed] = sim.run(src, trial);
       delays[observed] = src.delays;
     }

@@ -212,7 +212,7 @@ class SmModel {
   // (it retires the fills due by `cycle`); the caller then calls read().
   bool stallsOnFullMshrs(uint64_t line, uint64_t cycle, InstructionStats* ins, uint64_t& retry) {
     advanceTo(cycle);
-    if (!timing_ || mshrs_ == 0 || inflight_.size() < mshrs_) return false;
+    if (!timing_ || !mshrsTaken()) return false;
     if (tags_.find(index_(line), line) >= 0) return false;  // a hit or a merge needs no MSHR
     retry = stall(inflight_.front().fill, now_, ins).readyCycle;
     return true;
@@ -236,6 +236,8 @@ class SmModel {
   // Latency of a new miss.
   uint64_t sampleLatency() { return minLatency_ + jitter_.sample(latencyRng_); }
   RequestResult stall(uint64_t retry, uint64_t cycle, InstructionStats* ins);
+  // Every MSHR of the SM holds a line in flight (never with unlimited MSHRs).
+  bool mshrsTaken() const { return mshrs_ != 0 && inflight_.size() >= mshrs_; }
 
   bool timing_;
   bool classify_;
