@@ -11,7 +11,7 @@ ReplayQueue::ReplayQueue(uint32_t sms) {
   used_.assign((lists_.size() + 63) / 64, 0);
 }
 
-void ReplayQueue::push(uint64_t cycle, uint32_t sm, uint64_t warpKey) {
+void ReplayQueue::pushSlow(uint64_t cycle, uint32_t sm, uint64_t warpKey) {
   const Entry e{cycle, sm, seq_++, warpKey};
   ++size_;
   if (cycle - low_ >= kCycles || sm >= (1u << smBits_)) {
@@ -45,7 +45,7 @@ const ReplayQueue::Entry& ReplayQueue::topSlow() {
   return heap_.empty() || Later()(heap_.top(), listed) ? listed : heap_.top();
 }
 
-void ReplayQueue::pop() {
+void ReplayQueue::popSlow() {
   const int64_t i = firstList();
   if (i < 0 || (!heap_.empty() && Later()(nodes_[lists_[static_cast<size_t>(i)].head].entry, heap_.top()))) {
     low_ = heap_.top().cycle;

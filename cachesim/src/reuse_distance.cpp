@@ -39,7 +39,7 @@ void ReuseDistanceTracker::clear() {
   live_ = 0;
   capacity_ = initial_;
   now_ = 0;
-  words_.assign(capacity_ / 64 + 4, 0);  // + 4: marksAfter reads up to 4 words past now_ / 64
+  words_.assign(capacity_ / 64 + 4, 0);  // + 4: marksAfterWith reads up to 4 words past now_ / 64
   resetCounts();
   compactions_ = 0;
 }

@@ -53,25 +53,6 @@ uint64_t SmModel::earliestFillOfWarp(uint64_t warpKey) const {
   return ~uint64_t(0);
 }
 
-uint64_t SmModel::track(uint64_t line) {
-  if (!classify_) return ReuseDistanceTracker::kInfinite;
-  uint64_t d = tracker_.access(line);
-  if (d == ReuseDistanceTracker::kInfinite)
-    ++stats_.reuse.cold;
-  else
-    stats_.reuse.addDistance(d);
-  return d;
-}
-
-RequestResult SmModel::stall(uint64_t retry, uint64_t cycle, InstructionStats* ins) {
-  ++stats_.misses.mshr;
-  if (ins) ++ins->misses.mshr;
-  RequestResult r;
-  r.outcome = Outcome::MshrStall;
-  r.readyCycle = std::max(retry, cycle + 1);
-  return r;
-}
-
 RequestResult SmModel::read(uint64_t line, uint64_t cycle, uint64_t warpKey, InstructionStats* ins) {
   if (classify_) tracker_.prefetch(line);
   advanceTo(cycle);

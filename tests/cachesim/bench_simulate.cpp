@@ -1,7 +1,7 @@
 // Throughput of the cache simulator on the warp steps of real kernels (prints figures; not a
 // test). scripts/bench-simulate.sh traces the bundled kernels and runs it.
 //
-//   bench_simulate [--repeat N] [--set KEY=VALUE ...] TRACE...
+//   bench_simulate [--repeat N] [--full-lanes] [--set KEY=VALUE ...] TRACE...
 //
 // For each trace, with the default preset (timing on) and with timing=off, classification on
 // and every SM modelled and reported (sm=all, the heaviest setting):
@@ -11,8 +11,11 @@
 //     deterministic, so it makes the same delayWarp calls and the scheduler's order is already
 //     the one those calls would give: the replay must reproduce the first run's statistics,
 //     which is checked (a mismatch is an error, exit 1);
-//  3. replaying the steps alone (copying them into the step buffer) is timed too, so that the
+//  3. replaying the steps alone (writing them into the step buffer) is timed too, so that the
 //     simulator's own rate, coalescing included, can be given without any source's cost.
+// The replay keeps lanes as runs (RecordedSteps), so that it does not stream 16 bytes per lane
+// through the host's caches, which would evict the simulator's state and charge the source's
+// traffic to the simulator; --full-lanes replays every lane from memory instead.
 // Each timing is the best of N (default 3) on the CPU clock of the measuring thread; the replays
 // are repeated within a timing so that it lasts about 0.3 s.
 #include <time.h>
@@ -40,25 +43,80 @@ double cpuSeconds() {
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
-// Steps as a scheduler issued them: the step without its lanes, and the lanes in one array.
+// Steps as a scheduler issued them: the step without its lanes, and the lanes as runs. A run
+// is lanes of consecutive local threads with one size and addresses in one stride (a warp's
+// row of a 2D workgroup, a broadcast, a strided column), so a replay streams a few bytes per
+// step from memory instead of 16 per lane, and the replay's own cache traffic does not evict the
+// simulator's state. With `fullLanes` every lane is kept too and replays copy them (the way
+// earlier figures were taken: 16 bytes of lanes per lane streamed through the caches).
+struct LaneRun {
+  uint64_t address = 0;  // of the first lane
+  int64_t stride = 0;    // address step from one lane to the next
+  uint32_t firstThread = 0;
+  uint32_t size = 0;
+  uint32_t count = 0;
+};
+
 struct RecordedSteps {
   std::vector<sched::WarpStep> headers;  // lanes empty
-  std::vector<size_t> firstLane;         // headers.size() + 1 entries
+  std::vector<size_t> firstRun;          // headers.size() + 1 entries
+  std::vector<LaneRun> runs;
+  bool fullLanes = false;
+  std::vector<size_t> firstLane;  // with fullLanes: headers.size() + 1 entries
   std::vector<sched::LaneAccess> lanes;
+
+  void add(const sched::WarpStep& step) {
+    if (firstRun.empty()) firstRun.push_back(0);
+    for (const sched::LaneAccess& lane : step.lanes) {
+      if (runs.size() > firstRun.back()) {
+        LaneRun& r = runs.back();
+        const bool sameRow = lane.localThread == r.firstThread + r.count && lane.size == r.size;
+        if (sameRow && r.count == 1) {
+          r.stride = static_cast<int64_t>(lane.address - r.address);
+          ++r.count;
+          continue;
+        }
+        if (sameRow && lane.address == r.address + static_cast<uint64_t>(r.stride) * r.count) {
+          ++r.count;
+          continue;
+        }
+      }
+      runs.push_back(LaneRun{lane.address, 0, lane.localThread, lane.size, 1});
+    }
+    firstRun.push_back(runs.size());
+    if (fullLanes) {
+      if (firstLane.empty()) firstLane.push_back(0);
+      lanes.insert(lanes.end(), step.lanes.begin(), step.lanes.end());
+      firstLane.push_back(lanes.size());
+    }
+    sched::WarpStep header = step;
+    header.lanes = {};
+    headers.push_back(std::move(header));
+  }
+  // The lanes of step `i`, into `out`.
+  void lanesOf(size_t i, std::vector<sched::LaneAccess>& out) const {
+    if (fullLanes) {
+      out.assign(lanes.begin() + firstLane[i], lanes.begin() + firstLane[i + 1]);
+      return;
+    }
+    size_t n = 0;
+    for (size_t k = firstRun[i]; k < firstRun[i + 1]; ++k) n += runs[k].count;
+    out.resize(n);
+    sched::LaneAccess* lane = out.data();
+    for (size_t k = firstRun[i]; k < firstRun[i + 1]; ++k) {
+      const LaneRun& r = runs[k];
+      for (uint32_t j = 0; j < r.count; ++j)
+        *lane++ = sched::LaneAccess{r.firstThread + j, r.size, r.address + static_cast<uint64_t>(r.stride) * j};
+    }
+  }
 };
 
 class RecordingSource : public sched::StepSource {
  public:
-  RecordingSource(sched::StepSource& inner, RecordedSteps& out) : inner_(inner), out_(out) {
-    out_.firstLane.assign(1, 0);
-  }
+  RecordingSource(sched::StepSource& inner, RecordedSteps& out) : inner_(inner), out_(out) {}
   bool next(sched::WarpStep& step) override {
     if (!inner_.next(step)) return false;
-    out_.lanes.insert(out_.lanes.end(), step.lanes.begin(), step.lanes.end());
-    out_.firstLane.push_back(out_.lanes.size());
-    sched::WarpStep header = step;
-    header.lanes = {};
-    out_.headers.push_back(std::move(header));
+    out_.add(step);
     return true;
   }
   void delayWarp(uint64_t warpKey, uint64_t readyCycle) override { inner_.delayWarp(warpKey, readyCycle); }
@@ -87,7 +145,7 @@ class ReplaySource : public sched::StepSource {
     step.flags = h.flags;
     step.bounds = h.bounds;
     step.hasBounds = h.hasBounds;
-    step.lanes.assign(steps_.lanes.begin() + steps_.firstLane[i_], steps_.lanes.begin() + steps_.firstLane[i_ + 1]);
+    steps_.lanesOf(i_, step.lanes);
     ++i_;
     return true;
   }
@@ -107,8 +165,32 @@ bool sameCounts(const Stats& a, const Stats& b) {
          a.reuse.buckets == b.reuse.buckets;
 }
 
+// The two timed loops, kept out of line so that an instruction profiler can count each apart:
+//   valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*replayWithSimulator*' ...
+// `passes` replays of `steps` to fresh simulators; false when one does not reproduce `reference`.
+[[gnu::noinline]] bool replayWithSimulator(const RecordedSteps& steps, const Config& config, uint64_t seed,
+                                           uint64_t passes, const Stats& reference) {
+  for (uint64_t k = 0; k < passes; ++k) {
+    ReplaySource source(steps);
+    Simulator sim(config);
+    if (!sameCounts(sim.run(source, seed), reference)) return false;
+  }
+  return true;
+}
+
+// `passes` replays of `steps` with no simulator; returns the lanes handed out.
+[[gnu::noinline]] uint64_t replayAlone(const RecordedSteps& steps, uint64_t passes) {
+  uint64_t lanes = 0;
+  for (uint64_t k = 0; k < passes; ++k) {
+    ReplaySource only(steps);
+    sched::WarpStep step;
+    while (only.next(step)) lanes += step.lanes.size();
+  }
+  return lanes;
+}
+
 // Returns false when the replay does not reproduce the scheduled run.
-bool benchTrace(const std::string& path, const std::vector<std::string>& overrides, int repeat) {
+bool benchTrace(const std::string& path, const std::vector<std::string>& overrides, int repeat, bool fullLanes) {
   std::vector<std::string> keys = {"sm=all"};
   keys.insert(keys.end(), overrides.begin(), overrides.end());
   const Config config = loadConfig("gtx480-16k", keys);
@@ -117,6 +199,7 @@ bool benchTrace(const std::string& path, const std::vector<std::string>& overrid
 
   // 1. With the scheduler, recording its steps; then the scheduler's run alone, timed.
   RecordedSteps steps;
+  steps.fullLanes = fullLanes;
   Stats reference;
   {
     std::unique_ptr<sched::StepSource> scheduler = factory(seed);
@@ -144,15 +227,10 @@ bool benchTrace(const std::string& path, const std::vector<std::string>& overrid
   bool calibrated = false;
   for (int i = 0; i < repeat; ++i) {
     const double c0 = cpuSeconds();
-    for (uint64_t k = 0; k < passes; ++k) {
-      ReplaySource source(steps);
-      Simulator sim(config);
-      Stats s = sim.run(source, seed);
-      if (!sameCounts(s, reference)) {
-        std::fprintf(stderr, "bench_simulate: %s: the replayed steps do not reproduce the scheduled run\n",
-                     path.c_str());
-        return false;
-      }
+    if (!replayWithSimulator(steps, config, seed, passes, reference)) {
+      std::fprintf(stderr, "bench_simulate: %s: the replayed steps do not reproduce the scheduled run\n",
+                   path.c_str());
+      return false;
     }
     const double took = cpuSeconds() - c0;
     if (!calibrated) {  // the first timing only says how many passes it takes
@@ -165,11 +243,7 @@ bool benchTrace(const std::string& path, const std::vector<std::string>& overrid
     }
     replayed = std::min(replayed, took / double(passes));
     const double a0 = cpuSeconds();
-    for (uint64_t k = 0; k < passes; ++k) {
-      ReplaySource only(steps);
-      sched::WarpStep step;
-      while (only.next(step)) sink += step.lanes.size();
-    }
+    sink += replayAlone(steps, passes);
     alone = std::min(alone, (cpuSeconds() - a0) / double(passes));
   }
   const double simulator = std::max(replayed - alone, 1e-9);
@@ -192,10 +266,13 @@ bool benchTrace(const std::string& path, const std::vector<std::string>& overrid
 
 int main(int argc, char** argv) {
   int repeat = 3;
+  bool fullLanes = false;
   std::vector<std::string> sets, traces;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--repeat") == 0 && i + 1 < argc && std::atoi(argv[i + 1]) > 0) {
       repeat = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--full-lanes") == 0) {
+      fullLanes = true;
     } else if (std::strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
       sets.push_back(argv[++i]);
     } else if (argv[i][0] != '-') {
@@ -206,15 +283,16 @@ int main(int argc, char** argv) {
     }
   }
   if (traces.empty()) {
-    std::fprintf(stderr, "usage: bench_simulate [--repeat N] [--set KEY=VALUE ...] TRACE...\n");
+    std::fprintf(stderr, "usage: bench_simulate [--repeat N] [--full-lanes] [--set KEY=VALUE ...] TRACE...\n");
     return 2;
   }
-  std::printf("cachesim on real kernels' warp steps: one core, classification on, sm=all; best of %d\n", repeat);
+  std::printf("cachesim on real kernels' warp steps: one core, classification on, sm=all; best of %d; replay of %s\n",
+              repeat, fullLanes ? "every lane from memory (--full-lanes)" : "lane runs");
   try {
     for (const std::string& t : traces) {
       std::vector<std::string> on = sets, off = sets;
       off.push_back("timing=off");
-      if (!benchTrace(t, on, repeat) || !benchTrace(t, off, repeat)) return 1;
+      if (!benchTrace(t, on, repeat, fullLanes) || !benchTrace(t, off, repeat, fullLanes)) return 1;
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_simulate: %s\n", e.what());

@@ -36,13 +36,44 @@ class ReplayQueue {
   size_t size() const { return size_; }
 
   // `cycle` must be later than the cycle of every entry taken out so far.
-  void push(uint64_t cycle, uint32_t sm, uint64_t warpKey);
+  void push(uint64_t cycle, uint32_t sm, uint64_t warpKey) {
+    // Usual case: a list in the window that holds entries already and a free node to reuse.
+    if (cycle - low_ < kCycles && sm < (1u << smBits_) && free_ != kNone) {
+      const uint64_t i = ((cycle & (kCycles - 1)) << smBits_) | sm;
+      List& l = lists_[i];
+      if (l.tail != kNone) {
+        const uint32_t n = free_;
+        free_ = nodes_[n].next;
+        nodes_[n] = Node{Entry{cycle, sm, seq_++, warpKey}, kNone};
+        nodes_[l.tail].next = n;
+        l.tail = n;
+        ++size_;
+        return;
+      }
+    }
+    pushSlow(cycle, sm, warpKey);
+  }
   // The first entry (the queue is not empty).
   const Entry& top() {
     if (first_ >= 0 && heap_.empty()) return nodes_[lists_[static_cast<size_t>(first_)].head].entry;  // usual case
     return topSlow();
   }
-  void pop();  // takes out top()
+  // Takes out top().
+  void pop() {
+    if (first_ >= 0 && heap_.empty()) {  // usual case: the known first list gives its head
+      List& l = lists_[static_cast<size_t>(first_)];
+      const uint32_t n = l.head;
+      if (nodes_[n].next != kNone) {
+        low_ = nodes_[n].entry.cycle;
+        l.head = nodes_[n].next;
+        nodes_[n].next = free_;
+        free_ = n;
+        --size_;
+        return;
+      }
+    }
+    popSlow();
+  }
 
  private:
   static constexpr uint32_t kNone = ~0u;
@@ -64,6 +95,8 @@ class ReplayQueue {
   uint64_t offset(uint64_t i) const { return (i - ((low_ & (kCycles - 1)) << smBits_)) & (lists_.size() - 1); }
   int64_t firstList();  // the earliest list in use, -1 when none
   const Entry& topSlow();
+  void pushSlow(uint64_t cycle, uint32_t sm, uint64_t warpKey);
+  void popSlow();
 
   uint32_t smBits_;
   std::vector<List> lists_;     // list of (cycle, sm): (cycle % kCycles) << smBits_ | sm

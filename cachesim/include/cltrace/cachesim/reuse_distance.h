@@ -55,27 +55,13 @@ class ReuseDistanceTracker {
   explicit ReuseDistanceTracker(uint32_t initialTimestamps = 1u << 16);
 
   // Records an access to `line` and returns its reuse distance (kInfinite on first access).
-  uint64_t access(uint64_t line) {
-    if (now_ == capacity_) compact();
-    uint32_t& latest = stampOf(line);
-    uint64_t distance;
-    if (latest != 0) {
-      uint32_t p = latest - 1;
-      distance = marksAfter(p);
-      words_[p >> 6] &= ~(uint64_t(1) << (p & 63));
-      if ((p >> 6) < (now_ >> 6)) countAdd(p >> 6, -1);
-    } else {
-      distance = kInfinite;
-      ++live_;
-    }
-    latest = now_ + 1;
-    words_[now_ >> 6] |= uint64_t(1) << (now_ & 63);
-    ++now_;
-    if ((now_ & 63) == 0) {  // the word just completed joins the tree
-      uint32_t w = (now_ >> 6) - 1;
-      countAdd(w, static_cast<int32_t>(popcount64(words_[w])));
-    }
-    return distance;
+  // The popcounts run on the POPCNT instruction when the CPU has it (the x86-64 baseline does
+  // not), chosen once per access; both variants count the same bits.
+  __attribute__((always_inline)) uint64_t access(uint64_t line) {
+#if CLTRACE_POPCNT_DISPATCH
+    if (hasPopcnt_) return accessPopcnt(line);
+#endif
+    return accessPortable(line);
   }
 
   // Hint: `line` will be accessed soon. Starts loading its hash slot and stamp block so that
@@ -192,19 +178,33 @@ class ReuseDistanceTracker {
     return sum;
   }
 
-  // Marks in (stamp, now): the distinct lines touched since `stamp`. The popcounts run on the
-  // POPCNT instruction when the CPU has it (the x86-64 baseline does not), chosen at run time;
-  // both variants count the same bits.
-  uint64_t marksAfter(uint32_t stamp) const {
-#if CLTRACE_POPCNT_DISPATCH
-    if (hasPopcnt_) return marksAfterPopcnt(stamp);
-#endif
-    return marksAfterWith<false>(stamp);
+  template <bool kPopcnt>
+  __attribute__((always_inline)) uint64_t accessWith(uint64_t line) {
+    if (now_ == capacity_) compact();
+    uint32_t& latest = stampOf(line);
+    uint64_t distance;
+    if (latest != 0) {
+      uint32_t p = latest - 1;
+      distance = marksAfterWith<kPopcnt>(p);
+      words_[p >> 6] &= ~(uint64_t(1) << (p & 63));
+      if ((p >> 6) < (now_ >> 6)) countAdd(p >> 6, -1);
+    } else {
+      distance = kInfinite;
+      ++live_;
+    }
+    latest = now_ + 1;
+    words_[now_ >> 6] |= uint64_t(1) << (now_ & 63);
+    ++now_;
+    if ((now_ & 63) == 0) {  // the word just completed joins the tree
+      uint32_t w = (now_ >> 6) - 1;
+      countAdd(w, static_cast<int32_t>(pop<kPopcnt>(words_[w])));
+    }
+    return distance;
   }
+  // One call per access either way, out of line so that access() stays small enough to inline.
+  __attribute__((noinline)) uint64_t accessPortable(uint64_t line) { return accessWith<false>(line); }
 #if CLTRACE_POPCNT_DISPATCH
-  __attribute__((target("popcnt"), noinline)) uint64_t marksAfterPopcnt(uint32_t stamp) const {
-    return marksAfterWith<true>(stamp);
-  }
+  __attribute__((target("popcnt"), noinline)) uint64_t accessPopcnt(uint64_t line) { return accessWith<true>(line); }
 #endif
 
   template <bool kPopcnt>
@@ -213,6 +213,7 @@ class ReuseDistanceTracker {
     return popcount64(x);
   }
 
+  // Marks in (stamp, now): the distinct lines touched since `stamp`.
   template <bool kPopcnt>
   __attribute__((always_inline)) uint64_t marksAfterWith(uint32_t stamp) const {
     const uint32_t wp = stamp >> 6;
@@ -250,7 +251,7 @@ class ReuseDistanceTracker {
   uint32_t levelBase_[8] = {};  // first group of each level (2^25 words need 5 levels)
   uint32_t levels_ = 0;
   uint64_t compactions_ = 0;
-  bool hasPopcnt_;  // the CPU has POPCNT (see marksAfter)
+  bool hasPopcnt_;  // the CPU has POPCNT (see access)
 };
 
 }  // namespace cltrace::cachesim

@@ -23,6 +23,7 @@
 // conflict. Latency misses and MSHR stalls are counted apart and are not read misses.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -232,10 +233,28 @@ class SmModel {
   uint64_t distinctLines() const { return tracker_.distinctLines(); }  // 0 with classify=off
 
  private:
-  uint64_t track(uint64_t line);
+  // The reuse distance of a request to `line` (kInfinite with classify off), counted in the
+  // histogram.
+  uint64_t track(uint64_t line) {
+    if (!classify_) return ReuseDistanceTracker::kInfinite;
+    const uint64_t d = tracker_.access(line);
+    if (d == ReuseDistanceTracker::kInfinite)
+      ++stats_.reuse.cold;
+    else
+      stats_.reuse.addDistance(d);
+    return d;
+  }
   // Latency of a new miss.
   uint64_t sampleLatency() { return minLatency_ + jitter_.sample(latencyRng_); }
-  RequestResult stall(uint64_t retry, uint64_t cycle, InstructionStats* ins);
+  // Counts a stall; the result says to retry at `retry`, and never before the next cycle.
+  RequestResult stall(uint64_t retry, uint64_t cycle, InstructionStats* ins) {
+    ++stats_.misses.mshr;
+    if (ins) ++ins->misses.mshr;
+    RequestResult r;
+    r.outcome = Outcome::MshrStall;
+    r.readyCycle = std::max(retry, cycle + 1);
+    return r;
+  }
   // Every MSHR of the SM holds a line in flight (never with unlimited MSHRs).
   bool mshrsTaken() const { return mshrs_ != 0 && inflight_.size() >= mshrs_; }
 
