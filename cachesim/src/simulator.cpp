@@ -394,6 +394,9 @@ class Run {
   // wait for one fill: spmv makes about 14 per request) costs no look at the held step: the
   // stalled read noted for the warp decides it, with the counts and the calls process() would
   // make. Returns false, having done nothing process() would not do first, otherwise.
+  // The retries queued after it for the same cycle and SM (the rest of the warps waiting for that
+  // fill) are taken here too, as long as they stall again: the SM's state is unchanged by a
+  // stall, so each needs only its tag check, and they are requeued in their order.
   bool retryStalls(const ReplayQueue::Entry& r, sched::StepSource& source) {
     if (callback_) return false;  // the request event needs the step
     HeldWarps::StalledRead* read = held_.stalledRead(r.warpKey);
@@ -403,6 +406,17 @@ class Run {
     if (!s.model->stallsOnFullMshrs(read->line, r.cycle, &s.ins[read->instruction], until)) return false;
     queue(until, r.sm, r.warpKey);
     source.delayWarp(r.warpKey, until + 1);
+    while (!replays_.empty()) {
+      const ReplayQueue::Entry& next = replays_.top();
+      if (next.cycle != r.cycle || next.sm != r.sm) break;
+      const uint64_t key = next.warpKey;
+      HeldWarps::StalledRead* nextRead = held_.stalledRead(key);
+      if (nextRead == nullptr || !s.model->stallsAgainOnFullMshrs(nextRead->line, &s.ins[nextRead->instruction]))
+        break;
+      replays_.pop();
+      queue(until, r.sm, key);
+      source.delayWarp(key, until + 1);
+    }
     return true;
   }
 

@@ -218,6 +218,17 @@ class SmModel {
     retry = stall(inflight_.front().fill, now_, ins).readyCycle;
     return true;
   }
+  // After stallsOnFullMshrs returned true, with nothing else asked of this SM since (so the
+  // cycle is the same and every MSHR still taken): whether a read of `line` would stall too,
+  // counting that stall when it does. Its retry cycle is the one stallsOnFullMshrs gave. (The
+  // warps waiting for a full SM's next fill retry one after another: all but the first usually
+  // stall again.)
+  bool stallsAgainOnFullMshrs(uint64_t line, InstructionStats* ins) {
+    if (tags_.find(index_(line), line) >= 0) return false;
+    ++stats_.misses.mshr;
+    if (ins) ++ins->misses.mshr;
+    return true;
+  }
   // A coalesced write request.
   RequestResult write(uint64_t line, uint64_t cycle, InstructionStats* ins = nullptr);
 
