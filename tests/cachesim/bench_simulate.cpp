@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,14 @@ class RecordingSource : public sched::StepSource {
   bool next(sched::WarpStep& step) override {
     if (!inner_.next(step)) return false;
     out_.add(step);
+    // The runs must give back exactly these lanes.
+    out_.lanesOf(out_.headers.size() - 1, check_);
+    if (check_.size() != step.lanes.size() ||
+        !std::equal(check_.begin(), check_.end(), step.lanes.begin(), [](const auto& a, const auto& b) {
+          return a.localThread == b.localThread && a.size == b.size && a.address == b.address;
+        }))
+      throw std::runtime_error("the lane runs of step " + std::to_string(out_.headers.size() - 1) +
+                               " do not give back its lanes");
     return true;
   }
   void delayWarp(uint64_t warpKey, uint64_t readyCycle) override { inner_.delayWarp(warpKey, readyCycle); }
@@ -125,6 +134,7 @@ class RecordingSource : public sched::StepSource {
  private:
   sched::StepSource& inner_;
   RecordedSteps& out_;
+  std::vector<sched::LaneAccess> check_;
 };
 
 // Hands out the recorded steps in order; delays are already in that order.
