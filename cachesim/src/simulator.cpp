@@ -413,8 +413,7 @@ class Run {
       HeldWarps::StalledRead* nextRead = held_.stalledRead(key);
       if (nextRead == nullptr || !s.model->stallsAgainOnFullMshrs(nextRead->line, &s.ins[nextRead->instruction]))
         break;
-      replays_.pop();
-      queue(until, r.sm, key);
+      replays_.requeueTop(until);
       source.delayWarp(key, until + 1);
     }
     return true;

@@ -49,8 +49,36 @@ TEST(ReplayQueue, EntriesQueuedBeforeOrAtTheFrontAfterItWasLookedAt) {
   EXPECT_EQ(drain(q), (std::vector<T>{{9, 9, 4}, {10, 2, 2}, {10, 2, 5}, {10, 3, 3}, {10, 4, 1}}));
 }
 
+TEST(ReplayQueue, RequeuedFrontsGoBehindTheirNewListInTheOrderRequeued) {
+  // Three warps wait at cycle 10 on SM 1 and stall again, each requeued at 15 on SM 1, where
+  // warp 4 already waits: 4 first, then 1, 2, 3 in the order they were requeued. Warps 1 and 2
+  // move their node (their list keeps entries); 3 empties its list and takes the general path.
+  ReplayQueue q(4);
+  q.push(10, 1, 1);
+  q.push(10, 1, 2);
+  q.push(10, 1, 3);
+  q.push(15, 1, 4);
+  q.push(12, 0, 5);
+  for (uint64_t key : {1u, 2u, 3u}) {
+    ASSERT_EQ(q.top().warpKey, key);
+    EXPECT_EQ(q.top().cycle, 10u);
+    q.requeueTop(15);
+    EXPECT_EQ(q.size(), 5u);
+  }
+  const uint64_t cycles[] = {12, 15, 15, 15, 15}, sms[] = {0, 1, 1, 1, 1}, keys[] = {5, 4, 1, 2, 3};
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_FALSE(q.empty());
+    EXPECT_EQ(q.top().cycle, cycles[i]) << i;
+    EXPECT_EQ(q.top().sm, sms[i]) << i;
+    EXPECT_EQ(q.top().warpKey, keys[i]) << i;
+    q.pop();
+  }
+  EXPECT_TRUE(q.empty());
+}
+
 // Against a binary heap with the same order, under the simulator's rule (an entry is later than
-// every entry taken out), with peeks between pushes, far cycles and gaps longer than the window.
+// every entry taken out), with peeks between pushes, requeued fronts, far cycles and gaps longer
+// than the window.
 TEST(ReplayQueue, MatchesAHeapOnRandomUse) {
   struct Ref {
     uint64_t cycle;
@@ -75,6 +103,16 @@ TEST(ReplayQueue, MatchesAHeapOnRandomUse) {
         ref.push(Ref{cycle, sm, seq++, key++});
       } else if (r < 9) {
         ASSERT_EQ(q.top().warpKey, ref.top().warpKey);  // a peek without taking out
+      } else if (r < 11) {  // the front taken out and queued again later (a retry that stalls again)
+        const Ref front = ref.top();
+        ASSERT_EQ(q.top().warpKey, front.warpKey);
+        const uint64_t span = rng() % 8 == 0 ? 5000 : (rng() % 2 ? 130 : 3);
+        const uint64_t cycle = front.cycle + 1 + rng() % span;
+        last = front.cycle;
+        q.requeueTop(cycle);
+        ref.pop();
+        ref.push(Ref{cycle, front.sm, seq++, front.warpKey});
+        ASSERT_EQ(q.size(), ref.size());
       } else {
         ASSERT_EQ(q.size(), ref.size());
         const ReplayQueue::Entry& e = q.top();

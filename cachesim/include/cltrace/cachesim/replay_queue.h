@@ -58,6 +58,32 @@ class ReplayQueue {
     if (first_ >= 0 && heap_.empty()) return nodes_[lists_[static_cast<size_t>(first_)].head].entry;  // usual case
     return topSlow();
   }
+  // Takes out top() and queues it again at `cycle` (later than its own), as pop() and then
+  // push(cycle, its SM, its warp key) would, moving its node when both lists are in the window.
+  void requeueTop(uint64_t cycle) {
+    if (first_ >= 0 && heap_.empty() && cycle - low_ < kCycles) {
+      List& from = lists_[static_cast<size_t>(first_)];
+      const uint32_t n = from.head;
+      Node& node = nodes_[n];
+      const uint32_t sm = node.entry.sm;
+      if (node.next != kNone && sm < (1u << smBits_)) {
+        List& to = lists_[((cycle & (kCycles - 1)) << smBits_) | sm];
+        if (to.tail != kNone) {
+          low_ = node.entry.cycle;
+          from.head = node.next;
+          node.entry.cycle = cycle;
+          node.entry.seq = seq_++;
+          node.next = kNone;
+          nodes_[to.tail].next = n;
+          to.tail = n;
+          return;
+        }
+      }
+    }
+    const Entry e = top();
+    pop();
+    push(cycle, e.sm, e.warpKey);
+  }
   // Takes out top().
   void pop() {
     if (first_ >= 0 && heap_.empty()) {  // usual case: the known first list gives its head
