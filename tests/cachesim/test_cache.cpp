@@ -873,5 +873,33 @@ TEST(SmModelTiming, PerWarpCountsSurviveCounterTableRebuilds) {
   EXPECT_EQ(m.mshrsInUse(1003), 1u);
 }
 
+TEST(SmModelTiming, RetriesOnAFullSmStallUnlessTheLineIsThere) {
+  // Two MSHRs, latency 10: lines 0 and 1 miss at cycles 0 and 1 and fill at 10 and 11.
+  SmModel m(cfg("gtx480-16k", {"set_index=linear", "min_latency=10", "latency_sigma=0", "mshrs=2"}), 1);
+  InstructionStats ins;
+  EXPECT_TRUE(isReadMiss(m.read(0, 0, 1).outcome));
+  EXPECT_TRUE(isReadMiss(m.read(1, 1, 2).outcome));
+  uint64_t retry = 0;
+  // At cycle 3 every MSHR is taken: a read of line 1 (in flight) would merge, one of line 2 stalls
+  // until the first fill.
+  EXPECT_FALSE(m.stallsOnFullMshrs(1, 3, &ins, retry));
+  EXPECT_TRUE(m.stallsOnFullMshrs(2, 3, &ins, retry));
+  EXPECT_EQ(retry, 10u);
+  // The warps queued behind it at that cycle: one whose line is in flight would not stall, one
+  // whose line is absent does, and each stall is counted.
+  EXPECT_FALSE(m.stallsAgainOnFullMshrs(0, &ins));
+  EXPECT_TRUE(m.stallsAgainOnFullMshrs(3, &ins));
+  EXPECT_EQ(m.stats().misses.mshr, 2u);
+  EXPECT_EQ(ins.misses.mshr, 2u);
+  EXPECT_EQ(m.stats().reads, 2u);  // stalls are not reads
+  // At cycle 10 line 0 has filled and an MSHR is free: no stall, nothing counted.
+  EXPECT_FALSE(m.stallsOnFullMshrs(2, 10, &ins, retry));
+  EXPECT_EQ(m.mshrsInUse(), 1u);
+  EXPECT_EQ(m.stats().misses.mshr, 2u);
+  RequestResult r = m.read(2, 10, 3);
+  EXPECT_TRUE(isReadMiss(r.outcome));
+  EXPECT_EQ(r.readyCycle, 20u);
+}
+
 }  // namespace
 }  // namespace cltrace::cachesim
