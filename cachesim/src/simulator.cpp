@@ -254,7 +254,8 @@ class Run {
     return s;
   }
 
-  void emit(const sched::WarpStep& st, uint64_t cycle, uint64_t line, const RequestResult& r) {
+  // Out of line: only runs with a callback, and inlined it would make every caller's frame large.
+  [[gnu::noinline]] void emit(const sched::WarpStep& st, uint64_t cycle, uint64_t line, const RequestResult& r) {
     RequestEvent e;
     e.cycle = cycle;
     e.sm = st.sm;
@@ -306,13 +307,15 @@ class Run {
       if (isMemoryAccess(st.kind)) {
         uint64_t known[2];
         const int n = linesFromBounds(st, lineShift_, known);
-        if (n == 1 && st.kind == AccessKind::Load) {
-          // Most loads: one line, read at once without building the list of lines (which only
-          // a stall needs, to retry from).
-          if (!readLine(m, st, ins, cycle, known[0], p.ready, until)) {
-            p.lines.assign(1, known[0]);
-            return false;
-          }
+        if (n != 0 && st.kind == AccessKind::Load) {
+          // Most loads: one line or two, read at once without building the list of lines
+          // (which only a stall needs, to retry from).
+          for (int i = 0; i < n; ++i)
+            if (!readLine(m, st, ins, cycle, known[i], p.ready, until)) {
+              p.lines.assign(known, known + n);
+              p.next = static_cast<size_t>(i);
+              return false;
+            }
           until = p.ready;
           return true;
         }

@@ -118,6 +118,37 @@ TEST(Mshr, PerWarpLimitStallsTheWarpAndRetriesTheRest) {
   EXPECT_EQ(s.perInstruction[0].reads, 8u);
 }
 
+TEST(Mshr, ATwoLineStepThatStallsOnItsSecondLineRetriesOnlyThatLine) {
+  // Lanes at 0x0 and 0x80: lines 0 and 1 (the lane bounds settle them). A warp may hold one
+  // MSHR, so line 1 waits for line 0's fill at 100, and the retry reads line 1 alone.
+  FakeStepSource src;
+  src.addWarp(0, 1, {load(0, {0x0, 0x80}), load(1, {0x0})});
+  Simulator sim(timed({"mshrs_per_warp=1"}));
+  std::vector<Recorded> events;
+  sim.setRequestCallback([&](const RequestEvent& e) { events.push_back({e.cycle, e.warpKey, e.line, e.outcome}); });
+  Stats s = sim.run(src, 1);
+
+  EXPECT_EQ(events, (std::vector<Recorded>{{0, 1, 0, Outcome::ColdMiss},
+                                           {0, 1, 1, Outcome::MshrStall},
+                                           {100, 1, 1, Outcome::ColdMiss},
+                                           {200, 1, 0, Outcome::Hit}}));
+  EXPECT_EQ(src.delays, (std::vector<std::pair<uint64_t, uint64_t>>{{1, 101}, {1, 200}}));
+  EXPECT_EQ(s.reads, 3u);
+  EXPECT_EQ(s.readMisses, 2u);
+  EXPECT_EQ(s.misses.mshr, 1u);
+  EXPECT_EQ(s.readHits, 1u);
+  EXPECT_EQ(s.requestsBeforeCoalescing, 3u);
+
+  // Without a callback (the retry then goes by the noted read): the same run.
+  FakeStepSource again;
+  again.addWarp(0, 1, {load(0, {0x0, 0x80}), load(1, {0x0})});
+  Stats t = Simulator(timed({"mshrs_per_warp=1"})).run(again, 1);
+  EXPECT_EQ(again.delays, src.delays);
+  EXPECT_EQ(t.reads, 3u);
+  EXPECT_EQ(t.readHits, 1u);
+  EXPECT_EQ(t.misses.mshr, 1u);
+}
+
 TEST(Mshr, SmLimitStallsAnotherWarp) {
   FakeStepSource src;
   src.addWarp(0, 1, {load(0, strided(0, 128, 3))});
