@@ -37,14 +37,19 @@ std::ostream& operator<<(std::ostream& os, const Recorded& r) {
   return os << "{" << r.cycle << ", w" << r.warpKey << ", line " << r.line << ", " << toString(r.outcome) << "}";
 }
 
+// Runs `src` through a simulator with `config` and seed 1, recording every request event.
+Stats runRecording(const Config& config, FakeStepSource& src, std::vector<Recorded>& events) {
+  Simulator sim(config);
+  sim.setRequestCallback([&](const RequestEvent& e) { events.push_back({e.cycle, e.warpKey, e.line, e.outcome}); });
+  return sim.run(src, 1);
+}
+
 TEST(Timing, SecondRequestToALineInFlightIsALatencyMiss) {
   FakeStepSource src;
   src.addWarp(0, 1, {load(0, {0x1000}), load(1, {0x1000})});
   src.addWarp(0, 2, {load(0, {0x1000}), load(1, {0x1000})});
-  Simulator sim(timed());
   std::vector<Recorded> events;
-  sim.setRequestCallback([&](const RequestEvent& e) { events.push_back({e.cycle, e.warpKey, e.line, e.outcome}); });
-  Stats s = sim.run(src, 1);
+  Stats s = runRecording(timed(), src, events);
 
   EXPECT_EQ(events, (std::vector<Recorded>{{0, 1, 0x20, Outcome::ColdMiss},
                                            {1, 2, 0x20, Outcome::LatencyMiss},
@@ -94,10 +99,8 @@ TEST(Mshr, PerWarpLimitStallsTheWarpAndRetriesTheRest) {
   // One step touching 8 distinct lines; a warp may hold 6 MSHRs.
   FakeStepSource src;
   src.addWarp(0, 1, {load(0, strided(0, 128, 8)), load(1, {0x0})});
-  Simulator sim(timed());
   std::vector<Recorded> events;
-  sim.setRequestCallback([&](const RequestEvent& e) { events.push_back({e.cycle, e.warpKey, e.line, e.outcome}); });
-  Stats s = sim.run(src, 1);
+  Stats s = runRecording(timed(), src, events);
 
   std::vector<Recorded> expected;
   for (uint64_t l = 0; l < 6; ++l) expected.push_back({0, 1, l, Outcome::ColdMiss});
@@ -123,10 +126,8 @@ TEST(Mshr, ATwoLineStepThatStallsOnItsSecondLineRetriesOnlyThatLine) {
   // MSHR, so line 1 waits for line 0's fill at 100, and the retry reads line 1 alone.
   FakeStepSource src;
   src.addWarp(0, 1, {load(0, {0x0, 0x80}), load(1, {0x0})});
-  Simulator sim(timed({"mshrs_per_warp=1"}));
   std::vector<Recorded> events;
-  sim.setRequestCallback([&](const RequestEvent& e) { events.push_back({e.cycle, e.warpKey, e.line, e.outcome}); });
-  Stats s = sim.run(src, 1);
+  Stats s = runRecording(timed({"mshrs_per_warp=1"}), src, events);
 
   EXPECT_EQ(events, (std::vector<Recorded>{{0, 1, 0, Outcome::ColdMiss},
                                            {0, 1, 1, Outcome::MshrStall},
@@ -153,10 +154,8 @@ TEST(Mshr, SmLimitStallsAnotherWarp) {
   FakeStepSource src;
   src.addWarp(0, 1, {load(0, strided(0, 128, 3))});
   src.addWarp(0, 2, {load(0, strided(0x10000, 128, 3))});
-  Simulator sim(timed({"mshrs=4"}));
   std::vector<Recorded> events;
-  sim.setRequestCallback([&](const RequestEvent& e) { events.push_back({e.cycle, e.warpKey, e.line, e.outcome}); });
-  Stats s = sim.run(src, 1);
+  Stats s = runRecording(timed({"mshrs=4"}), src, events);
   const uint64_t b = 0x10000 >> 7;
   EXPECT_EQ(events, (std::vector<Recorded>{{0, 1, 0, Outcome::ColdMiss},
                                            {0, 1, 1, Outcome::ColdMiss},
@@ -174,10 +173,8 @@ TEST(Mshr, StepsOfAStalledWarpStayInProgramOrder) {
   // already issued the warp's next step when the first retry stalls again.
   FakeStepSource src;
   src.addWarp(0, 1, {load(0, strided(0, 128, 3)), load(1, {0x8000})});
-  Simulator sim(timed({"mshrs_per_warp=1"}));
   std::vector<Recorded> events;
-  sim.setRequestCallback([&](const RequestEvent& e) { events.push_back({e.cycle, e.warpKey, e.line, e.outcome}); });
-  Stats s = sim.run(src, 1);
+  Stats s = runRecording(timed({"mshrs_per_warp=1"}), src, events);
   EXPECT_EQ(events, (std::vector<Recorded>{{0, 1, 0, Outcome::ColdMiss},
                                            {0, 1, 1, Outcome::MshrStall},
                                            {100, 1, 1, Outcome::ColdMiss},
@@ -195,10 +192,8 @@ TEST(Mshr, AFullSetOfLinesInFlightStallsToo) {
   src.addWarp(0, 1, {load(0, {0x0, 0x1000})});
   src.addWarp(0, 2, {load(0, {0x2000, 0x3000})});
   src.addWarp(0, 3, {load(0, {0x4000})});
-  Simulator sim(timed());
   std::vector<Recorded> events;
-  sim.setRequestCallback([&](const RequestEvent& e) { events.push_back({e.cycle, e.warpKey, e.line, e.outcome}); });
-  Stats s = sim.run(src, 1);
+  Stats s = runRecording(timed(), src, events);
   ASSERT_EQ(events.size(), 6u);
   EXPECT_EQ(events[4], (Recorded{2, 3, 0x80, Outcome::MshrStall}));
   EXPECT_EQ(events[5], (Recorded{100, 3, 0x80, Outcome::ColdMiss}));
