@@ -66,7 +66,7 @@ expect_error "kernel source '$work' is a directory" "$CLTRACE" run "$work" --ker
 printf '__kernel void v(__global long* a, float4 f, long big) { a[(long)f.w + big - 9007199254740992L] = 1; }\n' > "$work/v.cl"
 "$CLTRACE" run "$work/v.cl" --kernel v --global 1 --local 1 --arg buffer:long:8 --arg scalar:float4:0,0,0,5 \
   --arg scalar:long:9007199254740993 -o "$work/v.cltrace" > /dev/null
-"$CLTRACE" dump "$work/v.cltrace" | grep -q "store instr 0 addr 0x30 size 8" ||
+"$CLTRACE" dump "$work/v.cltrace" | grep "store instr 0 addr 0x30 size 8" >/dev/null ||
   fail "vector and 64-bit scalars: $("$CLTRACE" dump "$work/v.cltrace")"  # a[5 + 1] at 6 * 8 bytes
 expect_error "value '9007199254740993.5' is not an integer (the argument is long)" \
   "$CLTRACE" run "$work/v.cl" --kernel v --global 1 --local 1 --arg buffer:long:8 --arg scalar:float4:1 \

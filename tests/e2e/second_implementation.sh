@@ -10,7 +10,7 @@ oclgrind() { OCL_ICD_VENDORS="$work/oclgrind.icd" "$@"; }
 # The dump without its device line.
 body() { "$CLTRACE" dump "$1" | grep -v '^device: '; }
 
-oclgrind "$CLTRACE" devices | grep -A1 '^\* 0:0  Oclgrind / Oclgrind Simulator' | grep -q 'takes SPIR 1.2 (cl_khr_spir)' ||
+oclgrind "$CLTRACE" devices | grep -A1 '^\* 0:0  Oclgrind / Oclgrind Simulator' | grep 'takes SPIR 1.2 (cl_khr_spir)' >/dev/null ||
   fail "devices: $(oclgrind "$CLTRACE" devices 2>&1)"
 
 # Bundled kernels: plain loads and stores (mt), loops (mm), atomics (histogram), local memory and

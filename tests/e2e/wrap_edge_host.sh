@@ -3,7 +3,7 @@
 source "$(dirname "$0")/lib.sh"
 plain=$("$EDGE_HOST")
 [ "$(echo "$plain" | grep -c ' correct$')" -eq 10 ] || fail "edge host alone: $plain"
-echo "$plain" | grep -q "oversized work-group refused: yes" || fail "oversized launch: $plain"
+echo "$plain" | grep "oversized work-group refused: yes" >/dev/null || fail "oversized launch: $plain"
 wrapped=$("$CLTRACE" wrap --out "$work/t" -- "$EDGE_HOST" 2>"$work/err") || fail "wrapped exit status: $(cat "$work/err")"
 [ "$plain" = "$wrapped" ] || fail "output differs:
 $plain
@@ -19,9 +19,9 @@ echo "ok: same output, including the event types and the driver's own work-group
   fail "launches: $(cat "$work/t/launches.tsv")"
 for pair in hist-0:2048 accum-1:3072 scale-2:192 shape-3:6000 one-4:2 fill-5:1024 twice-7:2048 overlap-9:384 embed-10:2048; do
   f=${pair%:*}; n=${pair#*:}
-  "$CLTRACE" stats "$work/t/$f.cltrace" | grep -qE "^records: $n$" || fail "$f: $("$CLTRACE" stats "$work/t/$f.cltrace" | head -3)"
+  "$CLTRACE" stats "$work/t/$f.cltrace" | grep -E "^records: $n$" >/dev/null || fail "$f: $("$CLTRACE" stats "$work/t/$f.cltrace" | head -3)"
 done
-"$CLTRACE" dump "$work/t/shape-3.cltrace" --limit 0 | grep -q "global (6000), local (250)" || fail "shape local size"
+"$CLTRACE" dump "$work/t/shape-3.cltrace" --limit 0 | grep "global (6000), local (250)" >/dev/null || fail "shape local size"
 # Both parameters share one buffer, so one region at 0: work-item 0 (global id 64) reads x[64]
 # at 0x100 and c[0] at 0.
 "$CLTRACE" dump "$work/t/scale-2.cltrace" --limit 3 | tr '\n' '|' |

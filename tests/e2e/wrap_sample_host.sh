@@ -4,19 +4,19 @@ source "$(dirname "$0")/lib.sh"
 plain=$("$SAMPLE_HOST")
 wrapped=$("$CLTRACE" wrap --out "$work/all" -- "$SAMPLE_HOST" 2>"$work/err")
 [ "$plain" = "$wrapped" ] || fail "output differs: '$plain' vs '$wrapped'"
-echo "$plain" | grep -q "sum 7332864.0, correct" || fail "unexpected output $plain"
-echo "$plain" | grep -q "vadd takes 3 arguments" || fail "argument count changed"
+echo "$plain" | grep "sum 7332864.0, correct" >/dev/null || fail "unexpected output $plain"
+echo "$plain" | grep "vadd takes 3 arguments" >/dev/null || fail "argument count changed"
 # After traced launches the kernels still show only their own arguments (-49: CL_INVALID_ARG_INDEX).
-echo "$plain" | grep -qF "after the launches: vadd takes 3, scale 2 (the last one 'f'; asking for one more: -49)" ||
+echo "$plain" | grep -F "after the launches: vadd takes 3, scale 2 (the last one 'f'; asking for one more: -49)" >/dev/null ||
   fail "kernel info after the launches: $plain"
 [ "$(wc -l < "$work/all/launches.tsv")" -eq 4 ] || fail "expected 4 launches: $(cat "$work/all/launches.tsv")"
 for f in vadd-0 scale-1 scale-2 vadd-3; do [ -s "$work/all/$f.cltrace" ] || fail "missing $f"; done
 grep -q "4 launches traced" "$work/err" || fail "no summary: $(cat "$work/err")"
 # Launch 1 had a NULL local size: cltrace chose 256 (largest divisor of 1024 up to 256).
-"$CLTRACE" dump "$work/all/scale-1.cltrace" --limit 0 | grep -q "global (1024), local (256)" ||
+"$CLTRACE" dump "$work/all/scale-1.cltrace" --limit 0 | grep "global (1024), local (256)" >/dev/null ||
   fail "local size choice not recorded: $("$CLTRACE" dump "$work/all/scale-1.cltrace" --limit 0)"
 # vadd launch 0: 1024 work-items x (2 loads + 1 store).
-"$CLTRACE" stats "$work/all/vadd-0.cltrace" | grep -qE "^records: 3072$" || fail "vadd-0 record count"
+"$CLTRACE" stats "$work/all/vadd-0.cltrace" | grep -E "^records: 3072$" >/dev/null || fail "vadd-0 record count"
 # Only the scale kernel's second launch.
 wrapped=$("$CLTRACE" wrap --out "$work/one" --kernel scale --launch 2 -- "$SAMPLE_HOST" 2>/dev/null)
 [ "$plain" = "$wrapped" ] || fail "filtered output differs"

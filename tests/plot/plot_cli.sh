@@ -41,7 +41,7 @@ expect_error "sm_count" "$CLTRACE" plot "$trace" --set sm_count=0 -o "$work/x.pn
 
 for color in thread warp workgroup hit; do
   out=$("$CLTRACE" plot "$trace" --color "$color" --width 900 --height 350 -o "$work/$color.png")
-  echo "$out" | grep -q "2048 accesses, 2048 elements in 2 buffers" || fail "$color: summary: $out"
+  echo "$out" | grep "2048 accesses, 2048 elements in 2 buffers" >/dev/null || fail "$color: summary: $out"
   [ -s "$work/$color.png" ] || fail "$color: no PNG"
   [ "$(png_size "$work/$color.png")" = 900x350 ] || fail "$color: PNG is $(png_size "$work/$color.png")"
   "$CLTRACE" plot "$trace" --color "$color" --width 640 --height 480 --policies warp,random \
@@ -54,5 +54,5 @@ done
 "$CLTRACE" plot "$trace" --color hit --set sm_count=1 --set timing=off --policies warp \
   --raster "$work/mt.raster" -o "$work/hit1.png" > "$work/hit1.txt"
 grep -q "warp: 64 steps, .* of 2048 accesses miss" "$work/hit1.txt" || fail "hit summary: $(cat "$work/hit1.txt")"
-head -c 16 "$work/mt.raster" | grep -q "CLTRACE-RASTER 1" || fail "--raster did not keep the raster"
+head -c 16 "$work/mt.raster" | grep "CLTRACE-RASTER 1" >/dev/null || fail "--raster did not keep the raster"
 echo "ok: hit summary and --raster"
