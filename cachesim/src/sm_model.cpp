@@ -190,8 +190,6 @@ RequestResult SmModel::write(uint64_t line, uint64_t cycle, InstructionStats* in
   return r;
 }
 
-bool SmModel::contains(uint64_t line) const { return tags_.find(index_(line), line) >= 0; }
-
 bool SmModel::inFlight(uint64_t line) const {
   uint32_t set = index_(line);
   int way = tags_.find(set, line);

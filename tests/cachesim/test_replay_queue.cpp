@@ -65,15 +65,8 @@ TEST(ReplayQueue, RequeuedFrontsGoBehindTheirNewListInTheOrderRequeued) {
     q.requeueTop(15);
     EXPECT_EQ(q.size(), 5u);
   }
-  const uint64_t cycles[] = {12, 15, 15, 15, 15}, sms[] = {0, 1, 1, 1, 1}, keys[] = {5, 4, 1, 2, 3};
-  for (int i = 0; i < 5; ++i) {
-    ASSERT_FALSE(q.empty());
-    EXPECT_EQ(q.top().cycle, cycles[i]) << i;
-    EXPECT_EQ(q.top().sm, sms[i]) << i;
-    EXPECT_EQ(q.top().warpKey, keys[i]) << i;
-    q.pop();
-  }
-  EXPECT_TRUE(q.empty());
+  using T = std::tuple<uint64_t, uint32_t, uint64_t>;
+  EXPECT_EQ(drain(q), (std::vector<T>{{12, 0, 5}, {15, 1, 4}, {15, 1, 1}, {15, 1, 2}, {15, 1, 3}}));
 }
 
 // Against a binary heap with the same order, under the simulator's rule (an entry is later than

@@ -214,7 +214,7 @@ class SmModel {
   bool stallsOnFullMshrs(uint64_t line, uint64_t cycle, InstructionStats* ins, uint64_t& retry) {
     advanceTo(cycle);
     if (!timing_ || !mshrsTaken()) return false;
-    if (tags_.find(index_(line), line) >= 0) return false;  // a hit or a merge needs no MSHR
+    if (contains(line)) return false;  // a hit or a merge needs no MSHR
     retry = stall(inflight_.front().fill, now_, ins).readyCycle;
     return true;
   }
@@ -224,15 +224,14 @@ class SmModel {
   // warps waiting for a full SM's next fill retry one after another: all but the first usually
   // stall again.)
   bool stallsAgainOnFullMshrs(uint64_t line, InstructionStats* ins) {
-    if (tags_.find(index_(line), line) >= 0) return false;
-    ++stats_.misses.mshr;
-    if (ins) ++ins->misses.mshr;
+    if (contains(line)) return false;
+    countStall(ins);
     return true;
   }
   // A coalesced write request.
   RequestResult write(uint64_t line, uint64_t cycle, InstructionStats* ins = nullptr);
 
-  bool contains(uint64_t line) const;  // valid or pending
+  bool contains(uint64_t line) const { return tags_.find(index_(line), line) >= 0; }  // valid or pending
   bool inFlight(uint64_t line) const;  // pending
   uint32_t setOf(uint64_t line) const { return index_(line); }
   uint32_t mshrsInUse() const { return static_cast<uint32_t>(inflight_.size()); }
@@ -257,10 +256,13 @@ class SmModel {
   }
   // Latency of a new miss.
   uint64_t sampleLatency() { return minLatency_ + jitter_.sample(latencyRng_); }
-  // Counts a stall; the result says to retry at `retry`, and never before the next cycle.
-  RequestResult stall(uint64_t retry, uint64_t cycle, InstructionStats* ins) {
+  void countStall(InstructionStats* ins) {
     ++stats_.misses.mshr;
     if (ins) ++ins->misses.mshr;
+  }
+  // Counts a stall; the result says to retry at `retry`, and never before the next cycle.
+  RequestResult stall(uint64_t retry, uint64_t cycle, InstructionStats* ins) {
+    countStall(ins);
     RequestResult r;
     r.outcome = Outcome::MshrStall;
     r.readyCycle = std::max(retry, cycle + 1);
