@@ -205,8 +205,17 @@ class Run {
     for (;;) {
       if (!have && !exhausted) {
         buf.hasBounds = false;  // a source that does not note bounds leaves them unset
-        have = source.next(buf);
-        exhausted = !have;
+        if (replays_.empty()) {
+          have = source.next(buf);
+          exhausted = !have;
+        } else {
+          // Only a step that issues before the first retry: the retry may delay warps, and
+          // a warp whose retry stalls again must not issue its next step meanwhile.
+          const ReplayQueue::Entry& r = replays_.top();
+          const sched::NextStep n = source.nextBefore(buf, r.cycle, r.sm);
+          have = n == sched::NextStep::Issued;
+          exhausted = n == sched::NextStep::Finished;
+        }
       }
       // Retries due at or before the source's next step go first.
       bool took = false;
@@ -215,7 +224,7 @@ class Run {
         if (have && (r.cycle > buf.cycle || (r.cycle == buf.cycle && r.sm > buf.sm))) break;
         replays_.pop();
         replay(r, source, have ? &buf : nullptr, have);
-        if (!have && !exhausted) {  // the peeked step was held: look at the source's next one
+        if (!have && !exhausted) {  // no step before it, or the peeked step was held: ask the source again
           took = true;
           break;
         }

@@ -34,6 +34,9 @@ class TraceStepSource final : public sched::StepSource {
     if (done_) done_(scheduler_);
   }
   bool next(sched::WarpStep& out) override { return scheduler_.next(out); }
+  sched::NextStep nextBefore(sched::WarpStep& out, uint64_t cycle, uint32_t sm) override {
+    return scheduler_.nextBefore(out, cycle, sm);
+  }
   void delayWarp(uint64_t warpKey, uint64_t readyCycle) override { scheduler_.delayWarp(warpKey, readyCycle); }
   uint32_t busySms() const override { return scheduler_.busySms(); }
 

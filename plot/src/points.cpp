@@ -205,6 +205,11 @@ class RecordingSource final : public sched::StepSource {
     tracker_.onStep(out);
     return true;
   }
+  sched::NextStep nextBefore(sched::WarpStep& out, uint64_t cycle, uint32_t sm) override {
+    const sched::NextStep n = scheduler_.nextBefore(out, cycle, sm);
+    if (n == sched::NextStep::Issued) tracker_.onStep(out);
+    return n;
+  }
   void delayWarp(uint64_t warpKey, uint64_t readyCycle) override {
     scheduler_.delayWarp(warpKey, readyCycle);
   }

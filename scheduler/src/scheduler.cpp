@@ -206,7 +206,8 @@ std::string vectorText(const uint32_t* v, uint32_t depth) {
 struct Scheduler::Impl {
   Impl(WorkgroupSource* src, std::shared_ptr<const PreparedTrace> trace, const SchedulerConfig& config);
 
-  bool next(WarpStep& out);
+  bool next(WarpStep& out) { return nextBefore(out, UINT64_MAX, UINT32_MAX) == NextStep::Issued; }
+  NextStep nextBefore(WarpStep& out, uint64_t limitCycle, uint32_t limitSm);
   void delayWarp(uint64_t key, uint64_t readyCycle);
 
   // --- units
@@ -996,7 +997,7 @@ void Scheduler::Impl::diagnose(Diagnostic::Kind kind, uint64_t workgroup, uint32
     diagnostics.push_back(Diagnostic{kind, workgroup, instruction, std::move(message)});
 }
 
-bool Scheduler::Impl::next(WarpStep& out) {
+NextStep Scheduler::Impl::nextBefore(WarpStep& out, uint64_t limitCycle, uint32_t limitSm) {
   if (!started) start();
   while (!heap.empty()) {
     // The SM stays at the top while it is chosen and only its key changes, so it is
@@ -1004,6 +1005,12 @@ bool Scheduler::Impl::next(WarpStep& out) {
     // distinct (one entry per SM), so the order of the SMs does not depend on the heap's
     // layout.
     const uint32_t s = heap.front().second;
+    // The top SM's clock is the earliest any step can issue: nothing issues at or after the
+    // limit (select() is not called, since choosing a warp changes its state). An SM whose
+    // clock moved on with no warp ready only waited: the clock stays a valid bound whatever
+    // delays come.
+    const uint64_t clock = heap.front().first;
+    if (clock > limitCycle || (clock == limitCycle && s >= limitSm)) return NextStep::NotBefore;
     Sm& sm = sms[s];
     UnitRef pick;
     const int found = select(sm, pick);
@@ -1015,14 +1022,14 @@ bool Scheduler::Impl::next(WarpStep& out) {
         rekeyTop(sm.clock);
       else
         popTop();
-      return true;
+      return NextStep::Issued;
     }
     if (found == 0)
       rekeyTop(sm.clock);
     else
       popTop();
   }
-  return false;
+  return NextStep::Finished;
 }
 
 void Scheduler::Impl::popTop() {
@@ -1105,6 +1112,7 @@ std::shared_ptr<const PreparedTrace> PreparedTrace::load(WorkgroupSource& source
 PreparedTrace::~PreparedTrace() = default;
 Scheduler::~Scheduler() = default;
 bool Scheduler::next(WarpStep& out) { return impl_->next(out); }
+NextStep Scheduler::nextBefore(WarpStep& out, uint64_t cycle, uint32_t sm) { return impl_->nextBefore(out, cycle, sm); }
 void Scheduler::delayWarp(uint64_t warpKey, uint64_t readyCycle) {
   impl_->delayWarp(warpKey, readyCycle);
 }

@@ -1,10 +1,11 @@
 // Throughput of the cache simulator on the warp steps of real kernels (prints figures; not a
 // test). scripts/bench-simulate.sh traces the bundled kernels and runs it.
 //
-//   bench_simulate [--repeat N] [--full-lanes] [--set KEY=VALUE ...] TRACE...
+//   bench_simulate [--repeat N] [--full-lanes] [--only on|off] [--set KEY=VALUE ...] TRACE...
 //
 // For each trace, with the default preset (timing on) and with timing=off, classification on
-// and every SM modelled and reported (sm=all, the heaviest setting):
+// and every SM modelled and reported (sm=all, the heaviest setting); --only on|off runs one of the
+// two (for profilers):
 //  1. the trace is simulated once with its scheduler (`cltrace simulate`'s path), and the warp
 //     steps the scheduler issues are recorded, in order;
 //  2. the recorded steps are replayed to a fresh simulator with the same seed. The simulator is
@@ -117,6 +118,19 @@ class RecordingSource : public sched::StepSource {
   RecordingSource(sched::StepSource& inner, RecordedSteps& out) : inner_(inner), out_(out) {}
   bool next(sched::WarpStep& step) override {
     if (!inner_.next(step)) return false;
+    record(step);
+    return true;
+  }
+  sched::NextStep nextBefore(sched::WarpStep& step, uint64_t cycle, uint32_t sm) override {
+    const sched::NextStep n = inner_.nextBefore(step, cycle, sm);
+    if (n == sched::NextStep::Issued) record(step);
+    return n;
+  }
+  void delayWarp(uint64_t warpKey, uint64_t readyCycle) override { inner_.delayWarp(warpKey, readyCycle); }
+  uint32_t busySms() const override { return inner_.busySms(); }
+
+ private:
+  void record(const sched::WarpStep& step) {
     out_.add(step);
     // The runs must give back exactly these lanes.
     out_.lanesOf(out_.headers.size() - 1, check_);
@@ -126,21 +140,24 @@ class RecordingSource : public sched::StepSource {
         }))
       throw std::runtime_error("the lane runs of step " + std::to_string(out_.headers.size() - 1) +
                                " do not give back its lanes");
-    return true;
   }
-  void delayWarp(uint64_t warpKey, uint64_t readyCycle) override { inner_.delayWarp(warpKey, readyCycle); }
-  uint32_t busySms() const override { return inner_.busySms(); }
 
- private:
   sched::StepSource& inner_;
   RecordedSteps& out_;
   std::vector<sched::LaneAccess> check_;
 };
 
-// Hands out the recorded steps in order; delays are already in that order.
+// Hands out the recorded steps in order; delays are already in that order. Like the scheduler,
+// it holds back a step that issues at or after nextBefore's limit.
 class ReplaySource : public sched::StepSource {
  public:
   explicit ReplaySource(const RecordedSteps& steps) : steps_(steps) {}
+  sched::NextStep nextBefore(sched::WarpStep& step, uint64_t cycle, uint32_t sm) override {
+    if (i_ == steps_.headers.size()) return sched::NextStep::Finished;
+    const sched::WarpStep& h = steps_.headers[i_];
+    if (h.cycle > cycle || (h.cycle == cycle && h.sm >= sm)) return sched::NextStep::NotBefore;
+    return next(step) ? sched::NextStep::Issued : sched::NextStep::Finished;
+  }
   bool next(sched::WarpStep& step) override {
     if (i_ == steps_.headers.size()) return false;
     const sched::WarpStep& h = steps_.headers[i_];
@@ -277,12 +294,17 @@ bool benchTrace(const std::string& path, const std::vector<std::string>& overrid
 int main(int argc, char** argv) {
   int repeat = 3;
   bool fullLanes = false;
+  bool timingOn = true, timingOff = true;
   std::vector<std::string> sets, traces;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--repeat") == 0 && i + 1 < argc && std::atoi(argv[i + 1]) > 0) {
       repeat = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--full-lanes") == 0) {
       fullLanes = true;
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc &&
+               (std::strcmp(argv[i + 1], "on") == 0 || std::strcmp(argv[i + 1], "off") == 0)) {
+      timingOn = std::strcmp(argv[++i], "on") == 0;
+      timingOff = !timingOn;
     } else if (std::strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
       sets.push_back(argv[++i]);
     } else if (argv[i][0] != '-') {
@@ -293,7 +315,7 @@ int main(int argc, char** argv) {
     }
   }
   if (traces.empty()) {
-    std::fprintf(stderr, "usage: bench_simulate [--repeat N] [--full-lanes] [--set KEY=VALUE ...] TRACE...\n");
+    std::fprintf(stderr, "usage: bench_simulate [--repeat N] [--full-lanes] [--only on|off] [--set KEY=VALUE ...] TRACE...\n");
     return 2;
   }
   std::printf("cachesim on real kernels' warp steps: one core, classification on, sm=all; best of %d; replay of %s\n",
@@ -302,7 +324,8 @@ int main(int argc, char** argv) {
     for (const std::string& t : traces) {
       std::vector<std::string> on = sets, off = sets;
       off.push_back("timing=off");
-      if (!benchTrace(t, on, repeat, fullLanes) || !benchTrace(t, off, repeat, fullLanes)) return 1;
+      if (timingOn && !benchTrace(t, on, repeat, fullLanes)) return 1;
+      if (timingOff && !benchTrace(t, off, repeat, fullLanes)) return 1;
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_simulate: %s\n", e.what());

@@ -69,7 +69,10 @@ class FakeStepSource : public sched::StepSource {
     warps_[warpKey] = std::move(w);
   }
 
-  bool next(WarpStep& out) override {
+  bool next(WarpStep& out) override { return nextBefore(out, ~uint64_t(0), ~uint32_t(0)) == sched::NextStep::Issued; }
+
+  // Like the real scheduler, issues nothing at or after (limitCycle, limitSm).
+  sched::NextStep nextBefore(WarpStep& out, uint64_t limitCycle, uint32_t limitSm) override {
     // Earliest issue cycle of every SM.
     std::map<uint32_t, uint64_t> smCycle;
     for (auto& [key, w] : warps_) {
@@ -78,7 +81,7 @@ class FakeStepSource : public sched::StepSource {
       auto it = smCycle.find(w.sm);
       if (it == smCycle.end() || c < it->second) smCycle[w.sm] = c;
     }
-    if (smCycle.empty()) return false;
+    if (smCycle.empty()) return sched::NextStep::Finished;
     uint32_t sm = 0;
     uint64_t cycle = ~uint64_t(0);
     for (auto& [s, c] : smCycle)
@@ -86,6 +89,7 @@ class FakeStepSource : public sched::StepSource {
         cycle = c;
         sm = s;
       }
+    if (cycle > limitCycle || (cycle == limitCycle && sm >= limitSm)) return sched::NextStep::NotBefore;
     // Round robin among the eligible warps of that SM.
     Warp* pick = nullptr;
     Warp* first = nullptr;
@@ -102,7 +106,7 @@ class FakeStepSource : public sched::StepSource {
     last_[sm] = pick->key;
     hasLast_[sm] = true;
     issued.push_back(Issue{pick->key, cycle});
-    return true;
+    return sched::NextStep::Issued;
   }
 
   void delayWarp(uint64_t warpKey, uint64_t readyCycle) override {
@@ -126,6 +130,19 @@ class FakeStepSource : public sched::StepSource {
   std::map<uint32_t, uint64_t> clock_;
   std::map<uint32_t, uint64_t> last_;
   std::map<uint32_t, bool> hasLast_;
+};
+
+// The steps of `inner` through a source that cannot hold a step back (StepSource's own
+// nextBefore, as for a recorded order): the simulator then takes a warp's next step before a
+// retry that delays that warp.
+class CannotHoldBack : public sched::StepSource {
+ public:
+  explicit CannotHoldBack(FakeStepSource& inner) : inner_(inner) {}
+  bool next(WarpStep& out) override { return inner_.next(out); }
+  void delayWarp(uint64_t warpKey, uint64_t readyCycle) override { inner_.delayWarp(warpKey, readyCycle); }
+
+ private:
+  FakeStepSource& inner_;
 };
 
 }  // namespace cltrace::cachesim::testing

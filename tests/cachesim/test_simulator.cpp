@@ -38,7 +38,7 @@ std::ostream& operator<<(std::ostream& os, const Recorded& r) {
 }
 
 // Runs `src` through a simulator with `config` and seed 1, recording every request event.
-Stats runRecording(const Config& config, FakeStepSource& src, std::vector<Recorded>& events) {
+Stats runRecording(const Config& config, sched::StepSource& src, std::vector<Recorded>& events) {
   Simulator sim(config);
   sim.setRequestCallback([&](const RequestEvent& e) { events.push_back({e.cycle, e.warpKey, e.line, e.outcome}); });
   return sim.run(src, 1);
@@ -168,22 +168,47 @@ TEST(Mshr, SmLimitStallsAnotherWarp) {
   EXPECT_EQ(s.readMisses, 6u);
 }
 
-TEST(Mshr, StepsOfAStalledWarpStayInProgramOrder) {
-  // One MSHR per warp: the first step needs three retries' worth of fills; the scheduler has
-  // already issued the warp's next step when the first retry stalls again.
+// One MSHR per warp: the first step (lines 0, 1, 2) takes two retries, at the fills of 100 and
+// 200; the last line fills at 300, when the warp may go on.
+const std::vector<Recorded> kStalledTwiceEvents = {
+    {0, 1, 0, Outcome::ColdMiss},   {0, 1, 1, Outcome::MshrStall},   {100, 1, 1, Outcome::ColdMiss},
+    {100, 1, 2, Outcome::MshrStall}, {200, 1, 2, Outcome::ColdMiss}, {300, 1, 0x100, Outcome::ColdMiss}};
+
+TEST(Mshr, AWarpWhoseRetryStallsAgainIssuesNothingMeanwhile) {
+  // The stall at 0 delays the warp to 101; the source is asked only for a step before the
+  // retry at 100, so the retry's stall (delay to 201) comes before the warp could issue, and
+  // so on: its next step issues at 300, the fill that completes the first.
   FakeStepSource src;
   src.addWarp(0, 1, {load(0, strided(0, 128, 3)), load(1, {0x8000})});
   std::vector<Recorded> events;
   Stats s = runRecording(timed({"mshrs_per_warp=1"}), src, events);
-  EXPECT_EQ(events, (std::vector<Recorded>{{0, 1, 0, Outcome::ColdMiss},
-                                           {0, 1, 1, Outcome::MshrStall},
-                                           {100, 1, 1, Outcome::ColdMiss},
-                                           {100, 1, 2, Outcome::MshrStall},
-                                           {200, 1, 2, Outcome::ColdMiss},
-                                           {300, 1, 0x100, Outcome::ColdMiss}}));
+  EXPECT_EQ(events, kStalledTwiceEvents);
+  EXPECT_EQ(src.delays, (std::vector<std::pair<uint64_t, uint64_t>>{{1, 101}, {1, 201}, {1, 300}, {1, 400}}));
+  ASSERT_EQ(src.issued.size(), 2u);
+  EXPECT_EQ(src.issued[1].cycle, 300u);
   EXPECT_EQ(s.misses.mshr, 2u);
   EXPECT_EQ(s.readMisses, 4u);
   EXPECT_EQ(s.steps, 2u);
+  EXPECT_EQ(s.cycles, 300u);  // the last request's cycle
+}
+
+TEST(Mshr, StepsOfAStalledWarpStayInProgramOrder) {
+  // The same warp through a source that cannot hold a step back: it issues the warp's next
+  // step at 101, before the retry at 100 stalls again. That step waits behind the stalled one
+  // and is read at 300 all the same.
+  FakeStepSource src;
+  src.addWarp(0, 1, {load(0, strided(0, 128, 3)), load(1, {0x8000})});
+  testing::CannotHoldBack order(src);
+  std::vector<Recorded> events;
+  Stats s = runRecording(timed({"mshrs_per_warp=1"}), order, events);
+  EXPECT_EQ(events, kStalledTwiceEvents);
+  ASSERT_EQ(src.issued.size(), 2u);
+  EXPECT_EQ(src.issued[1].cycle, 101u);
+  EXPECT_EQ(src.delays, (std::vector<std::pair<uint64_t, uint64_t>>{{1, 101}, {1, 201}, {1, 301}, {1, 400}}));
+  EXPECT_EQ(s.misses.mshr, 2u);
+  EXPECT_EQ(s.readMisses, 4u);
+  EXPECT_EQ(s.steps, 2u);
+  EXPECT_EQ(s.cycles, 300u);  // the last request's cycle
 }
 
 TEST(Mshr, AFullSetOfLinesInFlightStallsToo) {

@@ -144,9 +144,37 @@ Launch makeLaunch(uint32_t seed) {
   return l;
 }
 
+// The next step through nextBefore with random limits (seeded by `limitRng`), asking again
+// after each NotBefore as the simulator does after a retry; every step then issues at or after
+// each limit it was held back by, and before the limit it was issued under.
+bool nextUnderLimits(Scheduler& scheduler, WarpStep& s, std::mt19937& limitRng, uint64_t lastCycle, uint32_t smCount) {
+  uint64_t boundCycle = 0;
+  uint32_t boundSm = 0;
+  for (uint32_t attempt = 0;; ++attempt) {
+    const bool unlimited = attempt % 4 == 3;
+    const uint64_t cycle = unlimited ? UINT64_MAX : lastCycle + limitRng() % 4;
+    const uint32_t sm = unlimited ? UINT32_MAX : static_cast<uint32_t>(limitRng() % (smCount + 1));
+    const NextStep n = scheduler.nextBefore(s, cycle, sm);
+    if (n == NextStep::Finished) return false;
+    if (n == NextStep::NotBefore) {
+      EXPECT_FALSE(unlimited);
+      if (cycle > boundCycle || (cycle == boundCycle && sm > boundSm)) {
+        boundCycle = cycle;
+        boundSm = sm;
+      }
+      continue;
+    }
+    EXPECT_TRUE(s.cycle < cycle || (s.cycle == cycle && s.sm < sm)) << "issued at or after the limit";
+    EXPECT_TRUE(s.cycle > boundCycle || (s.cycle == boundCycle && s.sm >= boundSm)) << "held back wrongly";
+    return true;
+  }
+}
+
 // Schedules `launch` (read from a source, or loaded first into a PreparedTrace) and checks the
-// invariants; returns the rendered schedule.
-std::string check(const Launch& launch, const SchedulerConfig& config, uint32_t delaySeed, bool prepared = false) {
+// invariants; returns the rendered schedule. With `limits`, steps are asked for through
+// nextBefore with random limits, which must not change the schedule.
+std::string check(const Launch& launch, const SchedulerConfig& config, uint32_t delaySeed, bool prepared = false,
+                  bool limits = false) {
   MemoryWorkgroupSource source(launch.range, launch.items);
   std::unique_ptr<Scheduler> owned =
       prepared ? std::make_unique<Scheduler>(PreparedTrace::load(source, config, UINT64_MAX), config)
@@ -156,6 +184,7 @@ std::string check(const Launch& launch, const SchedulerConfig& config, uint32_t 
   const uint64_t groups = launch.range.workgroups();
   const uint32_t laneWidth = config.policy == Policy::Warp ? config.warpSize : 1;
   std::mt19937 rng(delaySeed);
+  std::mt19937 limitRng(delaySeed + 7);
 
   std::vector<size_t> next(launch.items.size(), 0);  // next record per work-item
   std::vector<uint32_t> barriersDone(launch.items.size(), 0);
@@ -166,7 +195,7 @@ std::string check(const Launch& launch, const SchedulerConfig& config, uint32_t 
   int64_t lastSm = -1;
   std::string out;
   WarpStep s;
-  while (scheduler.next(s)) {
+  while (limits ? nextUnderLimits(scheduler, s, limitRng, lastCycle, config.smCount) : scheduler.next(s)) {
     out += stepText(s, true);
     SCOPED_TRACE(stepText(s));
     // Global order: (cycle, SM) strictly increasing.
@@ -268,6 +297,8 @@ TEST(Properties, RandomKernelsEveryPolicy) {
       // A prepared trace schedules exactly as its source.
       EXPECT_EQ(plain, check(launch, c, 0, true));
       EXPECT_EQ(delayed, check(launch, c, seed, true));
+      // Held back by limits (and asked again), the scheduler gives the same schedule.
+      EXPECT_EQ(delayed, check(launch, c, seed, false, true));
       if (::testing::Test::HasFailure()) return;
     }
   }

@@ -459,6 +459,46 @@ TEST(Timing, TwoLevelDemotesStalledWarps) {
             "c100 sm0 wg0 w0 s1 i2 load 0-31\n");
 }
 
+TEST(Timing, NextBeforeIssuesNothingAtOrAfterTheLimit) {
+  // Two warps on one SM, two loads each; without delays: c0 w0, c1 w1, c2 w0, c3 w1.
+  MemoryWorkgroupSource source(range1(64, 64), buildTrace(range1(64, 64), twoLoads));
+  Scheduler scheduler(source, oneSm());
+  WarpStep s;
+  EXPECT_EQ(scheduler.nextBefore(s, 0, 0), NextStep::NotBefore);  // (0, sm0) is not before (0, sm0)
+  ASSERT_EQ(scheduler.nextBefore(s, 0, 1), NextStep::Issued);
+  EXPECT_EQ(stepText(s), "c0 sm0 wg0 w0 s0 i1 load 0-31\n");
+  scheduler.delayWarp(0, 5);
+  EXPECT_EQ(scheduler.nextBefore(s, 1, 0), NextStep::NotBefore);
+  ASSERT_EQ(scheduler.nextBefore(s, 2, 0), NextStep::Issued);
+  EXPECT_EQ(stepText(s), "c1 sm0 wg0 w1 s0 i1 load 32-63\n");
+  // w1 would issue at 2: held back, and a delay that comes meanwhile applies.
+  EXPECT_EQ(scheduler.nextBefore(s, 2, 0), NextStep::NotBefore);
+  scheduler.delayWarp(1, 8);
+  // No warp is ready before 5: the SM waits, and (5, sm0) is not before (4, sm0).
+  EXPECT_EQ(scheduler.nextBefore(s, 4, 0), NextStep::NotBefore);
+  ASSERT_EQ(scheduler.nextBefore(s, 100, 0), NextStep::Issued);
+  EXPECT_EQ(stepText(s), "c5 sm0 wg0 w0 s1 i2 load 0-31\n");
+  ASSERT_TRUE(scheduler.next(s));
+  EXPECT_EQ(stepText(s), "c8 sm0 wg0 w1 s1 i2 load 32-63\n");
+  EXPECT_EQ(scheduler.nextBefore(s, 1000, 0), NextStep::Finished);
+}
+
+TEST(Timing, NextBeforeOrdersSmsWithinACycle) {
+  // One workgroup per SM: at cycle 0 sm0 issues first, then sm1, which is not before (0, sm1).
+  auto oneLoad = [](const Item& it, Emit& e) { e.load(1, it.lid); };
+  SchedulerConfig config = oneSm();
+  config.smCount = 2;
+  MemoryWorkgroupSource source(range1(64, 32), buildTrace(range1(64, 32), oneLoad));
+  Scheduler scheduler(source, config);
+  WarpStep s;
+  ASSERT_EQ(scheduler.nextBefore(s, 0, 1), NextStep::Issued);
+  EXPECT_EQ(stepText(s), "c0 sm0 wg0 w0 s0 i1 load 0-31\n");
+  EXPECT_EQ(scheduler.nextBefore(s, 0, 1), NextStep::NotBefore);
+  ASSERT_EQ(scheduler.nextBefore(s, 0, 2), NextStep::Issued);
+  EXPECT_EQ(stepText(s), "c0 sm1 wg1 w0 s0 i1 load 0-31\n");
+  EXPECT_EQ(scheduler.nextBefore(s, 0, 0), NextStep::Finished);
+}
+
 TEST(Timing, DelayWarpKeys) {
   MemoryWorkgroupSource source(range1(64, 32), buildTrace(range1(64, 32), twoLoads));
   SchedulerConfig config = oneSm();

@@ -108,6 +108,9 @@ class Scheduler final : public StepSource {
   // finished. Errors of the source (e.g. TraceFileError) and malformed workgroups
   // (std::runtime_error) propagate from here.
   bool next(WarpStep& out) override;
+  // The next step only if it issues before (cycle, sm) in issue order (StepSource): SMs whose
+  // warps are all waiting may move their clocks on, but no warp issues at or after the limit.
+  NextStep nextBefore(WarpStep& out, uint64_t cycle, uint32_t sm) override;
   // The warp may not issue before readyCycle (readiness only ever moves later). A key of a
   // warp that has already finished is ignored; a key never handed out throws
   // std::invalid_argument.

@@ -52,6 +52,13 @@ struct WarpStep {
   bool hasBounds = false;
 };
 
+// What nextBefore() did.
+enum class NextStep : uint8_t {
+  Issued,     // `out` holds the next step
+  NotBefore,  // the next step would issue at or after the limit: nothing was issued
+  Finished,   // every warp has finished
+};
+
 // What the cache simulator drives: the scheduler, step by step.
 class StepSource {
  public:
@@ -59,6 +66,17 @@ class StepSource {
   // Produces the next step in issue order (ordered by cycle across SMs, ties by SM index).
   // Returns false when every warp has finished.
   virtual bool next(WarpStep& out) = 0;
+  // As next(), but only a step that issues before (cycle, sm) in issue order; otherwise
+  // returns NotBefore having issued nothing. A caller with work due at (cycle, sm) that may
+  // delay warps (a retry of a stalled request) asks this way, does that work, then asks again,
+  // so that the delays it makes apply before those warps issue again. A source that cannot
+  // hold a step back (a recorded order) issues it anyway, as next() does: the caller then does
+  // its work due before that step first, but delays come too late for it.
+  virtual NextStep nextBefore(WarpStep& out, uint64_t cycle, uint32_t sm) {
+    (void)cycle;
+    (void)sm;
+    return next(out) ? NextStep::Issued : NextStep::Finished;
+  }
   // The warp `warpKey` may not issue its next step before `readyCycle` (a miss latency or an
   // MSHR stall). Called after next() returned a step of that warp.
   virtual void delayWarp(uint64_t warpKey, uint64_t readyCycle) = 0;
