@@ -174,6 +174,19 @@ const std::vector<Recorded> kStalledTwiceEvents = {
     {0, 1, 0, Outcome::ColdMiss},   {0, 1, 1, Outcome::MshrStall},   {100, 1, 1, Outcome::ColdMiss},
     {100, 1, 2, Outcome::MshrStall}, {200, 1, 2, Outcome::ColdMiss}, {300, 1, 0x100, Outcome::ColdMiss}};
 
+// That warp, its source and what the simulator made of it, however the source issued it.
+void expectStalledTwice(const FakeStepSource& src, const Stats& s, const std::vector<Recorded>& events,
+                        uint64_t secondIssue, uint64_t thirdDelay) {
+  EXPECT_EQ(events, kStalledTwiceEvents);
+  ASSERT_EQ(src.issued.size(), 2u);
+  EXPECT_EQ(src.issued[1].cycle, secondIssue);
+  EXPECT_EQ(src.delays, (std::vector<std::pair<uint64_t, uint64_t>>{{1, 101}, {1, 201}, {1, thirdDelay}, {1, 400}}));
+  EXPECT_EQ(s.misses.mshr, 2u);
+  EXPECT_EQ(s.readMisses, 4u);
+  EXPECT_EQ(s.steps, 2u);
+  EXPECT_EQ(s.cycles, 300u);  // the last request's cycle
+}
+
 TEST(Mshr, AWarpWhoseRetryStallsAgainIssuesNothingMeanwhile) {
   // The stall at 0 delays the warp to 101; the source is asked only for a step before the
   // retry at 100, so the retry's stall (delay to 201) comes before the warp could issue, and
@@ -182,14 +195,7 @@ TEST(Mshr, AWarpWhoseRetryStallsAgainIssuesNothingMeanwhile) {
   src.addWarp(0, 1, {load(0, strided(0, 128, 3)), load(1, {0x8000})});
   std::vector<Recorded> events;
   Stats s = runRecording(timed({"mshrs_per_warp=1"}), src, events);
-  EXPECT_EQ(events, kStalledTwiceEvents);
-  EXPECT_EQ(src.delays, (std::vector<std::pair<uint64_t, uint64_t>>{{1, 101}, {1, 201}, {1, 300}, {1, 400}}));
-  ASSERT_EQ(src.issued.size(), 2u);
-  EXPECT_EQ(src.issued[1].cycle, 300u);
-  EXPECT_EQ(s.misses.mshr, 2u);
-  EXPECT_EQ(s.readMisses, 4u);
-  EXPECT_EQ(s.steps, 2u);
-  EXPECT_EQ(s.cycles, 300u);  // the last request's cycle
+  expectStalledTwice(src, s, events, 300, 300);
 }
 
 TEST(Mshr, StepsOfAStalledWarpStayInProgramOrder) {
@@ -201,14 +207,8 @@ TEST(Mshr, StepsOfAStalledWarpStayInProgramOrder) {
   testing::CannotHoldBack order(src);
   std::vector<Recorded> events;
   Stats s = runRecording(timed({"mshrs_per_warp=1"}), order, events);
-  EXPECT_EQ(events, kStalledTwiceEvents);
-  ASSERT_EQ(src.issued.size(), 2u);
-  EXPECT_EQ(src.issued[1].cycle, 101u);
-  EXPECT_EQ(src.delays, (std::vector<std::pair<uint64_t, uint64_t>>{{1, 101}, {1, 201}, {1, 301}, {1, 400}}));
-  EXPECT_EQ(s.misses.mshr, 2u);
-  EXPECT_EQ(s.readMisses, 4u);
-  EXPECT_EQ(s.steps, 2u);
-  EXPECT_EQ(s.cycles, 300u);  // the last request's cycle
+  // The retry at 200 completes the first step and queues the held one for 300: delay to 301.
+  expectStalledTwice(src, s, events, 101, 301);
 }
 
 TEST(Mshr, AFullSetOfLinesInFlightStallsToo) {
