@@ -1,6 +1,10 @@
 #include "cltrace/cachesim/latency.h"
 
 #include <cmath>
+#include <cstring>
+#include <iterator>
+#include <map>
+#include <mutex>
 
 namespace cltrace::cachesim {
 
@@ -33,30 +37,47 @@ LatencyJitter::LatencyJitter(double sigma) : sigma_(sigma) {
     entries_ *= 2;
     ++indexBits_;
   }
+  // Every SM of a run (and every run) has the same sigma: they share one table, so that the
+  // host's caches hold one copy.
+  static std::mutex mutex;
+  static std::map<uint64_t, std::weak_ptr<const std::vector<Entry>>> tables;  // by sigma's bits
+  uint64_t key;
+  std::memcpy(&key, &sigma, sizeof key);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = tables.find(key); it != tables.end()) table_ = it->second.lock();
+  if (!table_) {
+    table_ = buildTable();
+    for (auto it = tables.begin(); it != tables.end();) it = it->second.expired() ? tables.erase(it) : std::next(it);
+    tables[key] = table_;
+  }
+  entry_ = table_->data();
+}
+
+std::shared_ptr<const std::vector<LatencyJitter::Entry>> LatencyJitter::buildTable() const {
   // Vose's construction: scale the probabilities by the table size, then pair each entry
   // below 1 with one above, which fills its rest.
   std::vector<double> scaled(entries_, 0.0);
   for (uint32_t k = 0; k < tailEntry_; ++k) scaled[k] = exactProbability(k) * entries_;
   scaled[tailEntry_] = std::erfc((tailEntry_ - 0.5) / (sigma_ * std::sqrt(2.0))) * entries_;
-  keep_.assign(entries_, 1.0);
-  alias_.resize(entries_);
+  auto table = std::make_shared<std::vector<Entry>>(entries_);
+  std::vector<Entry>& t = *table;
   std::vector<uint32_t> small, large;
   for (uint32_t i = 0; i < entries_; ++i) {
-    alias_[i] = i;
+    t[i] = Entry{1.0, i};
     (scaled[i] < 1.0 ? small : large).push_back(i);
   }
   while (!small.empty() && !large.empty()) {
     const uint32_t s = small.back(), l = large.back();
     small.pop_back();
-    keep_[s] = scaled[s];
-    alias_[s] = l;
+    t[s] = Entry{scaled[s], l};
     scaled[l] -= 1.0 - scaled[s];
     if (scaled[l] < 1.0) {
       large.pop_back();
       small.push_back(l);
     }
   }
-  // What is left holds 1 up to rounding: such entries always give themselves (keep_ = 1).
+  // What is left holds 1 up to rounding: such entries always give themselves (keep = 1).
+  return table;
 }
 
 double LatencyJitter::exactProbability(uint64_t k) const {
@@ -69,9 +90,9 @@ double LatencyJitter::exactProbability(uint64_t k) const {
 
 double LatencyJitter::tableProbability(uint32_t k) const {
   if (k >= entries_) return 0.0;
-  double mass = keep_[k];
+  double mass = entry_[k].keep;
   for (uint32_t i = 0; i < entries_; ++i)
-    if (alias_[i] == k && i != k) mass += 1.0 - keep_[i];
+    if (entry_[i].alias == k && i != k) mass += 1.0 - entry_[i].keep;
   return mass / entries_;
 }
 

@@ -586,6 +586,25 @@ TEST(LatencyJitter, SamplesFollowTheDistribution) {
   for (int i = 0; i < 1000; ++i) ASSERT_EQ(j.sample(a), j.sample(b));
 }
 
+TEST(LatencyJitter, JittersOfOneSigmaShareATable) {
+  Rng a(9), b(9), c(9);
+  std::vector<uint64_t> first;
+  {
+    LatencyJitter one(5.0), two(5.0), other(6.0);
+    EXPECT_TRUE(one.sharesTableWith(two));
+    EXPECT_FALSE(one.sharesTableWith(other));
+    EXPECT_NE(one.tableProbability(5), other.tableProbability(5));
+    for (int i = 0; i < 1000; ++i) {
+      first.push_back(one.sample(a));
+      ASSERT_EQ(first.back(), two.sample(b));
+    }
+  }
+  // Built again once no jitter holds it: the same draws.
+  LatencyJitter again(5.0);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(again.sample(c), first[static_cast<size_t>(i)]);
+  EXPECT_FALSE(LatencyJitter(0.0).sharesTableWith(LatencyJitter(0.0)));  // no table
+}
+
 TEST(LatencyJitter, NoJitterWideJitterAndTheTail) {
   Rng rng(5);
   LatencyJitter none(0.0);

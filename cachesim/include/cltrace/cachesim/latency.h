@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "cltrace/cachesim/rng.h"
@@ -34,7 +35,8 @@ class LatencyJitter {
     const uint64_t r = rng.next();
     const uint32_t i = static_cast<uint32_t>(r >> (64 - indexBits_));
     const double coin = static_cast<double>((r << indexBits_) >> 11) * 0x1.0p-53;
-    const uint32_t k = coin < keep_[i] ? i : alias_[i];
+    const Entry& e = entry_[i];
+    const uint32_t k = coin < e.keep ? i : e.alias;
     if (k == tailEntry_) [[unlikely]]
       return sampleTail(rng);
     return k;
@@ -43,6 +45,8 @@ class LatencyJitter {
   // For tests: the table's size (0 without a table) and the probability it gives value k
   // (k < size - 1; the last entry is the tail beyond), and the exact probability of k.
   uint32_t entries() const { return entries_; }
+  // Jitters of one sigma share their table while any of them lives (the SMs of a run).
+  bool sharesTableWith(const LatencyJitter& other) const { return table_ != nullptr && table_ == other.table_; }
   double tableProbability(uint32_t k) const;
   double exactProbability(uint64_t k) const;
   // A draw from the tail entry's values alone (what sample() does when it picks that entry).
@@ -55,8 +59,13 @@ class LatencyJitter {
   uint32_t entries_ = 0;    // table size (a power of two), 0: no table
   uint32_t indexBits_ = 0;  // log2(entries_)
   uint32_t tailEntry_ = 0;  // the entry that stands for values >= tailEntry_
-  std::vector<double> keep_;     // probability that entry i gives i (else alias_[i])
-  std::vector<uint32_t> alias_;
+  struct Entry {
+    double keep;     // probability that the entry gives its own value (else `alias`)
+    uint32_t alias;
+  };
+  std::shared_ptr<const std::vector<Entry>> buildTable() const;
+  std::shared_ptr<const std::vector<Entry>> table_;  // shared by every jitter with this sigma
+  const Entry* entry_ = nullptr;                      // table_'s entries
 };
 
 }  // namespace cltrace::cachesim
