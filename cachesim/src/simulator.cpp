@@ -32,37 +32,55 @@ struct Progress {
   }
 };
 
-// One simulated SM: its L1 and per-instruction statistics.
-struct SmState {
+// The run's static instructions in the order they first appear, numbered 0, 1, ...: every SM
+// keeps its per-instruction statistics at these numbers, so one lookup per step serves all SMs.
+class InstructionNumbers {
+ public:
   static constexpr uint32_t kDirectIds = 1u << 16;  // ids below this are found by indexing
-  std::unique_ptr<SmModel> model;
-  std::vector<uint32_t> directIndex;                  // id -> position in `ins` + 1 (0: none yet)
-  std::unordered_map<uint32_t, uint32_t> farIndex;    // larger ids (trace files have dense ids)
-  std::vector<InstructionStats> ins;
 
   // Warps interleave their instructions, so the previous id rarely repeats: a lookup per step.
-  InstructionStats& instruction(uint32_t id) {
-    if (id < directIndex.size() && directIndex[id] != 0) [[likely]]
-      return ins[directIndex[id] - 1];
-    return addInstruction(id);
+  uint32_t of(uint32_t id) {
+    if (id < direct_.size() && direct_[id] != 0) [[likely]]
+      return direct_[id] - 1;
+    return add(id);
   }
-  // Where instruction `id`'s statistics are in `ins` (positions stay as `ins` grows).
-  uint32_t position(uint32_t id) { return static_cast<uint32_t>(&instruction(id) - ins.data()); }
+  uint32_t id(uint32_t number) const { return ids_[number]; }
 
-  [[gnu::noinline]] InstructionStats& addInstruction(uint32_t id) {
+ private:
+  [[gnu::noinline]] uint32_t add(uint32_t id) {
     uint32_t* slot;
     if (id < kDirectIds) {
-      if (id >= directIndex.size()) directIndex.resize(std::max<size_t>(size_t(id) + 1, directIndex.size() * 2));
-      slot = &directIndex[id];
+      if (id >= direct_.size()) direct_.resize(std::max<size_t>(size_t(id) + 1, direct_.size() * 2));
+      slot = &direct_[id];
     } else {
-      slot = &farIndex[id];
+      slot = &far_[id];
     }
     if (*slot == 0) {
-      ins.emplace_back();
-      ins.back().instruction = id;
-      *slot = static_cast<uint32_t>(ins.size());
+      ids_.push_back(id);
+      *slot = static_cast<uint32_t>(ids_.size());
     }
-    return ins[*slot - 1];
+    return *slot - 1;
+  }
+  std::vector<uint32_t> direct_;                // id -> number + 1 (0: not seen yet)
+  std::unordered_map<uint32_t, uint32_t> far_;  // larger ids (trace files have dense ids)
+  std::vector<uint32_t> ids_;                   // number -> id
+};
+
+// One simulated SM: its L1 and per-instruction statistics.
+struct SmState {
+  std::unique_ptr<SmModel> model;
+  // By the run's instruction number (InstructionNumbers); an instruction this SM has not run
+  // has steps == 0.
+  std::vector<InstructionStats> ins;
+
+  InstructionStats& instruction(uint32_t number) {
+    if (number < ins.size()) [[likely]]
+      return ins[number];
+    return grow(number);
+  }
+  [[gnu::noinline]] InstructionStats& grow(uint32_t number) {
+    ins.resize(std::max<size_t>(size_t(number) + 1, ins.size() * 2));
+    return ins[number];
   }
 };
 
@@ -110,8 +128,8 @@ struct Held {
 // retry that stalls again is decided without touching the held step (see Run::retryStalls).
 class HeldWarps {
  public:
-  // The read a held warp's step stalled on: its line and the position of its instruction's
-  // statistics in SmState::ins.
+  // The read a held warp's step stalled on: its line and its instruction's number (where its
+  // statistics are in SmState::ins).
   struct StalledRead {
     uint64_t line = 0;
     uint32_t instruction = 0;
@@ -300,7 +318,8 @@ class Run {
   bool process(SmState& s, const sched::WarpStep& st, uint64_t cycle, Progress& p, uint64_t& until) {
     SmModel& m = *s.model;
     Stats& stats = m.stats();
-    InstructionStats& ins = s.instruction(st.instruction);
+    const uint32_t number = instructions_.of(st.instruction);
+    InstructionStats& ins = s.instruction(number);
     if (!p.started) {
       p.started = true;
       p.next = 0;
@@ -399,7 +418,7 @@ class Run {
 
   // Process stopped `st` (`p`) on a read: notes that read for retryStalls.
   void noteStall(SmState& s, const sched::WarpStep& st, const Progress& p) {
-    held_.noteStalledRead(st.warpKey, HeldWarps::StalledRead{p.lines[p.next], s.position(st.instruction), true});
+    held_.noteStalledRead(st.warpKey, HeldWarps::StalledRead{p.lines[p.next], instructions_.of(st.instruction), true});
   }
 
   // A retry that stalls again because the SM's MSHRs are all taken (as most do while many warps
@@ -472,7 +491,11 @@ class Run {
       SmState& s = sms_[sm];
       if (!s.model || !reported(sm)) continue;
       Stats st = s.model->stats();
-      st.perInstruction = s.ins;
+      for (uint32_t k = 0; k < s.ins.size(); ++k) {
+        if (s.ins[k].steps == 0) continue;  // not run on this SM
+        st.perInstruction.push_back(s.ins[k]);
+        st.perInstruction.back().instruction = instructions_.id(k);
+      }
       std::sort(st.perInstruction.begin(), st.perInstruction.end(),
                 [](const InstructionStats& a, const InstructionStats& b) { return a.instruction < b.instruction; });
       total.merge(st);
@@ -487,6 +510,7 @@ class Run {
   bool timing_;
   const RequestCallback* callback_;
   std::vector<SmState> sms_;
+  InstructionNumbers instructions_;
   HeldWarps held_;
   ReplayQueue replays_;  // held warps' retries and next steps
   Progress scratch_;
