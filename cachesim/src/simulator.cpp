@@ -411,13 +411,13 @@ class Run {
     Held& h = held_.add(st.warpKey);
     std::swap(h.progress, scratch_);  // scratch_ takes the spare's storage
     h.steps.push(st);
-    noteStall(s, h.steps.front(), h.progress);
+    noteStall(h.steps.front(), h.progress);
     queue(until, h.steps.front().sm, h.steps.front().warpKey);
     source.delayWarp(h.steps.front().warpKey, until + 1);
   }
 
   // Process stopped `st` (`p`) on a read: notes that read for retryStalls.
-  void noteStall(SmState& s, const sched::WarpStep& st, const Progress& p) {
+  void noteStall(const sched::WarpStep& st, const Progress& p) {
     held_.noteStalledRead(st.warpKey, HeldWarps::StalledRead{p.lines[p.next], instructions_.of(st.instruction), true});
   }
 
@@ -459,7 +459,7 @@ class Run {
     SmState& s = state(st.sm);
     uint64_t until = 0;
     if (!process(s, st, r.cycle, h.progress, until)) {
-      noteStall(s, st, h.progress);
+      noteStall(st, h.progress);
       queue(until, st.sm, r.warpKey);
       source.delayWarp(r.warpKey, until + 1);
       return;
