@@ -705,6 +705,24 @@ TEST(ReuseDistance, PaperTable1TwoLineCache) {
   EXPECT_EQ(s.reuse.buckets, (std::vector<uint64_t>{1, 2, 1}));  // d=0: 1, d=1: 2, d in [2,3]: 1
 }
 
+TEST(ReuseDistance, TheLineAccessedLastAgainIsAtDistanceZero) {
+  // Repeats of the latest line leave the order of the others as it was.
+  ReuseDistanceTracker t(64);
+  const uint64_t inf = ReuseDistanceTracker::kInfinite;
+  std::vector<uint64_t> d;
+  for (uint64_t line : {5, 5, 5, 7, 5, 5, 7, 9, 9, 5}) d.push_back(t.access(line));
+  EXPECT_EQ(d, (std::vector<uint64_t>{inf, 0, 0, inf, 1, 0, 1, inf, 0, 2}));
+  // Across compactions (a 64-timestamp window): 200 rounds of one new line read twice, then
+  // the first line, whose distance is every line since.
+  for (uint64_t i = 0; i < 200; ++i) {
+    ASSERT_EQ(t.access(100 + i), inf);
+    ASSERT_EQ(t.access(100 + i), 0u);
+  }
+  EXPECT_EQ(t.access(5), 200u);  // the 200 new lines since
+  EXPECT_EQ(t.access(7), 202u);  // and 9 and 5
+  EXPECT_GE(t.compactions(), 1u);
+}
+
 // Replays 60000 accesses from `pick` through the tracker and a naive LRU stack.
 static void expectNaiveStackDistances(const std::function<uint64_t(Rng&)>& pick) {
   ReuseDistanceTracker t(64);  // tiny window: many compactions
