@@ -239,7 +239,7 @@ class Run {
       bool took = false;
       while (!replays_.empty()) {
         const ReplayQueue::Entry r = replays_.top();
-        if (have && (r.cycle > buf.cycle || (r.cycle == buf.cycle && r.sm > buf.sm))) break;
+        if (have && sched::issuesBefore(buf.cycle, buf.sm, r.cycle, r.sm)) break;
         replays_.pop();
         replay(r, source, have ? &buf : nullptr, have);
         if (!have && !exhausted) {  // no step before it, or the peeked step was held: ask the source again

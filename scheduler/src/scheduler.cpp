@@ -1010,7 +1010,7 @@ NextStep Scheduler::Impl::nextBefore(WarpStep& out, uint64_t limitCycle, uint32_
     // clock moved on with no warp ready only waited: the clock stays a valid bound whatever
     // delays come.
     const uint64_t clock = heap.front().first;
-    if (clock > limitCycle || (clock == limitCycle && s >= limitSm)) return NextStep::NotBefore;
+    if (!issuesBefore(clock, s, limitCycle, limitSm)) return NextStep::NotBefore;
     Sm& sm = sms[s];
     UnitRef pick;
     const int found = select(sm, pick);

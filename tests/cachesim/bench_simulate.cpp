@@ -155,7 +155,7 @@ class ReplaySource : public sched::StepSource {
   sched::NextStep nextBefore(sched::WarpStep& step, uint64_t cycle, uint32_t sm) override {
     if (i_ == steps_.headers.size()) return sched::NextStep::Finished;
     const sched::WarpStep& h = steps_.headers[i_];
-    if (h.cycle > cycle || (h.cycle == cycle && h.sm >= sm)) return sched::NextStep::NotBefore;
+    if (!sched::issuesBefore(h.cycle, h.sm, cycle, sm)) return sched::NextStep::NotBefore;
     return next(step) ? sched::NextStep::Issued : sched::NextStep::Finished;
   }
   bool next(sched::WarpStep& step) override {

@@ -89,7 +89,7 @@ class FakeStepSource : public sched::StepSource {
         cycle = c;
         sm = s;
       }
-    if (cycle > limitCycle || (cycle == limitCycle && sm >= limitSm)) return sched::NextStep::NotBefore;
+    if (!sched::issuesBefore(cycle, sm, limitCycle, limitSm)) return sched::NextStep::NotBefore;
     // Round robin among the eligible warps of that SM.
     Warp* pick = nullptr;
     Warp* first = nullptr;

@@ -158,14 +158,14 @@ bool nextUnderLimits(Scheduler& scheduler, WarpStep& s, std::mt19937& limitRng, 
     if (n == NextStep::Finished) return false;
     if (n == NextStep::NotBefore) {
       EXPECT_FALSE(unlimited);
-      if (cycle > boundCycle || (cycle == boundCycle && sm > boundSm)) {
+      if (issuesBefore(boundCycle, boundSm, cycle, sm)) {
         boundCycle = cycle;
         boundSm = sm;
       }
       continue;
     }
-    EXPECT_TRUE(s.cycle < cycle || (s.cycle == cycle && s.sm < sm)) << "issued at or after the limit";
-    EXPECT_TRUE(s.cycle > boundCycle || (s.cycle == boundCycle && s.sm >= boundSm)) << "held back wrongly";
+    EXPECT_TRUE(issuesBefore(s.cycle, s.sm, cycle, sm)) << "issued at or after the limit";
+    EXPECT_FALSE(issuesBefore(s.cycle, s.sm, boundCycle, boundSm)) << "held back wrongly";
     return true;
   }
 }

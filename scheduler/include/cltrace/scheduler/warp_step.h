@@ -52,6 +52,12 @@ struct WarpStep {
   bool hasBounds = false;
 };
 
+// Issue order: ascending cycle, ties by SM index. Whether a step at (cycle, sm) comes before
+// one at (otherCycle, otherSm).
+inline bool issuesBefore(uint64_t cycle, uint32_t sm, uint64_t otherCycle, uint32_t otherSm) {
+  return cycle < otherCycle || (cycle == otherCycle && sm < otherSm);
+}
+
 // What nextBefore() did.
 enum class NextStep : uint8_t {
   Issued,     // `out` holds the next step
