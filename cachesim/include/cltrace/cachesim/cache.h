@@ -13,7 +13,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <vector>
 
 #include "cltrace/cachesim/config.h"
@@ -38,8 +40,8 @@ class CacheTags {
   // Records a use of a way (hit) for the replacement policy.
   void touch(uint32_t set, int way) {
     Way& x = at(set, way);
-    x.lastUse = ++clock_;
-    ++x.uses;
+    x.meta = (x.meta & kFlagBits) | ++clock_;
+    if (countsUses_) ++uses_[index(set, way)];
   }
 
   // Way to allocate for a new line in `set`, or -1 when every way is pending.
@@ -52,7 +54,7 @@ class CacheTags {
       // the least recently used way that is not pending. No branch on the data (which way wins
       // is unpredictable).
       uint64_t best = ~uint64_t(0);
-      for (uint32_t w = 0; w < assoc_; ++w) best = std::min(best, (s[w].lastUse << 6 | w) | pendingMask(s[w]));
+      for (uint32_t w = 0; w < assoc_; ++w) best = std::min(best, (lastUse(s[w]) << 6 | w) | pendingMask(s[w]));
       return best == ~uint64_t(0) ? -1 : static_cast<int>(best & 63);
     }
     int free = wayWhere(s, [](const Way& x) { return x.tag == kNoLine; });
@@ -62,9 +64,9 @@ class CacheTags {
     // below ~0, and a pending way's key is ~0, so it is never taken. Written without branches
     // on the data: which way is oldest, or pending, is unpredictable.
     uint64_t oldest = ~uint64_t(0);
-    for (uint32_t w = 0; w < assoc_; ++w) oldest = std::min(oldest, s[w].lastUse | pendingMask(s[w]));
+    for (uint32_t w = 0; w < assoc_; ++w) oldest = std::min(oldest, lastUse(s[w]) | pendingMask(s[w]));
     if (oldest == ~uint64_t(0)) return -1;
-    return wayWhere(s, [oldest](const Way& x) { return x.lastUse == oldest; });
+    return wayWhere(s, [oldest](const Way& x) { return lastUse(x) == oldest; });
   }
 
   struct Evicted {
@@ -72,46 +74,61 @@ class CacheTags {
     bool dirty = false;
     uint64_t line = kNoLine;
   };
-  // Puts `line` into `way` (counts as a use) and returns what was there.
+  // Puts `line` into `way` (counts as a use) and returns what was there. A pending line's fill
+  // cycle is the caller's to set (setFillCycle).
   Evicted install(uint32_t set, int way, uint64_t line, bool pending, bool dirty) {
     Way& x = at(set, way);
     Evicted e;
     e.valid = x.tag != kNoLine;
-    e.dirty = e.valid && (x.flags & kDirty);
+    e.dirty = e.valid && (x.meta & kDirty);
     e.line = x.tag;
     x.tag = line;
-    x.lastUse = ++clock_;
-    x.uses = 1;
-    x.flags = static_cast<uint8_t>((pending ? kPending : 0) | (dirty ? kDirty : 0));
-    x.fillCycle = 0;
+    x.meta = ++clock_ | (pending ? kPending : 0) | (dirty ? kDirty : 0);
+    if (countsUses_) uses_[index(set, way)] = 1;
     return e;
   }
 
-  bool pending(uint32_t set, int way) const { return at(set, way).flags & kPending; }
-  bool dirty(uint32_t set, int way) const { return at(set, way).flags & kDirty; }
-  void setDirty(uint32_t set, int way) { at(set, way).flags |= kDirty; }
+  bool pending(uint32_t set, int way) const { return at(set, way).meta & kPending; }
+  bool dirty(uint32_t set, int way) const { return at(set, way).meta & kDirty; }
+  void setDirty(uint32_t set, int way) { at(set, way).meta |= kDirty; }
   // Data arrived: the way becomes an ordinary valid line.
-  void fill(uint32_t set, int way) { at(set, way).flags &= static_cast<uint8_t>(~kPending); }
-  uint64_t fillCycle(uint32_t set, int way) const { return at(set, way).fillCycle; }
-  void setFillCycle(uint32_t set, int way, uint64_t cycle) { at(set, way).fillCycle = cycle; }
+  void fill(uint32_t set, int way) { at(set, way).meta &= ~kPending; }
+  uint64_t fillCycle(uint32_t set, int way) const { return fillCycles_[index(set, way)]; }  // pending ways
+  void setFillCycle(uint32_t set, int way, uint64_t cycle) { fillCycles_[index(set, way)] = cycle; }
   // Earliest fill cycle among the pending ways of `set` (for retries when the set is full).
   uint64_t earliestFill(uint32_t set) const;
   uint64_t line(uint32_t set, int way) const { return at(set, way).tag; }
 
  private:
   static constexpr uint64_t kPackedClockLimit = uint64_t{1} << 57;  // lastUse << 6 stays below ~0
-  static constexpr uint8_t kPending = 1;
-  static constexpr uint8_t kDirty = 2;
-  // Everything about one way side by side (32 bytes): a request touches one set, so its ways'
-  // tags, replacement data and flags share a few host cache lines.
+  static constexpr uint64_t kPending = uint64_t{1} << 62;
+  static constexpr uint64_t kDirty = uint64_t{1} << 61;
+  static constexpr uint64_t kFlagBits = kPending | kDirty;
+  // What every request reads, in 16 bytes: the tag, and the time of last use with the flags in
+  // its top bits (the clock stays far below them). A 4-way set is one 64-byte host cache line
+  // (the array is aligned to 64), so a lookup, a victim choice and an install touch one line.
+  // What only some requests need lies apart, by way: the fill cycle of a pending line (latency
+  // misses), the use count (LFU and MFU only).
   struct Way {
     uint64_t tag = kNoLine;  // kNoLine = invalid
-    uint64_t lastUse = 0;
-    uint64_t fillCycle = 0;
-    uint32_t uses = 0;
-    uint8_t flags = 0;
+    uint64_t meta = 0;       // lastUse | kPending | kDirty
   };
-  static uint64_t pendingMask(const Way& x) { return uint64_t(0) - uint64_t(x.flags & kPending); }
+  static uint64_t lastUse(const Way& x) { return x.meta & ~kFlagBits; }
+  static uint64_t pendingMask(const Way& x) { return uint64_t(0) - ((x.meta >> 62) & 1); }
+  // Allocates 64-byte aligned storage, so that sets start on host cache lines.
+  template <typename T>
+  struct LineAligned {
+    using value_type = T;
+    LineAligned() = default;
+    template <typename U>
+    LineAligned(const LineAligned<U>&) {}
+    T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
+    void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
+    template <typename U>
+    bool operator==(const LineAligned<U>&) const { return true; }
+    template <typename U>
+    bool operator!=(const LineAligned<U>&) const { return false; }
+  };
   // Lowest-numbered way of `set` satisfying `pred`, or -1. Up to 64 ways the scan has no
   // data-dependent branch (which way matches is unpredictable).
   template <typename Pred>
@@ -125,16 +142,21 @@ class CacheTags {
       if (pred(set[w])) return static_cast<int>(w);
     return -1;
   }
-  Way& at(uint32_t set, int way) { return ways_[size_t(set) * assoc_ + size_t(way)]; }
-  const Way& at(uint32_t set, int way) const { return ways_[size_t(set) * assoc_ + size_t(way)]; }
+  size_t index(uint32_t set, int way) const { return size_t(set) * assoc_ + size_t(way); }
+  Way& at(uint32_t set, int way) { return ways_[index(set, way)]; }
+  const Way& at(uint32_t set, int way) const { return ways_[index(set, way)]; }
   int victimByPolicy(const Way* set);  // every policy but LRU, all ways valid
 
   uint32_t sets_;
   uint32_t assoc_;
   Replacement policy_;
   Rng rng_;
+  bool countsUses_;  // LFU and MFU
   uint64_t clock_ = 0;
-  std::vector<Way> ways_;  // set-major: the ways of set s are [s * assoc_, (s + 1) * assoc_)
+  // Set-major: the ways of set s are [s * assoc_, (s + 1) * assoc_), in each of these.
+  std::vector<Way, LineAligned<Way>> ways_;
+  std::vector<uint64_t> fillCycles_;
+  std::vector<uint32_t> uses_;  // LFU and MFU only (empty otherwise)
 };
 
 }  // namespace cltrace::cachesim
