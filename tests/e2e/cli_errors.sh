@@ -109,8 +109,10 @@ expect_error "invalid value '1000000000' for configuration key 'runs': too large
 for opt in --runs --seed --sm --config; do expect_error "$opt: must not be empty" "$CLTRACE" simulate "$work/mt.cltrace" "$opt" ""; done
 expect_error "--config: must not be empty" "$CLTRACE" predict "$KERNELS/vadd.cl" --config ""
 expect_error "--config: must not be empty" "$CLTRACE" plot "$work/mt.cltrace" --config "" -o "$work/p.png"
+# The largest cache with the smallest lines: 2 M ways per SM, 15 SMs modelled (timing on), about
+# 720 MB of tags (with 128-byte lines it fits in 400 MB).
 expect_error "out of memory (the input or configuration asks for more than this machine can allocate)" \
-  sh -c 'ulimit -v 400000; exec "$0" simulate "$1" --set set_index=linear --set size=64M' "$CLTRACE" "$work/mt.cltrace"
+  sh -c 'ulimit -v 400000; exec "$0" simulate "$1" --set set_index=linear --set size=64M --set line_size=32' "$CLTRACE" "$work/mt.cltrace"
 # Numbers past 64 bits are refused, not clamped to 2^64 - 1; a leading zero is decimal.
 expect_error "--global: '18446744073709551616' does not fit in 64 bits" \
   "$CLTRACE" run "$work/smash.cl" --kernel smash --global 18446744073709551616 --local 1 --arg buffer:int:16 -o "$work/t"
