@@ -888,16 +888,18 @@ void Scheduler::Impl::issueWarp(Workgroup& wg, uint32_t w, WarpStep& out) {
   out.flags = op.flags;
   out.lanes.resize(n);
   LaneAccess* lanes = out.lanes.data();
-  uint64_t addressOr = 0, addressAnd = ~uint64_t{0};
+  uint64_t addressOr = 0, addressAnd = ~uint64_t{0}, addressMin = ~uint64_t{0}, addressMax = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t t = chosen[i];
     const CompactRecord& r = records[base[t] + cursor[t] * stride];
     lanes[i] = LaneAccess{t, op.size, r.address};
     addressOr |= r.address;
     addressAnd &= r.address;
+    addressMin = std::min(addressMin, r.address);
+    addressMax = std::max(addressMax, r.address);
     advance(wg, t);
   }
-  out.bounds = LaneBounds{addressOr, addressAnd, op.size};  // every lane has the op's size
+  out.bounds = LaneBounds{addressOr, addressAnd, addressMin, addressMax, op.size};  // every lane has the op's size
   out.hasBounds = true;
 }
 
@@ -920,7 +922,7 @@ void Scheduler::Impl::issue(uint32_t smIndex, UnitRef pick, WarpStep& out) {
     out.lanes.clear();
     const OpInfo& op = wg.op(r);
     out.lanes.push_back(LaneAccess{t, op.size, r.address});
-    out.bounds = LaneBounds{r.address, r.address, op.size};
+    out.bounds = LaneBounds{r.address, r.address, r.address, r.address, op.size};
     out.hasBounds = true;
     out.instruction = op.instruction;
     out.kind = static_cast<AccessKind>(op.kind);

@@ -140,7 +140,7 @@ class SyntheticSource : public sched::StepSource {
     const uint64_t base = r.line * 128, stride = r.broadcast ? 0 : 4;
     for (uint32_t i = 0; i < 32; ++i) lane[i] = sched::LaneAccess{i, 4, base + stride * i};
     // Noted as the scheduler notes them while it fills the lanes.
-    out.bounds = sched::LaneBounds{base | (stride * 31), base, 4};
+    out.bounds = sched::LaneBounds{base | (stride * 31), base, base, base + stride * 31, 4};
     out.hasBounds = true;
     return true;
   }

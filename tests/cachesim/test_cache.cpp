@@ -200,22 +200,42 @@ TEST(Coalescing, EdgesOfOneLine) {
 
 TEST(Coalescing, TwoRowsOfAWorkgroupAreTwoLinesInFirstTouchOrder) {
   // A warp of a 16x16 workgroup: 16 floats of row r, then 16 of row r + 1, rows 512 bytes apart
-  // (lines 0x20 and 0x24: the bounds settle it). Then the rows the other way round, lines 0x23 and
-  // 0x24 (whose numbers differ in three bits: the exact path), and a lane crossing a line end.
+  // (lines 0x20 and 0x24, whose numbers differ in one bit: the bounds settle it). Then the rows
+  // the other way round; a warp straddling lines 0x23 and 0x24 (whose numbers differ in three
+  // bits, but the lowest and highest addresses lie in adjacent lines: the bounds settle it too),
+  // also with its halves swapped; three lines, a lane crossing a line end (the exact path).
   std::vector<uint64_t> addresses = testing::strided(0x1000, 4, 16), lower = testing::strided(0x1200, 4, 16);
   addresses.insert(addresses.end(), lower.begin(), lower.end());
   std::vector<uint64_t> lines;
   for (bool noted : {false, true}) {
     sched::WarpStep st = testing::load(0, addresses);
     st.hasBounds = noted;
-    st.bounds = sched::LaneBounds{0x1000 | 0x1200 | 0x3C, 0x1000, 4};
+    st.bounds = sched::LaneBounds{0x1000 | 0x1200 | 0x3C, 0x1000, 0x1000, 0x123C, 4};
     coalesce(st, 7, lines);
     EXPECT_EQ(lines, (std::vector<uint64_t>{0x20, 0x24})) << noted;
     std::swap_ranges(st.lanes.begin(), st.lanes.begin() + 16, st.lanes.begin() + 16);
     coalesce(st, 7, lines);
     EXPECT_EQ(lines, (std::vector<uint64_t>{0x24, 0x20})) << noted;
   }
-  sched::WarpStep st = testing::load(0, testing::strided(0x11C0, 4, 32));  // lines 0x23, 0x24
+  for (bool noted : {false, true}) {
+    sched::WarpStep st = testing::load(0, testing::strided(0x11C0, 4, 32));  // lines 0x23, 0x24
+    st.hasBounds = noted;
+    st.bounds = sched::LaneBounds{0x11C0 | 0x123C, 0x11C0 & 0x123C, 0x11C0, 0x123C, 4};
+    uint64_t two[2];
+    EXPECT_EQ(linesFromBounds(st, 7, two), 2) << noted;
+    coalesce(st, 7, lines);
+    EXPECT_EQ(lines, (std::vector<uint64_t>{0x23, 0x24})) << noted;
+    std::swap_ranges(st.lanes.begin(), st.lanes.begin() + 16, st.lanes.begin() + 16);
+    coalesce(st, 7, lines);
+    EXPECT_EQ(lines, (std::vector<uint64_t>{0x24, 0x23})) << noted;
+  }
+  sched::WarpStep st = testing::load(0, {0x11C0, 0x1200, 0x1280});  // lines 0x23, 0x24, 0x25
+  uint64_t two[2];
+  EXPECT_EQ(linesFromBounds(st, 7, two), 0);
+  coalesce(st, 7, lines);
+  EXPECT_EQ(lines, (std::vector<uint64_t>{0x23, 0x24, 0x25}));
+  st = testing::load(0, {0x11FC, 0x1200}, 8);  // lines 0x23 and 0x24, the first lane crossing
+  EXPECT_EQ(linesFromBounds(st, 7, two), 0);
   coalesce(st, 7, lines);
   EXPECT_EQ(lines, (std::vector<uint64_t>{0x23, 0x24}));
   st = testing::load(0, {0x1000, 0x107E, 0x1080});  // the second lane's 4 bytes cross into 0x21
@@ -282,6 +302,8 @@ TEST(Coalescing, AgreesWithTheDefinitionOnRandomSteps) {
     ASSERT_EQ(computed.addressOr, bounds.addressOr) << "trial " << trial;
     ASSERT_EQ(computed.addressAnd, bounds.addressAnd) << "trial " << trial;
     ASSERT_EQ(computed.sizeOr, bounds.sizeOr) << "trial " << trial;
+    ASSERT_EQ(computed.addressMin, bounds.addressMin) << "trial " << trial;
+    ASSERT_EQ(computed.addressMax, bounds.addressMax) << "trial " << trial;
     for (bool noted : {false, true}) {
       st.hasBounds = noted;
       st.bounds = bounds;
@@ -309,7 +331,7 @@ class BoundsOnFirstStepSource : public sched::StepSource {
     const uint64_t base = issued_ == 0 ? 0x1000 : 0x2040;
     for (uint32_t i = 0; i < 32; ++i) out.lanes.push_back({i, 4, base + 4 * i});
     if (issued_ == 0) {
-      out.bounds = sched::LaneBounds{0x1000 | 0x7C, 0x1000, 4};
+      out.bounds = sched::LaneBounds{0x1000 | 0x7C, 0x1000, 0x1000, 0x107C, 4};
       out.hasBounds = true;
     }
     ++issued_;

@@ -128,7 +128,7 @@ inline bool boundsMatchLanes(const WarpStep& s) {
   LaneBounds b;
   for (const LaneAccess& l : s.lanes) b.add(l.address, l.size);
   return s.hasBounds && s.bounds.addressOr == b.addressOr && s.bounds.addressAnd == b.addressAnd &&
-         s.bounds.sizeOr == b.sizeOr;
+         s.bounds.addressMin == b.addressMin && s.bounds.addressMax == b.addressMax && s.bounds.sizeOr == b.sizeOr;
 }
 
 inline SchedulerConfig oneSm(Policy policy = Policy::Warp, uint32_t warpSize = 32) {

@@ -5,6 +5,7 @@
 // order the lanes first touch them (lanes are in ascending local thread order).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -61,6 +62,10 @@ inline sched::LaneBounds laneBounds(const std::vector<sched::LaneAccess>& lanes)
   b.addressOr = anyAll[1];
   b.addressAnd = allAll[1];
   b.sizeOr = static_cast<uint32_t>(anyAll[0] >> 32);
+  for (i = 0; i < count; ++i) {
+    b.addressMin = std::min(b.addressMin, lane[i].address);
+    b.addressMax = std::max(b.addressMax, lane[i].address);
+  }
   return b;
 #else
   sched::LaneBounds b;
@@ -77,9 +82,11 @@ void coalesceLanes(const sched::WarpStep& step, uint32_t lineShift, std::vector<
 //  1: every byte lies in one line, lines[0]. The addresses agree above lineShift when their OR
 //     and AND do; every lane ends inside its line when the OR of the in-line offsets (at least
 //     the largest offset) plus the OR of the sizes (at least the largest size) stays within one.
-//  2: no lane crosses a line end and the line numbers' OR and AND differ in one bit, so each
-//     lane is in one of those two lines and both are touched (two rows of a 2D workgroup; a warp
-//     straddling the boundary after an even line). lines[0] is lane 0's line, the first touched.
+//  2: no lane crosses a line end and either the line numbers' OR and AND differ in one bit (two
+//     rows of a 2D workgroup; a warp straddling the boundary after an even line) or the lowest
+//     and the highest address lie in adjacent lines (a warp straddling any boundary), so each
+//     lane is in one of those two lines and both are touched. lines[0] is lane 0's line, the
+//     first touched.
 //  0: neither: the exact path, coalesceLanes.
 inline int linesFromBounds(const sched::WarpStep& step, uint32_t lineShift, uint64_t lines[2]) {
   if (step.lanes.empty()) return 0;
@@ -91,9 +98,14 @@ inline int linesFromBounds(const sched::WarpStep& step, uint32_t lineShift, uint
     lines[0] = low;
     return 1;
   }
-  if ((differ & (differ - 1)) != 0) return 0;
   lines[0] = step.lanes[0].address >> lineShift;
-  lines[1] = lines[0] ^ differ;
+  if ((differ & (differ - 1)) == 0) {
+    lines[1] = lines[0] ^ differ;
+    return 2;
+  }
+  const uint64_t lowest = b.addressMin >> lineShift, highest = b.addressMax >> lineShift;
+  if (highest != lowest + 1) return 0;
+  lines[1] = lines[0] == lowest ? highest : lowest;
   return 2;
 }
 

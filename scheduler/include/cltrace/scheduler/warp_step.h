@@ -18,15 +18,24 @@ struct LaneAccess {
 static_assert(sizeof(LaneAccess) == 16);
 
 // What a source can note about a step's lanes while it fills them, so that the simulator's
-// coalescer need not read the lanes again to find that they lie within one cache line (most
-// steps do): the OR and the AND of the lane addresses and the OR of the lane sizes.
+// coalescer need not read the lanes again to find that they lie within one cache line or two
+// (most steps do): the OR, the AND, the lowest and the highest of the lane addresses and the
+// OR of the lane sizes.
 struct LaneBounds {
   uint64_t addressOr = 0;
   uint64_t addressAnd = ~uint64_t{0};
+  uint64_t addressMin = ~uint64_t{0};
+  uint64_t addressMax = 0;
   uint32_t sizeOr = 0;
+
+  LaneBounds() = default;  // of no lanes
+  LaneBounds(uint64_t addressOr_, uint64_t addressAnd_, uint64_t addressMin_, uint64_t addressMax_, uint32_t sizeOr_)
+      : addressOr(addressOr_), addressAnd(addressAnd_), addressMin(addressMin_), addressMax(addressMax_), sizeOr(sizeOr_) {}
   void add(uint64_t address, uint32_t size) {
     addressOr |= address;
     addressAnd &= address;
+    addressMin = address < addressMin ? address : addressMin;
+    addressMax = address > addressMax ? address : addressMax;
     sizeOr |= size;
   }
 };
