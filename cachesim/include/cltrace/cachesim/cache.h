@@ -45,7 +45,7 @@ class CacheTags {
   }
 
   // Way to allocate for a new line in `set`, or -1 when every way is pending.
-  int victim(uint32_t set) {
+  [[gnu::always_inline]] int victim(uint32_t set) {
     const Way* s = &ways_[size_t(set) * assoc_];
     if (policy_ == Replacement::LRU && assoc_ <= 64 && clock_ < kPackedClockLimit) {
       // One pass over the keys (lastUse << 6 | way), a pending way's key being ~0. Nothing
@@ -57,16 +57,7 @@ class CacheTags {
       for (uint32_t w = 0; w < assoc_; ++w) best = std::min(best, (lastUse(s[w]) << 6 | w) | pendingMask(s[w]));
       return best == ~uint64_t(0) ? -1 : static_cast<int>(best & 63);
     }
-    int free = wayWhere(s, [](const Way& x) { return x.tag == kNoLine; });
-    if (free >= 0) return free;
-    if (policy_ != Replacement::LRU) return victimByPolicy(s);
-    // Least recently used way that is not pending. Valid ways have distinct lastUse values
-    // below ~0, and a pending way's key is ~0, so it is never taken. Written without branches
-    // on the data: which way is oldest, or pending, is unpredictable.
-    uint64_t oldest = ~uint64_t(0);
-    for (uint32_t w = 0; w < assoc_; ++w) oldest = std::min(oldest, lastUse(s[w]) | pendingMask(s[w]));
-    if (oldest == ~uint64_t(0)) return -1;
-    return wayWhere(s, [oldest](const Way& x) { return lastUse(x) == oldest; });
+    return victimOtherwise(s);
   }
 
   struct Evicted {
@@ -146,6 +137,21 @@ class CacheTags {
   Way& at(uint32_t set, int way) { return ways_[index(set, way)]; }
   const Way& at(uint32_t set, int way) const { return ways_[index(set, way)]; }
   int victimByPolicy(const Way* set);  // every policy but LRU, all ways valid
+  // victim() for every case but its one-pass LRU (kept out of line so that the usual case is
+  // inlined into the request path).
+  [[gnu::noinline]] int victimOtherwise(const Way* s) {
+    int free = wayWhere(s, [](const Way& x) { return x.tag == kNoLine; });
+    if (free >= 0) return free;
+    if (policy_ != Replacement::LRU) return victimByPolicy(s);
+    // Least recently used way that is not pending. Valid ways have distinct lastUse values
+    // below ~0, and a pending way's key is ~0, so it is never taken. Written without branches
+    // on the data: which way is oldest, or pending, is unpredictable.
+    uint64_t oldest = ~uint64_t(0);
+    for (uint32_t w = 0; w < assoc_; ++w) oldest = std::min(oldest, lastUse(s[w]) | pendingMask(s[w]));
+    if (oldest == ~uint64_t(0)) return -1;
+    return wayWhere(s, [oldest](const Way& x) { return lastUse(x) == oldest; });
+  }
+
 
   uint32_t sets_;
   uint32_t assoc_;
