@@ -888,18 +888,15 @@ void Scheduler::Impl::issueWarp(Workgroup& wg, uint32_t w, WarpStep& out) {
   out.flags = op.flags;
   out.lanes.resize(n);
   LaneAccess* lanes = out.lanes.data();
-  uint64_t addressOr = 0, addressAnd = ~uint64_t{0}, addressMin = ~uint64_t{0}, addressMax = 0;
+  LaneBounds bounds;  // noted while the lanes are filled (a local, so it stays in registers)
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t t = chosen[i];
     const CompactRecord& r = records[base[t] + cursor[t] * stride];
     lanes[i] = LaneAccess{t, op.size, r.address};
-    addressOr |= r.address;
-    addressAnd &= r.address;
-    addressMin = std::min(addressMin, r.address);
-    addressMax = std::max(addressMax, r.address);
+    bounds.add(r.address, op.size);
     advance(wg, t);
   }
-  out.bounds = LaneBounds{addressOr, addressAnd, addressMin, addressMax, op.size};  // every lane has the op's size
+  out.bounds = bounds;
   out.hasBounds = true;
 }
 

@@ -152,7 +152,6 @@ class CacheTags {
     return wayWhere(s, [oldest](const Way& x) { return lastUse(x) == oldest; });
   }
 
-
   uint32_t sets_;
   uint32_t assoc_;
   Replacement policy_;
