@@ -8,7 +8,9 @@
 #include <stdexcept>
 #include <system_error>
 #include <memory>
+#include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "cltrace/cachesim/coalescer.h"
 #include "cltrace/cachesim/replay_queue.h"
@@ -120,22 +122,12 @@ struct Held {
   Progress progress;
 };
 
-// Held warps by warp key. fresh() asks for every step whether its warp is held and replay()
-// for every retry, so the usual lookups skip the hash map (whose bucket index costs a
-// division): a direct-mapped index over the keys, and a map only for the keys it could not take,
-// looked up only when it is not empty. The Held records are reused, with their storage.
-// An indexed warp whose step stalled on a read also notes that read in its slot, so that a
-// retry that stalls again is decided without touching the held step (see Run::retryStalls).
+// Held warps by warp key. fresh() asks for every step whether its warp is held and a herd
+// retry for each warp it lets go on, so the usual lookups skip the hash map (whose bucket index
+// costs a division): a direct-mapped index over the keys, and a map only for the keys it could
+// not take, looked up only when it is not empty. The Held records are reused, with their storage.
 class HeldWarps {
  public:
-  // The read a held warp's step stalled on: its line and its instruction's number (where its
-  // statistics are in SmState::ins).
-  struct StalledRead {
-    uint64_t line = 0;
-    uint32_t instruction = 0;
-    bool noted = false;
-  };
-
   bool empty() const { return held_ == 0; }
   Held* find(uint64_t key) {
     const Slot& s = index_[key & (kSlots - 1)];
@@ -145,7 +137,11 @@ class HeldWarps {
     return it == map_.end() ? nullptr : it->second;
   }
   // An empty Held for `key`, which is not held. Released ones are reused (with their storage).
+  // Throws std::invalid_argument for a key of 2^63 or more (the retry queue marks herds so).
   Held& add(uint64_t key) {
+    if (key >> 63 != 0)
+      throw std::invalid_argument("cachesim: warp key " + std::to_string(key) +
+                                  " is too large: a step source's warp keys must be below 2^63");
     if (spare_.empty()) {
       all_.push_back(std::make_unique<Held>());
       spare_.push_back(all_.back().get());
@@ -154,7 +150,7 @@ class HeldWarps {
     spare_.pop_back();
     Slot& s = index_[key & (kSlots - 1)];
     if (s.held == nullptr)
-      s = Slot{key, h, {}};
+      s = Slot{key, h};
     else
       map_.emplace(key, h);
     ++held_;
@@ -174,29 +170,61 @@ class HeldWarps {
     spare_.push_back(h);
     --held_;
   }
-  // The stalled read noted for held warp `key`, or null (not indexed, or none noted).
-  StalledRead* stalledRead(uint64_t key) {
-    Slot& s = index_[key & (kSlots - 1)];
-    return s.held != nullptr && s.key == key && s.stalled.noted ? &s.stalled : nullptr;
-  }
-  // Notes (`noted`) or forgets the read held warp `key` stalled on; ignored when not indexed.
-  void noteStalledRead(uint64_t key, const StalledRead& r) {
-    Slot& s = index_[key & (kSlots - 1)];
-    if (s.held != nullptr && s.key == key) s.stalled = r;
-  }
 
  private:
   static constexpr size_t kSlots = 4096;  // warp keys are dense: resident warps rarely collide
   struct Slot {
     uint64_t key = 0;
     Held* held = nullptr;
-    StalledRead stalled;
   };
   std::unordered_map<uint64_t, Held*> map_;  // held warps not in the index
   std::vector<Slot> index_ = std::vector<Slot>(kSlots);
   std::vector<std::unique_ptr<Held>> all_;  // every Held made, held or spare
   std::vector<Held*> spare_;                // the ones not held
   size_t held_ = 0;
+};
+
+// Held warps whose step stalled on a read, queued as one entry of the ReplayQueue: a run of
+// what would be consecutive entries of one (cycle, SM) list, in their order. With timing on,
+// warps that find an SM's MSHRs taken all retry at its next fill, and all but the first stall
+// again (spmv_csr: about 14 stalls per request): a herd takes such a round as one step, for the
+// members whose line is still absent, which the SM's install log settles without a tag lookup.
+// Each member's stalls are counted per instruction when it leaves the herd: rounds - joined.
+struct Herd {
+  struct Member {
+    uint64_t line;         // the line it stalled on
+    uint32_t instruction;  // its instruction's number (InstructionNumbers)
+    uint32_t joined;       // `rounds` when it joined
+  };
+  std::vector<uint64_t> keys;  // warp keys, in queue order (delayWarps takes them as they are)
+  std::vector<Member> members;
+  size_t head = 0;             // members before it have left
+  uint32_t rounds = 0;         // stall rounds of the whole herd
+  uint64_t checkedAt = 0;      // SM install count when no member's line was held
+  uint64_t lineBits[2] = {0, 0};  // a bit per member's line (lineBit): lines with no bit are no member's
+
+  size_t end() const { return keys.size(); }
+  static std::pair<size_t, uint64_t> lineBit(uint64_t line) {
+    const uint64_t h = (line * 0x9E3779B97F4A7C15ull) >> 57;  // 7 bits
+    return {static_cast<size_t>(h >> 6), uint64_t(1) << (h & 63)};
+  }
+  bool mayHold(uint64_t line) const {
+    const auto [word, bit] = lineBit(line);
+    return (lineBits[word] & bit) != 0;
+  }
+  void add(uint64_t key, uint64_t line, uint32_t instruction) {
+    keys.push_back(key);
+    members.push_back(Member{line, instruction, rounds});
+    const auto [word, bit] = lineBit(line);
+    lineBits[word] |= bit;
+  }
+  void clear() {
+    keys.clear();
+    members.clear();
+    head = 0;
+    rounds = 0;
+    lineBits[0] = lineBits[1] = 0;
+  }
 };
 
 uint32_t log2u(uint32_t v) {
@@ -240,8 +268,12 @@ class Run {
       while (!replays_.empty()) {
         const ReplayQueue::Entry r = replays_.top();
         if (have && sched::issuesBefore(buf.cycle, buf.sm, r.cycle, r.sm)) break;
-        replays_.pop();
-        replay(r, source, have ? &buf : nullptr, have);
+        if (r.warpKey & kHerdKey) {
+          retryHerd(r, source, have ? &buf : nullptr, have);
+        } else {
+          replays_.pop();
+          replay(r.cycle, r.warpKey, source, have ? &buf : nullptr, have);
+        }
         if (!have && !exhausted) {  // no step before it, or the peeked step was held: ask the source again
           took = true;
           break;
@@ -411,76 +443,145 @@ class Run {
     Held& h = held_.add(st.warpKey);
     std::swap(h.progress, scratch_);  // scratch_ takes the spare's storage
     h.steps.push(st);
-    noteStall(h.steps.front(), h.progress);
-    queue(until, h.steps.front().sm, h.steps.front().warpKey);
+    queueStall(until, h.steps.front(), h.progress, *s.model);
     source.delayWarp(h.steps.front().warpKey, until + 1);
   }
 
-  // Process stopped `st` (`p`) on a read: notes that read for retryStalls.
-  void noteStall(const sched::WarpStep& st, const Progress& p) {
-    held_.noteStalledRead(st.warpKey, HeldWarps::StalledRead{p.lines[p.next], instructions_.of(st.instruction), true});
-  }
-
-  // A retry that stalls again because the SM's MSHRs are all taken (as most do while many warps
-  // wait for one fill: spmv makes about 14 per request) costs no look at the held step: the
-  // stalled read noted for the warp decides it, with the counts and the calls process() would
-  // make. Returns false, having done nothing process() would not do first, otherwise.
-  // The retries queued after it for the same cycle and SM (the rest of the warps waiting for that
-  // fill) are taken here too, as long as they stall again: the SM's state is unchanged by a
-  // stall, so each needs only its tag check, and they are requeued in their order.
-  bool retryStalls(const ReplayQueue::Entry& r, sched::StepSource& source) {
-    if (callback_) return false;  // the request event needs the step
-    HeldWarps::StalledRead* read = held_.stalledRead(r.warpKey);
-    if (read == nullptr) return false;
-    SmState& s = state(r.sm);  // the held step's SM (entries carry it)
-    uint64_t until = 0;
-    if (!s.model->stallsOnFullMshrs(read->line, r.cycle, &s.ins[read->instruction], until)) return false;
-    queue(until, r.sm, r.warpKey);
-    source.delayWarp(r.warpKey, until + 1);
-    while (!replays_.empty()) {
-      const ReplayQueue::Entry& next = replays_.top();
-      if (next.cycle != r.cycle || next.sm != r.sm) break;
-      const uint64_t key = next.warpKey;
-      HeldWarps::StalledRead* nextRead = held_.stalledRead(key);
-      if (nextRead == nullptr || !s.model->stallsAgainOnFullMshrs(nextRead->line, &s.ins[nextRead->instruction]))
-        break;
-      replays_.requeueTop(until);
-      source.delayWarp(key, until + 1);
+  // Held step `st` stalled on a read (`p`): its retry at `until`. A stall on the SM's full
+  // MSHRs joins a herd, unless a request callback needs every retry to take the full way.
+  // Other stalls (the warp's own MSHRs, a set whose ways are all in flight) get an entry of
+  // their own: their retry usually finds what was missing.
+  void queueStall(uint64_t until, const sched::WarpStep& st, const Progress& p, const SmModel& m) {
+    if (callback_ || !m.mshrsFull()) {
+      queue(until, st.sm, st.warpKey);
+      return;
     }
-    return true;
+    joinHerd(until, st.sm, st.warpKey, p.lines[p.next], instructions_.of(st.instruction), m);
   }
 
-  void replay(const ReplayQueue::Entry& r, sched::StepSource& source, sched::WarpStep* peeked, bool& have) {
-    if (retryStalls(r, source)) return;
-    Held* held = held_.find(r.warpKey);
+  // Queues the retry at `until` of held warp `key`, whose read of `line` (instruction `number`)
+  // found it absent from SM `m` and stalled: at the end of the herd queued last at (until, sm)
+  // (the same place an entry of its own would take), or as a new herd.
+  void joinHerd(uint64_t until, uint32_t sm, uint64_t key, uint64_t line, uint32_t number, const SmModel& m) {
+    if (uint64_t* last = replays_.lastKeyAt(until, sm); last != nullptr && (*last & kHerdKey) != 0) {
+      herds_[*last & ~kHerdKey]->add(key, line, number);  // its check predates this one: still true
+      return;
+    }
+    const uint64_t id = newHerd();
+    Herd& h = *herds_[id];
+    h.checkedAt = m.installs();
+    h.add(key, line, number);
+    queue(until, sm, kHerdKey | id);
+  }
+
+  uint64_t newHerd() {
+    if (spareHerds_.empty()) {
+      herds_.push_back(std::make_unique<Herd>());
+      return herds_.size() - 1;
+    }
+    const uint64_t id = spareHerds_.back();
+    spareHerds_.pop_back();
+    return id;
+  }
+
+  // The first member of `h` from its head on whose line the SM holds now (valid or in
+  // flight), or h.end(). No member's line was held at h.checkedAt, so only the lines installed
+  // since need a look, when the SM's log still has them.
+  static size_t firstHolding(const Herd& h, const SmModel& m) {
+    const uint64_t installs = m.installs();
+    size_t first = h.end();
+    if (installs - h.checkedAt <= SmModel::kInstallLog) {
+      for (uint64_t k = h.checkedAt; k < installs; ++k) {
+        const uint64_t line = m.installedLine(k);
+        if (!h.mayHold(line) || !m.contains(line)) continue;  // no member's, or evicted again
+        for (size_t i = h.head; i < first; ++i)
+          if (h.members[i].line == line) {
+            first = i;
+            break;
+          }
+      }
+      return first;
+    }
+    for (size_t i = h.head; i < h.end(); ++i)
+      if (m.contains(h.members[i].line)) return i;
+    return first;
+  }
+
+  // The herd at the top of the queue, due at (r.cycle, r.sm). On a full SM the members whose
+  // line is absent stall again, changing nothing in the SM, up to the first whose line is there:
+  // when that is none, the herd moves to the SM's next fill whole; otherwise those before it
+  // join the herd there. Else (an MSHR is free, or the first member's line is there) the first
+  // member's step is retried the full way. Each call does what the retries of those members as
+  // entries of their own would do, in their order, up to where the execute loop would ask the
+  // source for steps again.
+  void retryHerd(const ReplayQueue::Entry& r, sched::StepSource& source, sched::WarpStep* peeked, bool& have) {
+    const uint64_t id = r.warpKey & ~kHerdKey;
+    Herd& h = *herds_[id];
+    SmState& s = state(r.sm);
+    SmModel& m = *s.model;
+    if (m.mshrsFullAt(r.cycle)) {
+      const size_t j = firstHolding(h, m);
+      if (j != h.head) {
+        const uint64_t until = m.fullRetryCycle();
+        const size_t n = j - h.head;
+        m.countStalls(n);
+        if (j == h.end()) {
+          ++h.rounds;
+          h.checkedAt = m.installs();
+          replays_.requeueTop(until);
+          source.delayWarps(&h.keys[h.head], n, until + 1);
+          return;
+        }
+        for (size_t i = h.head; i < j; ++i) {
+          const Herd::Member& member = h.members[i];
+          s.instruction(member.instruction).misses.mshr += h.rounds - member.joined + 1;
+          joinHerd(until, r.sm, h.keys[i], member.line, member.instruction, m);
+        }
+        source.delayWarps(&h.keys[h.head], n, until + 1);
+        h.head = j;
+        return;
+      }
+    }
+    const size_t i = h.head++;
+    const uint64_t key = h.keys[i];
+    s.instruction(h.members[i].instruction).misses.mshr += h.rounds - h.members[i].joined;
+    if (h.head == h.end()) {
+      replays_.pop();
+      h.clear();
+      spareHerds_.push_back(id);
+    }
+    replay(r.cycle, key, source, peeked, have);
+  }
+
+  // The retry of held warp `key` at `cycle`: its first held step, the full way.
+  void replay(uint64_t cycle, uint64_t key, sched::StepSource& source, sched::WarpStep* peeked, bool& have) {
+    Held* held = held_.find(key);
     if (held == nullptr) return;
     Held& h = *held;
     sched::WarpStep& st = h.steps.front();
     SmState& s = state(st.sm);
     uint64_t until = 0;
-    if (!process(s, st, r.cycle, h.progress, until)) {
-      noteStall(st, h.progress);
-      queue(until, st.sm, r.warpKey);
-      source.delayWarp(r.warpKey, until + 1);
+    if (!process(s, st, cycle, h.progress, until)) {
+      queueStall(until, st, h.progress, *s.model);
+      source.delayWarp(key, until + 1);
       return;
     }
-    held_.noteStalledRead(r.warpKey, {});  // the step is done
     h.steps.pop();
     h.progress.reset();
-    uint64_t next = std::max(until, r.cycle + 1);
+    uint64_t next = std::max(until, cycle + 1);
     if (!h.steps.empty()) {
-      queue(next, h.steps.front().sm, r.warpKey);
-      delay(source, r.warpKey, r.cycle, next + 1);
+      queue(next, h.steps.front().sm, key);
+      delay(source, key, cycle, next + 1);
       return;
     }
-    held_.erase(r.warpKey);
-    delay(source, r.warpKey, r.cycle, until);
+    held_.erase(key);
+    delay(source, key, cycle, until);
     // The step the simulator already took from the source may belong to this warp and issue
     // before the warp is ready: hold it until then.
-    if (peeked && peeked->warpKey == r.warpKey && peeked->cycle < next && simulated(peeked->sm)) {
-      Held& nh = held_.add(r.warpKey);
+    if (peeked && peeked->warpKey == key && peeked->cycle < next && simulated(peeked->sm)) {
+      Held& nh = held_.add(key);
       nh.steps.push(*peeked);
-      queue(next, nh.steps.front().sm, r.warpKey);
+      queue(next, nh.steps.front().sm, key);
       have = false;
     }
   }
@@ -512,7 +613,12 @@ class Run {
   std::vector<SmState> sms_;
   InstructionNumbers instructions_;
   HeldWarps held_;
-  ReplayQueue replays_;  // held warps' retries and next steps
+  // Held warps' retries and next steps; an entry whose key has kHerdKey set is herd
+  // `key & ~kHerdKey` (warp keys stay far below: a launch has fewer than 2^63 warps).
+  ReplayQueue replays_;
+  static constexpr uint64_t kHerdKey = uint64_t(1) << 63;
+  std::vector<std::unique_ptr<Herd>> herds_;  // by id; each herd's storage is reused
+  std::vector<uint64_t> spareHerds_;
   Progress scratch_;
 };
 

@@ -38,6 +38,9 @@ class TraceStepSource final : public sched::StepSource {
     return scheduler_.nextBefore(out, cycle, sm);
   }
   void delayWarp(uint64_t warpKey, uint64_t readyCycle) override { scheduler_.delayWarp(warpKey, readyCycle); }
+  void delayWarps(const uint64_t* warpKeys, size_t count, uint64_t readyCycle) override {
+    scheduler_.delayWarps(warpKeys, count, readyCycle);
+  }
   uint32_t busySms() const override { return scheduler_.busySms(); }
 
  private:
@@ -87,6 +90,7 @@ class ScheduleFileStepSource final : public sched::StepSource {
   explicit ScheduleFileStepSource(const std::string& path) : reader_(path) {}
   bool next(sched::WarpStep& out) override { return reader_.next(out); }
   void delayWarp(uint64_t, uint64_t) override {}
+  void delayWarps(const uint64_t*, size_t, uint64_t) override {}
   // Workgroups are dealt one per SM first, as the scheduler does.
   uint32_t busySms() const override {
     const sched::ScheduleInfo& info = reader_.info();

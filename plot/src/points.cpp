@@ -213,6 +213,9 @@ class RecordingSource final : public sched::StepSource {
   void delayWarp(uint64_t warpKey, uint64_t readyCycle) override {
     scheduler_.delayWarp(warpKey, readyCycle);
   }
+  void delayWarps(const uint64_t* warpKeys, size_t count, uint64_t readyCycle) override {
+    scheduler_.delayWarps(warpKeys, count, readyCycle);
+  }
   uint32_t busySms() const override { return scheduler_.busySms(); }
 
  private:

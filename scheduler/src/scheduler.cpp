@@ -1115,6 +1115,9 @@ NextStep Scheduler::nextBefore(WarpStep& out, uint64_t cycle, uint32_t sm) { ret
 void Scheduler::delayWarp(uint64_t warpKey, uint64_t readyCycle) {
   impl_->delayWarp(warpKey, readyCycle);
 }
+void Scheduler::delayWarps(const uint64_t* warpKeys, size_t count, uint64_t readyCycle) {
+  for (size_t i = 0; i < count; ++i) impl_->delayWarp(warpKeys[i], readyCycle);
+}
 const ScheduleInfo& Scheduler::info() const { return impl_->info; }
 const std::vector<Diagnostic>& Scheduler::diagnostics() const { return impl_->diagnostics; }
 uint64_t Scheduler::diagnosticCount() const { return impl_->diagnosticCount; }

@@ -127,6 +127,9 @@ class RecordingSource : public sched::StepSource {
     return n;
   }
   void delayWarp(uint64_t warpKey, uint64_t readyCycle) override { inner_.delayWarp(warpKey, readyCycle); }
+  void delayWarps(const uint64_t* warpKeys, size_t count, uint64_t readyCycle) override {
+    inner_.delayWarps(warpKeys, count, readyCycle);
+  }
   uint32_t busySms() const override { return inner_.busySms(); }
 
  private:
@@ -177,6 +180,7 @@ class ReplaySource : public sched::StepSource {
     return true;
   }
   void delayWarp(uint64_t, uint64_t) override {}
+  void delayWarps(const uint64_t*, size_t, uint64_t) override {}
 
  private:
   const RecordedSteps& steps_;

@@ -932,32 +932,70 @@ TEST(SmModelTiming, PerWarpCountsSurviveCounterTableRebuilds) {
   EXPECT_EQ(m.mshrsInUse(1003), 1u);
 }
 
-TEST(SmModelTiming, RetriesOnAFullSmStallUnlessTheLineIsThere) {
+TEST(SmModelTiming, AFullSmSaysWhenItsStalledReadsRetry) {
   // Two MSHRs, latency 10: lines 0 and 1 miss at cycles 0 and 1 and fill at 10 and 11.
   SmModel m(cfg("gtx480-16k", {"set_index=linear", "min_latency=10", "latency_sigma=0", "mshrs=2"}), 1);
-  InstructionStats ins;
+  EXPECT_FALSE(m.mshrsFullAt(0));
   EXPECT_TRUE(isReadMiss(m.read(0, 0, 1).outcome));
   EXPECT_TRUE(isReadMiss(m.read(1, 1, 2).outcome));
-  uint64_t retry = 0;
-  // At cycle 3 every MSHR is taken: a read of line 1 (in flight) would merge, one of line 2 stalls
-  // until the first fill.
-  EXPECT_FALSE(m.stallsOnFullMshrs(1, 3, &ins, retry));
-  EXPECT_TRUE(m.stallsOnFullMshrs(2, 3, &ins, retry));
-  EXPECT_EQ(retry, 10u);
-  // The warps queued behind it at that cycle: one whose line is in flight would not stall, one
-  // whose line is absent does, and each stall is counted.
-  EXPECT_FALSE(m.stallsAgainOnFullMshrs(0, &ins));
-  EXPECT_TRUE(m.stallsAgainOnFullMshrs(3, &ins));
-  EXPECT_EQ(m.stats().misses.mshr, 2u);
-  EXPECT_EQ(ins.misses.mshr, 2u);
+  // At cycle 3 every MSHR is taken: a read of an absent line would stall until the first fill.
+  EXPECT_TRUE(m.mshrsFullAt(3));
+  EXPECT_EQ(m.fullRetryCycle(), 10u);
+  EXPECT_EQ(m.read(2, 3, 3).outcome, Outcome::MshrStall);
+  EXPECT_EQ(m.read(2, 3, 3).readyCycle, 10u);
+  m.countStalls(5);
+  EXPECT_EQ(m.stats().misses.mshr, 7u);
   EXPECT_EQ(m.stats().reads, 2u);  // stalls are not reads
-  // At cycle 10 line 0 has filled and an MSHR is free: no stall, nothing counted.
-  EXPECT_FALSE(m.stallsOnFullMshrs(2, 10, &ins, retry));
+  // At cycle 10 line 0 has filled: an MSHR is free.
+  EXPECT_FALSE(m.mshrsFullAt(10));
   EXPECT_EQ(m.mshrsInUse(), 1u);
-  EXPECT_EQ(m.stats().misses.mshr, 2u);
   RequestResult r = m.read(2, 10, 3);
   EXPECT_TRUE(isReadMiss(r.outcome));
   EXPECT_EQ(r.readyCycle, 20u);
+  // Full again; the retry cycle is the earliest fill (line 1 at 11), never the current cycle.
+  EXPECT_TRUE(m.mshrsFullAt(10));
+  EXPECT_EQ(m.fullRetryCycle(), 11u);
+  EXPECT_FALSE(m.mshrsFullAt(11));
+}
+
+TEST(SmModelTiming, NeverFullWithTimingOffOrUnlimitedMshrs) {
+  SmModel off(cfg("gtx480-16k", {"timing=off", "mshrs=1"}), 1);
+  SmModel unlimited(cfg("gtx480-16k", {"mshrs=0", "mshrs_per_warp=0"}), 1);
+  for (uint64_t line = 0; line < 8; ++line) {
+    off.read(line, line, 1);
+    unlimited.read(line, line, 1);
+  }
+  EXPECT_FALSE(off.mshrsFullAt(8));
+  EXPECT_FALSE(unlimited.mshrsFullAt(8));
+  EXPECT_EQ(unlimited.mshrsInUse(), 8u);
+}
+
+TEST(SmModelTiming, LogsTheLinesItInstalls) {
+  // Installs: read misses and write-allocated stores; hits, latency misses, stalls and
+  // write-through stores install nothing.
+  SmModel m(cfg("gtx480-16k", {"set_index=linear", "min_latency=10", "latency_sigma=0", "mshrs=2"}), 1);
+  m.read(7, 0, 1);   // install 0
+  m.read(7, 1, 2);   // latency miss
+  m.read(9, 2, 2);   // install 1
+  m.read(11, 3, 3);  // stall (both MSHRs taken)
+  m.write(13, 4);    // write-through: no allocation
+  m.read(7, 20, 1);  // hit
+  EXPECT_EQ(m.installs(), 2u);
+  EXPECT_EQ(m.installedLine(0), 7u);
+  EXPECT_EQ(m.installedLine(1), 9u);
+  SmModel wb(cfg("gtx480-16k", {"write_policy=write-back", "timing=off"}), 1);
+  wb.write(5, 0);
+  wb.write(5, 1);  // a hit
+  wb.read(6, 2, 1);
+  EXPECT_EQ(wb.installs(), 2u);
+  EXPECT_EQ(wb.installedLine(0), 5u);
+  EXPECT_EQ(wb.installedLine(1), 6u);
+  // The log keeps the last kInstallLog lines.
+  SmModel big(cfg("gtx480-16k", {"timing=off"}), 1);
+  for (uint64_t line = 100; line < 100 + 3 * SmModel::kInstallLog + 5; ++line) big.read(line, 0, 1);
+  const uint64_t n = big.installs();
+  EXPECT_EQ(n, 3u * SmModel::kInstallLog + 5);
+  for (uint64_t i = n - SmModel::kInstallLog; i < n; ++i) EXPECT_EQ(big.installedLine(i), 100 + i);
 }
 
 }  // namespace

@@ -126,3 +126,24 @@ TEST(ReplayQueue, MatchesAHeapOnRandomUse) {
     EXPECT_TRUE(q.empty());
   }
 }
+
+TEST(ReplayQueue, TheKeyQueuedLastAtACycleAndSmCanBeRenamed) {
+  ReplayQueue q(4);
+  EXPECT_EQ(q.lastKeyAt(10, 1), nullptr);  // nothing there
+  q.push(10, 1, 1);
+  q.push(10, 1, 2);
+  q.push(10, 2, 3);
+  q.push(5000, 1, 4);  // beyond the window: kept in the heap, so not offered
+  q.push(11, 9, 5);    // an SM without calendar lists: the heap too
+  ASSERT_NE(q.lastKeyAt(10, 1), nullptr);
+  EXPECT_EQ(*q.lastKeyAt(10, 1), 2u);
+  EXPECT_EQ(*q.lastKeyAt(10, 2), 3u);
+  EXPECT_EQ(q.lastKeyAt(5000, 1), nullptr);
+  EXPECT_EQ(q.lastKeyAt(11, 9), nullptr);
+  EXPECT_EQ(q.lastKeyAt(11, 1), nullptr);
+  *q.lastKeyAt(10, 1) = 20;  // renamed in place: same position
+  q.push(10, 1, 6);
+  EXPECT_EQ(*q.lastKeyAt(10, 1), 6u);
+  using T = std::tuple<uint64_t, uint32_t, uint64_t>;
+  EXPECT_EQ(drain(q), (std::vector<T>{{10, 1, 1}, {10, 1, 20}, {10, 1, 6}, {10, 2, 3}, {11, 9, 5}, {5000, 1, 4}}));
+}

@@ -464,42 +464,81 @@ TEST(Mshr, ARetryOnAFullSmMergesIntoALineAnotherRetryPutInFlight) {
 }
 
 // A request callback needs every retry's step, so with one every retry takes the full path;
-// without one, retries that stall again on a full SM take the short one. Both give the same
-// counts and the same delays to the scheduler.
+// without one, warps that stall on a full SM wait in herds, whose rounds decide the members that
+// stall again from the SM's install log. Both give the same counts and the same delays to the
+// scheduler. The settings cover: few MSHRs and lines shared between warps (a member whose line
+// another member put in flight merges, splitting its herd); many MSHRs and many lines (more
+// installs between rounds than the log keeps, so every member's line is looked up); retries
+// beyond the replay queue's calendar window (herds kept in its heap).
 TEST(Mshr, RetriesGiveTheSameRunWithAndWithoutARequestCallback) {
-  for (uint64_t trial = 0; trial < 20; ++trial) {  // odd trials: a source that cannot hold back
-    Stats stats[2];
-    std::vector<std::pair<uint64_t, uint64_t>> delays[2];
-    for (int observed = 0; observed < 2; ++observed) {
-      Rng rng(trial);
-      FakeStepSource src;
-      // 1 or 2 lines of sets 0 and 1 (linear indexing): stalls, merges, hits, evictions.
-      addRandomWarps(src, rng, 32, 12, [](uint64_t w) { return w; }, [](Rng& r) {
-        return testing::strided(r.below(8) * 4096, r.below(2) ? 4 : 128, 1 + r.below(2));
-      });
-      Simulator sim(loadConfig("gtx480-16k", {"sm=all", "set_index=linear", "mshrs=2", "mshrs_per_warp=1", "latency_sigma=20"}));
-      if (observed) sim.setRequestCallback([](const RequestEvent&) {});
-      testing::CannotHoldBack order(src);
-      stats[observed] = trial % 2 ? sim.run(order, trial) : sim.run(src, trial);
-      delays[observed] = src.delays;
+  struct Setting {
+    std::vector<std::string> keys;
+    uint64_t lines;      // distinct line groups the warps read from
+    uint64_t linesStep;  // most lines one step reads
+  };
+  const std::vector<Setting> settings = {
+      {{"mshrs=2", "mshrs_per_warp=1", "latency_sigma=20"}, 8, 2},
+      {{"mshrs=24", "mshrs_per_warp=16", "min_latency=60", "latency_sigma=0"}, 64, 16},
+      {{"mshrs=3", "mshrs_per_warp=2", "min_latency=1500", "latency_sigma=600"}, 8, 2},
+  };
+  for (size_t k = 0; k < settings.size(); ++k) {
+    const Setting& setting = settings[k];
+    for (uint64_t trial = 0; trial < 20; ++trial) {  // odd trials: a source that cannot hold back
+      SCOPED_TRACE("setting " + std::to_string(k) + " trial " + std::to_string(trial));
+      Stats stats[2];
+      std::vector<std::pair<uint64_t, uint64_t>> delays[2];
+      for (int observed = 0; observed < 2; ++observed) {
+        Rng rng(trial);
+        FakeStepSource src;
+        // Lines of sets 0 and 1 (linear indexing): stalls, merges, hits, evictions.
+        addRandomWarps(src, rng, 32, 12, [](uint64_t w) { return w; }, [&](Rng& r) {
+          return testing::strided(r.below(setting.lines) * 4096, r.below(2) ? 4 : 128, 1 + r.below(setting.linesStep));
+        });
+        std::vector<std::string> keys = {"sm=all", "set_index=linear"};
+        keys.insert(keys.end(), setting.keys.begin(), setting.keys.end());
+        Simulator sim(loadConfig("gtx480-16k", keys));
+        if (observed) sim.setRequestCallback([](const RequestEvent&) {});
+        testing::CannotHoldBack order(src);
+        stats[observed] = trial % 2 ? sim.run(order, trial) : sim.run(src, trial);
+        delays[observed] = src.delays;
+      }
+      const Stats& a = stats[0];
+      const Stats& b = stats[1];
+      EXPECT_GT(a.misses.mshr, 100u);
+      EXPECT_GT(a.misses.latency, 0u);
+      EXPECT_EQ(delays[0], delays[1]);
+      EXPECT_EQ(a.misses.mshr, b.misses.mshr);
+      EXPECT_EQ(a.misses.latency, b.misses.latency);
+      EXPECT_EQ(a.misses.cold + a.misses.capacity + a.misses.conflict,
+                b.misses.cold + b.misses.capacity + b.misses.conflict);
+      EXPECT_EQ(a.readMisses, b.readMisses);
+      EXPECT_EQ(a.readHits, b.readHits);
+      EXPECT_EQ(a.cycles, b.cycles);
+      ASSERT_EQ(a.perInstruction.size(), b.perInstruction.size());
+      for (size_t i = 0; i < a.perInstruction.size(); ++i) {
+        EXPECT_EQ(a.perInstruction[i].misses.mshr, b.perInstruction[i].misses.mshr);
+        EXPECT_EQ(a.perInstruction[i].reads, b.perInstruction[i].reads);
+      }
     }
-    const Stats& a = stats[0];
-    const Stats& b = stats[1];
-    EXPECT_GT(a.misses.mshr, 100u) << "trial " << trial;
-    EXPECT_GT(a.misses.latency, 0u) << "trial " << trial;
-    EXPECT_EQ(delays[0], delays[1]) << "trial " << trial;
-    EXPECT_EQ(a.misses.mshr, b.misses.mshr) << "trial " << trial;
-    EXPECT_EQ(a.misses.latency, b.misses.latency) << "trial " << trial;
-    EXPECT_EQ(a.misses.cold + a.misses.capacity + a.misses.conflict,
-              b.misses.cold + b.misses.capacity + b.misses.conflict);
-    EXPECT_EQ(a.readMisses, b.readMisses);
-    EXPECT_EQ(a.readHits, b.readHits);
-    EXPECT_EQ(a.cycles, b.cycles);
-    ASSERT_EQ(a.perInstruction.size(), b.perInstruction.size());
-    for (size_t i = 0; i < a.perInstruction.size(); ++i) {
-      EXPECT_EQ(a.perInstruction[i].misses.mshr, b.perInstruction[i].misses.mshr);
-      EXPECT_EQ(a.perInstruction[i].reads, b.perInstruction[i].reads);
-    }
+  }
+}
+
+// The retry queue marks herds with the top bit of a key, so a warp that would wait with a key
+// of 2^63 or more is refused with a message; such a key is fine while its warp never waits.
+TEST(Mshr, WarpKeysFromTwoToTheSixtyThreeAreRefusedWhenTheWarpWaits) {
+  const uint64_t big = uint64_t(1) << 63;
+  FakeStepSource fine;
+  fine.addWarp(0, big, {load(0, {0x0})});
+  Simulator sim(timed({"mshrs=1"}));
+  EXPECT_EQ(sim.run(fine, 1).readMisses, 1u);
+  FakeStepSource waits;
+  waits.addWarp(0, 1, {load(0, {0x0})});
+  waits.addWarp(0, big, {load(1, {0x1000})});  // no MSHR left: it stalls
+  try {
+    sim.run(waits, 1);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "cachesim: warp key 9223372036854775808 is too large: a step source's warp keys must be below 2^63");
   }
 }
 

@@ -483,6 +483,23 @@ TEST(Timing, NextBeforeIssuesNothingAtOrAfterTheLimit) {
   EXPECT_EQ(scheduler.nextBefore(s, 1000, 0), NextStep::Finished);
 }
 
+TEST(Timing, DelayWarpsDelaysEachWarpGiven) {
+  // Two warps on one SM, two loads each: c0 w0, c1 w1, then both wait until 10.
+  MemoryWorkgroupSource source(range1(64, 64), buildTrace(range1(64, 64), twoLoads));
+  Scheduler scheduler(source, oneSm());
+  StepSource& steps = scheduler;
+  WarpStep s;
+  ASSERT_TRUE(steps.next(s));
+  ASSERT_TRUE(steps.next(s));
+  const uint64_t keys[] = {0, 1};
+  steps.delayWarps(keys, 0, 1000);  // no warps: nothing changes
+  steps.delayWarps(keys, 2, 10);
+  ASSERT_TRUE(steps.next(s));
+  EXPECT_EQ(stepText(s), "c10 sm0 wg0 w0 s1 i2 load 0-31\n");
+  ASSERT_TRUE(steps.next(s));
+  EXPECT_EQ(stepText(s), "c11 sm0 wg0 w1 s1 i2 load 32-63\n");
+}
+
 TEST(Timing, NextBeforeOrdersSmsWithinACycle) {
   // One workgroup per SM: at cycle 0 sm0 issues first, then sm1, which is not before (0, sm1).
   auto oneLoad = [](const Item& it, Emit& e) { e.load(1, it.lid); };

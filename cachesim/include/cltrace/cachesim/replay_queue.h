@@ -53,6 +53,15 @@ class ReplayQueue {
     }
     pushSlow(cycle, sm, warpKey);
   }
+  // The warp key of the entry queued last at (cycle, sm), which the caller may change (the
+  // queue does not look at keys), when that entry is in the calendar; null otherwise (no entry
+  // at (cycle, sm), or one kept in the heap). The entry queued last at a (cycle, SM) is the last
+  // to come out of it.
+  uint64_t* lastKeyAt(uint64_t cycle, uint32_t sm) {
+    if (cycle - low_ >= kCycles || sm >= (1u << smBits_)) return nullptr;
+    const List& l = lists_[((cycle & (kCycles - 1)) << smBits_) | sm];
+    return l.tail == kNone ? nullptr : &nodes_[l.tail].entry.warpKey;
+  }
   // The first entry (the queue is not empty).
   const Entry& top() {
     if (first_ >= 0 && heap_.empty()) return nodes_[lists_[static_cast<size_t>(first_)].head].entry;  // usual case

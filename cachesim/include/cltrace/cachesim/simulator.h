@@ -17,7 +17,11 @@
 // The simulator calls delayWarp(warpKey, retry + 1) so the scheduler does not issue the warp's
 // next step before the retry, and merges its retry queue with the scheduler's stream in
 // (cycle, sm) order: before taking a step from the source it looks at the source's next step and
-// first performs every retry due at or before it. A retry that stalls again is re-queued. If
+// first performs every retry due at or before it. A retry that stalls again is re-queued. Warps
+// that stalled on an SM whose MSHRs were all taken wait together (a herd, one queue entry) and
+// go through each fill's retries as one step, in the order their own entries would; the same
+// counts and delayWarp calls result (delayWarps, in that order). Warp keys must be below 2^63
+// (std::invalid_argument otherwise). If
 // the scheduler still yields a step of a warp that has a step held (possible only when a retry
 // stalls again, or finishes later than the step it already yielded), that step is queued behind
 // the held one and replayed in order when the warp is ready, so a warp's steps are always

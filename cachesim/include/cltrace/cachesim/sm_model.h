@@ -206,28 +206,28 @@ class SmModel {
 
   // A coalesced read request of `line` (byte address >> log2(lineSize)) by warp `warpKey`.
   RequestResult read(uint64_t line, uint64_t cycle, uint64_t warpKey, InstructionStats* ins = nullptr);
-  // A retry of a read when the SM's MSHRs may all be taken (many warps wait for the SM's next
-  // fill and all but the first stall again): if read(line, cycle, ...) would stall because
-  // every MSHR is taken, counts that stall as read() does, sets `retry` to its readyCycle and
-  // returns true. Otherwise returns false having changed nothing read() would not do first
-  // (it retires the fills due by `cycle`); the caller then calls read().
-  bool stallsOnFullMshrs(uint64_t line, uint64_t cycle, InstructionStats* ins, uint64_t& retry) {
+  // Stalled reads retried in bulk (the Simulator's herds of warps waiting for a full SM's next
+  // fill). mshrsFullAt retires the fills due by `cycle`, as read() does first, and says whether
+  // every MSHR is still taken (never with timing off or unlimited MSHRs): then a read of a line
+  // the cache does not hold stalls, changing nothing but the stall count, and retries at
+  // fullRetryCycle(). countStalls counts n such stalls in the SM's statistics (the caller counts
+  // them per instruction).
+  bool mshrsFullAt(uint64_t cycle) {
     advanceTo(cycle);
-    if (!timing_ || !mshrsTaken()) return false;
-    if (contains(line)) return false;  // a hit or a merge needs no MSHR
-    retry = stall(inflight_.front().fill, now_, ins).readyCycle;
-    return true;
+    return mshrsFull();
   }
-  // After stallsOnFullMshrs returned true, with nothing else asked of this SM since (so the
-  // cycle is the same and every MSHR still taken): whether a read of `line` would stall too,
-  // counting that stall when it does. Its retry cycle is the one stallsOnFullMshrs gave. (The
-  // warps waiting for a full SM's next fill retry one after another: all but the first usually
-  // stall again.)
-  bool stallsAgainOnFullMshrs(uint64_t line, InstructionStats* ins) {
-    if (contains(line)) return false;
-    countStall(ins);
-    return true;
-  }
+  bool mshrsFull() const { return timing_ && mshrsTaken(); }  // at the SM's current cycle
+  uint64_t fullRetryCycle() const { return std::max(inflight_.front().fill, now_ + 1); }
+  void countStalls(uint64_t n) { stats_.misses.mshr += n; }
+
+  // Lines enter the cache only when installed (a read miss; a store under write-back
+  // write-allocate), so a line that was absent when installs() was n is still absent unless one
+  // of the installs since was of it. installedLine(i) is the line of install i (counted from 0),
+  // kept for the last kInstallLog installs: i in [installs() - kInstallLog, installs()).
+  static constexpr uint32_t kInstallLog = 16;  // a power of two
+  uint64_t installs() const { return installs_; }
+  uint64_t installedLine(uint64_t i) const { return installLog_[i & (kInstallLog - 1)]; }
+
   // A coalesced write request.
   RequestResult write(uint64_t line, uint64_t cycle, InstructionStats* ins = nullptr);
 
@@ -291,6 +291,9 @@ class SmModel {
   uint64_t nextFill_ = ~uint64_t(0);  // inflight_.front().fill, ~0 when empty (one compare per request)
   FlatCounter warpMshrs_;
   Stats stats_;
+  uint64_t installs_ = 0;
+  uint64_t installLog_[kInstallLog] = {};
+  void noteInstall(uint64_t line) { installLog_[installs_++ & (kInstallLog - 1)] = line; }
 };
 
 }  // namespace cltrace::cachesim

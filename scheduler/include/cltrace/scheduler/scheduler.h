@@ -115,6 +115,7 @@ class Scheduler final : public StepSource {
   // warp that has already finished is ignored; a key never handed out throws
   // std::invalid_argument.
   void delayWarp(uint64_t warpKey, uint64_t readyCycle) override;
+  void delayWarps(const uint64_t* warpKeys, size_t count, uint64_t readyCycle) override;
 
   const ScheduleInfo& info() const;
   // At most config.maxDiagnostics entries; diagnosticCount() counts all of them.

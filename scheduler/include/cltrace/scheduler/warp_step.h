@@ -1,6 +1,7 @@
 // The unit the scheduler hands to the cache simulator: one SIMT step of one warp.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -95,6 +96,11 @@ class StepSource {
   // The warp `warpKey` may not issue its next step before `readyCycle` (a miss latency or an
   // MSHR stall). Called after next() returned a step of that warp.
   virtual void delayWarp(uint64_t warpKey, uint64_t readyCycle) = 0;
+  // delayWarp(warpKeys[i], readyCycle) for i = 0 .. count - 1, in that order: warps that find
+  // an SM's MSHRs taken all wait for its next fill, so the simulator delays them together.
+  virtual void delayWarps(const uint64_t* warpKeys, size_t count, uint64_t readyCycle) {
+    for (size_t i = 0; i < count; ++i) delayWarp(warpKeys[i], readyCycle);
+  }
   // How many SMs (0 .. n-1) receive any workgroup; a launch with fewer workgroups than SMs
   // leaves the rest idle. Sources that do not know say UINT32_MAX.
   virtual uint32_t busySms() const { return UINT32_MAX; }
