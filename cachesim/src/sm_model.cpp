@@ -127,9 +127,9 @@ RequestResult SmModel::read(uint64_t line, uint64_t cycle, uint64_t warpKey, Ins
   }
 
   CacheTags::Evicted ev = tags_.install(r.set, way, line, timing_, false);
-  noteInstall(line);
   if (ev.dirty) ++stats_.writeBacks;
   if (timing_) {
+    noteInstall(line);
     uint64_t fill = cycle + sampleLatency();
     tags_.setFillCycle(r.set, way, fill);
     if (fill <= cycle) {
@@ -185,7 +185,7 @@ RequestResult SmModel::write(uint64_t line, uint64_t cycle, InstructionStats* in
     int v = tags_.victim(r.set);
     if (v >= 0) {
       CacheTags::Evicted ev = tags_.install(r.set, v, line, false, true);
-      noteInstall(line);
+      if (timing_) noteInstall(line);
       if (ev.dirty) ++stats_.writeBacks;
     }
   }

@@ -983,7 +983,7 @@ TEST(SmModelTiming, LogsTheLinesItInstalls) {
   EXPECT_EQ(m.installs(), 2u);
   EXPECT_EQ(m.installedLine(0), 7u);
   EXPECT_EQ(m.installedLine(1), 9u);
-  SmModel wb(cfg("gtx480-16k", {"write_policy=write-back", "timing=off"}), 1);
+  SmModel wb(cfg("gtx480-16k", {"write_policy=write-back"}), 1);
   wb.write(5, 0);
   wb.write(5, 1);  // a hit
   wb.read(6, 2, 1);
@@ -991,11 +991,16 @@ TEST(SmModelTiming, LogsTheLinesItInstalls) {
   EXPECT_EQ(wb.installedLine(0), 5u);
   EXPECT_EQ(wb.installedLine(1), 6u);
   // The log keeps the last kInstallLog lines.
-  SmModel big(cfg("gtx480-16k", {"timing=off"}), 1);
+  SmModel big(cfg("gtx480-16k", {"mshrs=0", "mshrs_per_warp=0"}), 1);
   for (uint64_t line = 100; line < 100 + 3 * SmModel::kInstallLog + 5; ++line) big.read(line, 0, 1);
   const uint64_t n = big.installs();
   EXPECT_EQ(n, 3u * SmModel::kInstallLog + 5);
   for (uint64_t i = n - SmModel::kInstallLog; i < n; ++i) EXPECT_EQ(big.installedLine(i), 100 + i);
+  // With timing off nothing stalls, and nothing is logged.
+  SmModel off(cfg("gtx480-16k", {"timing=off", "write_policy=write-back"}), 1);
+  off.read(1, 0, 1);
+  off.write(2, 1);
+  EXPECT_EQ(off.installs(), 0u);
 }
 
 }  // namespace

@@ -224,6 +224,7 @@ class SmModel {
   // write-allocate), so a line that was absent when installs() was n is still absent unless one
   // of the installs since was of it. installedLine(i) is the line of install i (counted from 0),
   // kept for the last kInstallLog installs: i in [installs() - kInstallLog, installs()).
+  // Counted with timing on only (nothing stalls with timing off; the request path stays as it was).
   static constexpr uint32_t kInstallLog = 16;  // a power of two
   uint64_t installs() const { return installs_; }
   uint64_t installedLine(uint64_t i) const { return installLog_[i & (kInstallLog - 1)]; }
