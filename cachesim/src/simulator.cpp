@@ -123,10 +123,11 @@ struct Held {
   Progress progress;
 };
 
-// Held warps by warp key. fresh() asks for every step whether its warp is held and a herd
-// retry for each warp it lets go on, so the usual lookups skip the hash map (whose bucket index
-// costs a division): a direct-mapped index over the keys, and a map only for the keys it could
-// not take, looked up only when it is not empty. The Held records are reused, with their storage.
+// Held warps by warp key. fresh() asks for every step whether its warp is held and every retry
+// taken the full way finds its warp's held step, so the usual lookups skip the hash map (whose
+// bucket index costs a division): a direct-mapped index over the keys, and a map only for the
+// keys it could not take, looked up only when it is not empty. The Held records are reused,
+// with their storage.
 class HeldWarps {
  public:
   bool empty() const { return held_ == 0; }
