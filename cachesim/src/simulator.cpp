@@ -214,11 +214,14 @@ struct Herd {
     const auto [word, bit] = lineBit(line);
     return (lineBits[word] & bit) != 0;
   }
+  void mark(uint64_t line) {
+    const auto [word, bit] = lineBit(line);
+    lineBits[word] |= bit;
+  }
   void add(uint64_t key, uint64_t line, uint32_t instruction) {
     keys.push_back(key);
     members.push_back(Member{line, rounds, instruction});
-    const auto [word, bit] = lineBit(line);
-    lineBits[word] |= bit;
+    mark(line);
   }
   // A herd may never empty (on spmv_csr one lived for 22 000 rounds, members leaving at its
   // head as others joined at its end): once the members that left are half of its storage they
@@ -230,10 +233,7 @@ struct Herd {
     members.erase(members.begin(), members.begin() + static_cast<std::ptrdiff_t>(head));
     head = 0;
     lineBits[0] = lineBits[1] = 0;
-    for (const Member& m : members) {
-      const auto [word, bit] = lineBit(m.line);
-      lineBits[word] |= bit;
-    }
+    for (const Member& m : members) mark(m.line);
   }
   void clear() {
     keys.clear();
