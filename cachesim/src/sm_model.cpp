@@ -185,7 +185,7 @@ RequestResult SmModel::write(uint64_t line, uint64_t cycle, InstructionStats* in
     int v = tags_.victim(r.set);
     if (v >= 0) {
       CacheTags::Evicted ev = tags_.install(r.set, v, line, false, true);
-      if (timing_) noteInstall(line);
+      noteInstall(line);
       if (ev.dirty) ++stats_.writeBacks;
     }
   }

@@ -294,7 +294,9 @@ class SmModel {
   Stats stats_;
   uint64_t installs_ = 0;
   uint64_t installLog_[kInstallLog] = {};
-  void noteInstall(uint64_t line) { installLog_[installs_++ & (kInstallLog - 1)] = line; }
+  void noteInstall(uint64_t line) {
+    if (timing_) installLog_[installs_++ & (kInstallLog - 1)] = line;
+  }
 };
 
 }  // namespace cltrace::cachesim
