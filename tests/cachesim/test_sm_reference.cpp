@@ -1,0 +1,305 @@
+// SmModel against a plain reference model of the same rules (sm_model.h, cache.h), written for
+// clarity rather than speed: ways as a vector per set, misses in flight in an unsorted list,
+// reuse distances from a list of lines, most recent first. Random request streams under random
+// settings must give the same result for every request and the same statistics.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <list>
+#include <string>
+#include <vector>
+
+#include "cltrace/cachesim/config.h"
+#include "cltrace/cachesim/latency.h"
+#include "cltrace/cachesim/reuse_distance.h"
+#include "cltrace/cachesim/rng.h"
+#include "cltrace/cachesim/sm_model.h"
+
+namespace cltrace::cachesim {
+namespace {
+
+constexpr uint64_t kInfinite = ReuseDistanceTracker::kInfinite;
+
+class ReferenceL1 {
+ public:
+  ReferenceL1(const Config& c, uint64_t seed)
+      : c_(c),
+        sets_(c.sets(), std::vector<Way>(c.associativity)),
+        victimRng_(mixSeed(seed, 0x7265706cu)),
+        latencyRng_(mixSeed(seed, 0x6c6174u)),
+        jitter_(c.latencySigma) {}
+
+  RequestResult read(uint64_t line, uint64_t cycle, uint64_t warp) {
+    advance(cycle);
+    cycle = now_;
+    RequestResult r;
+    r.set = static_cast<uint32_t>(line % sets_.size());
+    std::vector<Way>& set = sets_[r.set];
+    if (Way* w = find(set, line)) {
+      use(*w);
+      r.reuseDistance = track(line);
+      ++stats.reads;
+      ++stats.requests;
+      if (!w->pending) {
+        r.outcome = Outcome::Hit;
+        r.readyCycle = cycle + c_.hitLatency;
+        ++stats.readHits;
+      } else {
+        r.outcome = Outcome::LatencyMiss;
+        r.readyCycle = w->fill;
+        ++stats.misses.latency;
+      }
+      return r;
+    }
+    if (c_.timing) {
+      if (c_.mshrs != 0 && inFlight_.size() >= c_.mshrs) return stall(earliest([](const InFlight&) { return true; }), cycle);
+      if (c_.mshrsPerWarp != 0 && mshrsOf(warp) >= c_.mshrsPerWarp)
+        return stall(earliest([warp](const InFlight& f) { return f.warp == warp; }), cycle);
+    }
+    const int v = victim(set);
+    if (v < 0) return stall(earliest([&r](const InFlight& f) { return f.set == r.set; }), cycle);
+    r.reuseDistance = track(line);
+    if (!c_.classify)
+      r.outcome = Outcome::Miss;
+    else if (r.reuseDistance == kInfinite)
+      r.outcome = Outcome::ColdMiss;
+    else if (r.reuseDistance >= c_.lines())
+      r.outcome = Outcome::CapacityMiss;
+    else
+      r.outcome = Outcome::ConflictMiss;
+    ++stats.reads;
+    ++stats.requests;
+    ++stats.readMisses;
+    if (r.outcome == Outcome::ColdMiss) ++stats.misses.cold;
+    if (r.outcome == Outcome::CapacityMiss) ++stats.misses.capacity;
+    if (r.outcome == Outcome::ConflictMiss) ++stats.misses.conflict;
+    Way& w = set[static_cast<size_t>(v)];
+    install(w, line, false);
+    r.readyCycle = cycle;
+    if (c_.timing) {
+      w.fill = cycle + c_.minLatency + jitter_.sample(latencyRng_);
+      r.readyCycle = w.fill;
+      if (w.fill > cycle) {
+        w.pending = true;
+        inFlight_.push_back(InFlight{w.fill, warp, r.set, v});
+      }
+    }
+    return r;
+  }
+
+  RequestResult write(uint64_t line, uint64_t cycle) {
+    advance(cycle);
+    cycle = now_;
+    const bool allocate = c_.writePolicy == WritePolicy::WriteBackAllocate;
+    RequestResult r;
+    r.set = static_cast<uint32_t>(line % sets_.size());
+    r.readyCycle = cycle;
+    ++stats.writes;
+    ++stats.requests;
+    std::vector<Way>& set = sets_[r.set];
+    Way* w = find(set, line);
+    if (allocate) r.reuseDistance = track(line);
+    if (w) {
+      r.outcome = Outcome::WriteHit;
+      ++stats.writeHits;
+      if (allocate) {
+        use(*w);
+        w->dirty = true;
+      }
+      return r;
+    }
+    r.outcome = Outcome::WriteMiss;
+    ++stats.writeMisses;
+    if (allocate) {
+      const int v = victim(set);
+      if (v >= 0) install(set[static_cast<size_t>(v)], line, true);
+    }
+    return r;
+  }
+
+  uint32_t mshrsInUse() const { return static_cast<uint32_t>(inFlight_.size()); }
+  uint32_t mshrsOf(uint64_t warp) const {
+    return static_cast<uint32_t>(std::count_if(inFlight_.begin(), inFlight_.end(), [warp](const InFlight& f) { return f.warp == warp; }));
+  }
+  bool contains(uint64_t line) { return find(sets_[line % sets_.size()], line) != nullptr; }
+
+  Stats stats;
+
+ private:
+  struct Way {
+    bool valid = false;
+    uint64_t line = 0;
+    bool pending = false;
+    bool dirty = false;
+    uint64_t lastUse = 0;
+    uint64_t uses = 0;
+    uint64_t fill = 0;
+  };
+  struct InFlight {
+    uint64_t fill;
+    uint64_t warp;
+    uint32_t set;
+    int way;
+  };
+
+  void advance(uint64_t cycle) {
+    now_ = std::max(now_, cycle);
+    stats.cycles = std::max(stats.cycles, now_);
+    for (auto it = inFlight_.begin(); it != inFlight_.end();) {
+      if (it->fill <= now_) {
+        sets_[it->set][static_cast<size_t>(it->way)].pending = false;
+        it = inFlight_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  static Way* find(std::vector<Way>& set, uint64_t line) {
+    for (Way& w : set)
+      if (w.valid && w.line == line) return &w;
+    return nullptr;
+  }
+  void use(Way& w) {
+    w.lastUse = ++clock_;
+    ++w.uses;
+  }
+  void install(Way& w, uint64_t line, bool dirty) {
+    if (w.valid && w.dirty) ++stats.writeBacks;
+    w = Way{true, line, false, dirty, ++clock_, 1, 0};
+  }
+  // The first invalid way; else by the policy among the ways not in flight; -1 if every way is.
+  int victim(const std::vector<Way>& set) {
+    for (size_t i = 0; i < set.size(); ++i)
+      if (!set[i].valid) return static_cast<int>(i);
+    std::vector<int> free;
+    for (size_t i = 0; i < set.size(); ++i)
+      if (!set[i].pending) free.push_back(static_cast<int>(i));
+    if (free.empty()) return -1;
+    if (c_.replacement == Replacement::Random) return free[victimRng_.below(free.size())];
+    int best = free[0];
+    for (int i : free) {
+      const Way& a = set[static_cast<size_t>(i)];
+      const Way& b = set[static_cast<size_t>(best)];
+      bool better = false;
+      switch (c_.replacement) {
+        case Replacement::LRU: better = a.lastUse < b.lastUse; break;
+        case Replacement::MRU: better = a.lastUse > b.lastUse; break;
+        case Replacement::LFU: better = a.uses < b.uses || (a.uses == b.uses && a.lastUse < b.lastUse); break;
+        case Replacement::MFU: better = a.uses > b.uses || (a.uses == b.uses && a.lastUse < b.lastUse); break;
+        case Replacement::Random: break;
+      }
+      if (better) best = i;
+    }
+    return best;
+  }
+  template <typename Pred>
+  uint64_t earliest(Pred pred) const {
+    uint64_t e = ~uint64_t(0);
+    for (const InFlight& f : inFlight_)
+      if (pred(f)) e = std::min(e, f.fill);
+    return e;
+  }
+  RequestResult stall(uint64_t retry, uint64_t cycle) {
+    ++stats.misses.mshr;
+    RequestResult r;
+    r.outcome = Outcome::MshrStall;
+    r.readyCycle = std::max(retry, cycle + 1);
+    return r;
+  }
+  uint64_t track(uint64_t line) {
+    if (!c_.classify) return kInfinite;
+    uint64_t depth = 0;
+    for (auto it = stack_.begin(); it != stack_.end(); ++it, ++depth)
+      if (*it == line) {
+        stack_.erase(it);
+        stack_.push_front(line);
+        stats.reuse.addDistance(depth);
+        return depth;
+      }
+    stack_.push_front(line);
+    ++stats.reuse.cold;
+    return kInfinite;
+  }
+
+  const Config& c_;
+  std::vector<std::vector<Way>> sets_;
+  std::list<InFlight> inFlight_;
+  std::list<uint64_t> stack_;  // lines, most recently used first
+  uint64_t now_ = 0;
+  uint64_t clock_ = 0;
+  Rng victimRng_;
+  Rng latencyRng_;
+  LatencyJitter jitter_;
+};
+
+std::string describe(const RequestResult& r) {
+  return std::string(toString(r.outcome)) + " ready " + std::to_string(r.readyCycle) + " distance " +
+         std::to_string(r.reuseDistance) + " set " + std::to_string(r.set);
+}
+
+TEST(SmModelReference, RandomRequestsUnderRandomSettingsMatchThePlainModel) {
+  const char* policies[] = {"lru", "lfu", "mfu", "mru", "random"};
+  uint64_t kinds[10] = {};  // outcomes seen over all trials, by Outcome
+  for (uint64_t trial = 0; trial < 300; ++trial) {
+    Rng pick(trial * 104729 + 7);
+    const uint32_t ways = 1u << pick.below(4), sets = 1u << pick.below(4);
+    std::vector<std::string> keys = {"set_index=linear", "associativity=" + std::to_string(ways),
+                                     "size=" + std::to_string(128u * ways * sets),
+                                     std::string("replacement=") + policies[pick.below(5)],
+                                     "mshrs=" + std::to_string(pick.below(9)),
+                                     "mshrs_per_warp=" + std::to_string(pick.below(5)),
+                                     "min_latency=" + std::to_string(pick.below(3) == 0 ? 0 : pick.below(60)),
+                                     "latency_sigma=" + std::string(pick.below(3) == 0 ? "0" : pick.below(2) ? "3" : "30"),
+                                     "hit_latency=" + std::to_string(pick.below(3))};
+    if (pick.below(2)) keys.push_back("write_policy=write-back");
+    if (pick.below(4) == 0) keys.push_back("timing=off");
+    if (pick.below(5) == 0) keys.push_back("classify=off");
+    std::string described;
+    for (const std::string& k : keys) described += " " + k;
+    SCOPED_TRACE("trial " + std::to_string(trial) + ":" + described);
+    const Config config = loadConfig("gtx480-16k", keys);
+    SmModel model(config, trial);
+    ReferenceL1 ref(config, trial);
+    const uint64_t footprint = uint64_t(ways) * sets * 3;
+    uint64_t cycle = 0;
+    for (int i = 0; i < 3000; ++i) {
+      cycle = pick.below(20) == 0 ? cycle - std::min<uint64_t>(cycle, pick.below(10)) : cycle + pick.below(4);
+      const uint64_t line = pick.below(footprint), warp = pick.below(6);
+      const bool isRead = pick.below(4) != 0;
+      const RequestResult got = isRead ? model.read(line, cycle, warp) : model.write(line, cycle);
+      const RequestResult want = isRead ? ref.read(line, cycle, warp) : ref.write(line, cycle);
+      ASSERT_EQ(describe(got), describe(want)) << "request " << i << (isRead ? " read" : " write") << " of line "
+                                               << line << " by warp " << warp << " at cycle " << cycle;
+      ++kinds[static_cast<size_t>(got.outcome)];
+      ASSERT_EQ(model.mshrsInUse(), ref.mshrsInUse()) << "request " << i;
+      ASSERT_EQ(model.mshrsInUse(warp), ref.mshrsOf(warp)) << "request " << i;
+      const uint64_t probe = pick.below(footprint);
+      ASSERT_EQ(model.contains(probe), ref.contains(probe)) << "request " << i << " line " << probe;
+    }
+    const Stats& a = model.stats();
+    const Stats& b = ref.stats;
+    EXPECT_EQ(a.reads, b.reads);
+    EXPECT_EQ(a.readHits, b.readHits);
+    EXPECT_EQ(a.readMisses, b.readMisses);
+    EXPECT_EQ(a.writes, b.writes);
+    EXPECT_EQ(a.writeHits, b.writeHits);
+    EXPECT_EQ(a.writeMisses, b.writeMisses);
+    EXPECT_EQ(a.writeBacks, b.writeBacks);
+    EXPECT_EQ(a.requests, b.requests);
+    EXPECT_EQ(a.misses.cold, b.misses.cold);
+    EXPECT_EQ(a.misses.capacity, b.misses.capacity);
+    EXPECT_EQ(a.misses.conflict, b.misses.conflict);
+    EXPECT_EQ(a.misses.latency, b.misses.latency);
+    EXPECT_EQ(a.misses.mshr, b.misses.mshr);
+    EXPECT_EQ(a.cycles, b.cycles);
+    EXPECT_EQ(a.reuse.cold, b.reuse.cold);
+    EXPECT_EQ(a.reuse.buckets, b.reuse.buckets);
+  }
+  // Every outcome a request can have came up.
+  for (Outcome o : {Outcome::Hit, Outcome::Miss, Outcome::ColdMiss, Outcome::CapacityMiss, Outcome::ConflictMiss,
+                    Outcome::LatencyMiss, Outcome::MshrStall, Outcome::WriteHit, Outcome::WriteMiss})
+    EXPECT_GT(kinds[static_cast<size_t>(o)], 0u) << toString(o);
+}
+
+}  // namespace
+}  // namespace cltrace::cachesim
