@@ -1,11 +1,15 @@
 // SmModel against a plain reference model of the same rules (sm_model.h, cache.h), written for
 // clarity rather than speed: ways as a vector per set, misses in flight in an unsorted list,
 // reuse distances from a list of lines, most recent first. Random request streams under random
-// settings must give the same result for every request and the same statistics.
+// settings must give the same result for every request and the same statistics. With timing off
+// the whole Simulator is held to it too: the steps it was given, coalesced by the definition
+// (coalescer.h) and sent to one reference model per SM.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <list>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,7 +17,9 @@
 #include "cltrace/cachesim/latency.h"
 #include "cltrace/cachesim/reuse_distance.h"
 #include "cltrace/cachesim/rng.h"
+#include "cltrace/cachesim/simulator.h"
 #include "cltrace/cachesim/sm_model.h"
+#include "fake_step_source.h"
 
 namespace cltrace::cachesim {
 namespace {
@@ -299,6 +305,186 @@ TEST(SmModelReference, RandomRequestsUnderRandomSettingsMatchThePlainModel) {
   for (Outcome o : {Outcome::Hit, Outcome::Miss, Outcome::ColdMiss, Outcome::CapacityMiss, Outcome::ConflictMiss,
                     Outcome::LatencyMiss, Outcome::MshrStall, Outcome::WriteHit, Outcome::WriteMiss})
     EXPECT_GT(kinds[static_cast<size_t>(o)], 0u) << toString(o);
+}
+
+// The steps a source hands out, in order.
+class Recording : public sched::StepSource {
+ public:
+  explicit Recording(sched::StepSource& inner) : inner_(inner) {}
+  bool next(sched::WarpStep& out) override {
+    if (!inner_.next(out)) return false;
+    steps.push_back(out);
+    return true;
+  }
+  void delayWarp(uint64_t warpKey, uint64_t readyCycle) override { inner_.delayWarp(warpKey, readyCycle); }
+  std::vector<sched::WarpStep> steps;
+
+ private:
+  sched::StepSource& inner_;
+};
+
+// The distinct lines the lanes touch, in the order they first touch them (an access of size 0
+// touches one byte).
+std::vector<uint64_t> linesOf(const sched::WarpStep& st, uint32_t lineSize) {
+  std::vector<uint64_t> lines;
+  for (const sched::LaneAccess& lane : st.lanes) {
+    const uint64_t last = lane.address + std::max<uint32_t>(lane.size, 1) - 1;
+    for (uint64_t line = lane.address / lineSize; line <= last / lineSize; ++line)
+      if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(line);
+  }
+  return lines;
+}
+
+TEST(SimulatorReference, TimingOffRunsMatchThePlainModelStepByStep) {
+  const char* policies[] = {"lru", "lfu", "mfu", "mru", "random"};
+  const AccessKind kinds[] = {AccessKind::Load, AccessKind::Load,   AccessKind::Load,         AccessKind::Store,
+                              AccessKind::Store, AccessKind::Atomic, AccessKind::ConstantLoad, AccessKind::Barrier,
+                              AccessKind::Fence};
+  const uint32_t sizes[] = {1, 2, 4, 4, 4, 8, 16, 0, 300};
+  uint64_t boundsNoted = 0, multiLine = 0;
+  for (uint64_t trial = 0; trial < 150; ++trial) {
+    Rng pick(trial * 15485863 + 3);
+    const uint32_t ways = 1u << pick.below(4), sets = 1u << pick.below(4), sms = 1 + static_cast<uint32_t>(pick.below(3));
+    const bool all = pick.below(2) == 0;
+    const uint32_t reportedSm = static_cast<uint32_t>(pick.below(sms));
+    std::vector<std::string> keys = {"set_index=linear", "timing=off", "associativity=" + std::to_string(ways),
+                                     "size=" + std::to_string(128u * ways * sets),
+                                     std::string("replacement=") + policies[pick.below(5)],
+                                     all ? std::string("sm=all") : "sm=" + std::to_string(reportedSm)};
+    if (pick.below(2)) keys.push_back("write_policy=write-back");
+    if (pick.below(5) == 0) keys.push_back("classify=off");
+    std::string described;
+    for (const std::string& k : keys) described += " " + k;
+    SCOPED_TRACE("trial " + std::to_string(trial) + ":" + described + " on " + std::to_string(sms) + " SMs");
+    const Config config = loadConfig("gtx480-16k", keys);
+
+    testing::FakeStepSource src;
+    const uint64_t footprint = uint64_t(ways) * sets * 3 * 128;
+    for (uint64_t w = 0, warps = 2 + pick.below(12); w < warps; ++w) {
+      std::vector<sched::WarpStep> steps;
+      for (uint64_t i = 0, n = 1 + pick.below(20); i < n; ++i) {
+        const AccessKind kind = kinds[pick.below(9)];
+        sched::WarpStep st;
+        st.kind = kind;
+        st.instruction = static_cast<uint32_t>(pick.below(6) * 10);
+        const uint64_t base = pick.below(footprint), stride = pick.below(3) == 0 ? pick.below(300) : 4;
+        const uint32_t lanes = kind == AccessKind::Barrier || kind == AccessKind::Fence ? 0 : 1 + static_cast<uint32_t>(pick.below(32));
+        for (uint32_t l = 0; l < lanes; ++l) {
+          const uint64_t address = pick.below(8) == 0 ? pick.below(footprint) : base + l * stride;
+          st.lanes.push_back(sched::LaneAccess{l, sizes[pick.below(9)], address});
+        }
+        if (pick.below(2) == 0) {  // bounds noted by the source, as the scheduler does
+          sched::LaneBounds b;
+          for (const sched::LaneAccess& lane : st.lanes) b.add(lane.address, lane.size);
+          st.bounds = b;
+          st.hasBounds = true;
+          ++boundsNoted;
+        }
+        multiLine += linesOf(st, 128).size() > 1;
+        steps.push_back(st);
+      }
+      src.addWarp(static_cast<uint32_t>(w % sms), w, steps);
+    }
+    Recording recording(src);
+    Simulator sim(config);
+    const Stats got = sim.run(recording, trial);
+
+    // The reference: each reported SM's steps, in the order given, through its own model.
+    std::map<uint32_t, std::unique_ptr<ReferenceL1>> models;
+    std::map<uint32_t, InstructionStats> ins;
+    Stats want;
+    for (const sched::WarpStep& st : recording.steps) {
+      if (!all && st.sm != reportedSm) continue;
+      std::unique_ptr<ReferenceL1>& m = models[st.sm];
+      if (!m) m = std::make_unique<ReferenceL1>(config, mixSeed(trial, st.sm));
+      InstructionStats& is = ins[st.instruction];
+      is.instruction = st.instruction;
+      ++want.steps;
+      ++is.steps;
+      if (st.kind == AccessKind::Load || st.kind == AccessKind::Store) {
+        want.requestsBeforeCoalescing += st.lanes.size();
+        is.requestsBeforeCoalescing += st.lanes.size();
+      }
+      const std::vector<uint64_t> lines = linesOf(st, 128);
+      switch (st.kind) {
+        case AccessKind::Load:
+        case AccessKind::Store:
+          for (uint64_t line : lines) {
+            const RequestResult r = st.kind == AccessKind::Load ? m->read(line, st.cycle, st.warpKey) : m->write(line, st.cycle);
+            ++is.requests;
+            if (st.kind == AccessKind::Store) {
+              ++is.writes;
+              is.writeMisses += r.outcome == Outcome::WriteMiss;
+              continue;
+            }
+            ++is.reads;
+            is.readHits += r.outcome == Outcome::Hit;
+            is.readMisses += isReadMiss(r.outcome);
+            is.misses.cold += r.outcome == Outcome::ColdMiss;
+            is.misses.capacity += r.outcome == Outcome::CapacityMiss;
+            is.misses.conflict += r.outcome == Outcome::ConflictMiss;
+          }
+          break;
+        case AccessKind::Atomic:
+          want.atomics += lines.size();
+          is.atomics += lines.size();
+          break;
+        case AccessKind::ConstantLoad:
+          want.constantLoads += lines.size();
+          is.constantLoads += lines.size();
+          break;
+        case AccessKind::Barrier: ++want.barriers; break;
+        case AccessKind::Fence: ++want.fences; break;
+      }
+    }
+    for (const auto& [sm, m] : models) {
+      Stats s = m->stats;
+      s.steps = s.barriers = s.fences = 0;  // counted above
+      want.merge(s);
+    }
+    EXPECT_EQ(got.steps, want.steps);
+    EXPECT_EQ(got.requestsBeforeCoalescing, want.requestsBeforeCoalescing);
+    EXPECT_EQ(got.requests, want.requests);
+    EXPECT_EQ(got.reads, want.reads);
+    EXPECT_EQ(got.readHits, want.readHits);
+    EXPECT_EQ(got.readMisses, want.readMisses);
+    EXPECT_EQ(got.writes, want.writes);
+    EXPECT_EQ(got.writeHits, want.writeHits);
+    EXPECT_EQ(got.writeMisses, want.writeMisses);
+    EXPECT_EQ(got.writeBacks, want.writeBacks);
+    EXPECT_EQ(got.atomics, want.atomics);
+    EXPECT_EQ(got.constantLoads, want.constantLoads);
+    EXPECT_EQ(got.barriers, want.barriers);
+    EXPECT_EQ(got.fences, want.fences);
+    EXPECT_EQ(got.cycles, want.cycles);
+    EXPECT_EQ(got.misses.cold, want.misses.cold);
+    EXPECT_EQ(got.misses.capacity, want.misses.capacity);
+    EXPECT_EQ(got.misses.conflict, want.misses.conflict);
+    EXPECT_EQ(got.reuse.cold, want.reuse.cold);
+    EXPECT_EQ(got.reuse.buckets, want.reuse.buckets);
+    ASSERT_EQ(got.perInstruction.size(), ins.size());
+    size_t k = 0;
+    for (const auto& [id, w] : ins) {
+      const InstructionStats& g = got.perInstruction[k++];
+      SCOPED_TRACE("instruction " + std::to_string(id));
+      EXPECT_EQ(g.instruction, w.instruction);
+      EXPECT_EQ(g.steps, w.steps);
+      EXPECT_EQ(g.requestsBeforeCoalescing, w.requestsBeforeCoalescing);
+      EXPECT_EQ(g.requests, w.requests);
+      EXPECT_EQ(g.reads, w.reads);
+      EXPECT_EQ(g.readHits, w.readHits);
+      EXPECT_EQ(g.readMisses, w.readMisses);
+      EXPECT_EQ(g.writes, w.writes);
+      EXPECT_EQ(g.writeMisses, w.writeMisses);
+      EXPECT_EQ(g.atomics, w.atomics);
+      EXPECT_EQ(g.constantLoads, w.constantLoads);
+      EXPECT_EQ(g.misses.cold, w.misses.cold);
+      EXPECT_EQ(g.misses.capacity, w.misses.capacity);
+      EXPECT_EQ(g.misses.conflict, w.misses.conflict);
+    }
+  }
+  EXPECT_GT(boundsNoted, 1000u);  // both the noted bounds and the lanes' own were taken
+  EXPECT_GT(multiLine, 1000u);    // and many steps touched several lines
 }
 
 }  // namespace

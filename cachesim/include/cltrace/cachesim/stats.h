@@ -106,7 +106,7 @@ struct Stats {
   uint64_t constantLoads = 0;  // constant-space requests after coalescing; constant cache, not L1
   uint64_t barriers = 0;     // barrier steps
   uint64_t fences = 0;       // fence steps
-  uint64_t cycles = 0;       // last cycle the simulator processed (0 with timing off)
+  uint64_t cycles = 0;       // last cycle the simulator processed (with timing off: the last issue cycle)
   MissCounts misses;
   ReuseHistogram reuse;
   std::vector<InstructionStats> perInstruction;  // ascending instruction id
