@@ -1,16 +1,21 @@
 // SmModel against a plain reference model of the same rules (sm_model.h, cache.h), written for
 // clarity rather than speed: ways as a vector per set, misses in flight in an unsorted list,
 // reuse distances from a list of lines, most recent first. Random request streams under random
-// settings must give the same result for every request and the same statistics. With timing off
-// the whole Simulator is held to it too: the steps it was given, coalesced by the definition
-// (coalescer.h) and sent to one reference model per SM.
+// settings must give the same result for every request and the same statistics. The whole
+// Simulator is held to it too: with timing off, the steps it was given, coalesced by the
+// definition (coalescer.h) and sent to one reference model per SM; with timing on, a plain
+// run of the documented retry rules (an ordered set for the retry queue, a map of held warps,
+// no herds, no fast paths) over the same models, against the same scheduler.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <deque>
 #include <list>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cltrace/cachesim/config.h"
@@ -485,6 +490,330 @@ TEST(SimulatorReference, TimingOffRunsMatchThePlainModelStepByStep) {
   }
   EXPECT_GT(boundsNoted, 1000u);  // both the noted bounds and the lanes' own were taken
   EXPECT_GT(multiLine, 1000u);    // and many steps touched several lines
+}
+
+// The Simulator's rules with timing on (docs/cachesim.md, "Timing model"), plainly: every
+// retry an entry of its own in an ordered set, held warps in a map, the lines of every step
+// listed by the definition.
+class ReferenceRun {
+ public:
+  ReferenceRun(const Config& config, uint64_t seed, bool all, uint32_t reportedSm)
+      : config_(config), seed_(seed), all_(all), reportedSm_(reportedSm) {}
+
+  void execute(sched::StepSource& source) {
+    sched::WarpStep buf;
+    bool have = false, exhausted = false;
+    for (;;) {
+      if (!have && !exhausted) {
+        if (queue_.empty()) {
+          have = source.next(buf);
+          exhausted = !have;
+        } else {
+          const Retry& r = *queue_.begin();
+          const sched::NextStep n = source.nextBefore(buf, std::get<0>(r), std::get<1>(r));
+          have = n == sched::NextStep::Issued;
+          exhausted = n == sched::NextStep::Finished;
+        }
+      }
+      bool askAgain = false;
+      while (!queue_.empty()) {
+        const Retry r = *queue_.begin();
+        if (have && sched::issuesBefore(buf.cycle, buf.sm, std::get<0>(r), std::get<1>(r))) break;
+        queue_.erase(queue_.begin());
+        replay(std::get<0>(r), std::get<3>(r), source, have ? &buf : nullptr, have);
+        if (!have && !exhausted) {
+          askAgain = true;
+          break;
+        }
+      }
+      if (askAgain) continue;
+      if (!have) break;
+      fresh(buf, source);
+      have = false;
+    }
+  }
+
+  bool reported(uint32_t sm) const { return all_ || sm == reportedSm_; }
+  std::map<uint32_t, std::unique_ptr<ReferenceL1>> models;
+  std::map<uint32_t, InstructionStats> instructions;  // of the reported SMs
+  Stats counted;                                       // steps, kinds and lanes of the reported SMs
+
+ private:
+  using Retry = std::tuple<uint64_t, uint32_t, uint64_t, uint64_t>;  // cycle, SM, order, warp key
+  struct Progress {
+    bool started = false;
+    std::vector<uint64_t> lines;
+    size_t next = 0;
+    uint64_t ready = 0;
+  };
+  struct Held {
+    std::deque<sched::WarpStep> steps;
+    Progress progress;
+  };
+
+  ReferenceL1& model(uint32_t sm) {
+    std::unique_ptr<ReferenceL1>& m = models[sm];
+    if (!m) {
+      configs_.push_back(std::make_unique<Config>(config_));
+      if (!reported(sm)) configs_.back()->classify = false;
+      m = std::make_unique<ReferenceL1>(*configs_.back(), mixSeed(seed_, sm));
+    }
+    return *m;
+  }
+
+  bool process(const sched::WarpStep& st, uint64_t cycle, Progress& p, uint64_t& until) {
+    ReferenceL1& m = model(st.sm);
+    InstructionStats scratch;
+    InstructionStats& ins = reported(st.sm) ? instructions[st.instruction] : scratch;
+    Stats& c = reported(st.sm) ? counted : scratchStats_;
+    ins.instruction = st.instruction;
+    if (!p.started) {
+      p.started = true;
+      p.ready = cycle;
+      ++c.steps;
+      ++ins.steps;
+      if (st.kind == AccessKind::Load || st.kind == AccessKind::Store) {
+        c.requestsBeforeCoalescing += st.lanes.size();
+        ins.requestsBeforeCoalescing += st.lanes.size();
+      }
+      p.lines = linesOf(st, config_.lineSize);
+    }
+    switch (st.kind) {
+      case AccessKind::Load:
+        for (; p.next < p.lines.size(); ++p.next) {
+          const RequestResult r = m.read(p.lines[p.next], cycle, st.warpKey);
+          if (r.outcome == Outcome::MshrStall) {
+            ++ins.misses.mshr;
+            until = r.readyCycle;
+            return false;
+          }
+          ++ins.reads;
+          ++ins.requests;
+          ins.readHits += r.outcome == Outcome::Hit;
+          ins.readMisses += isReadMiss(r.outcome);
+          ins.misses.cold += r.outcome == Outcome::ColdMiss;
+          ins.misses.capacity += r.outcome == Outcome::CapacityMiss;
+          ins.misses.conflict += r.outcome == Outcome::ConflictMiss;
+          ins.misses.latency += r.outcome == Outcome::LatencyMiss;
+          p.ready = std::max(p.ready, r.readyCycle);
+        }
+        until = p.ready;
+        return true;
+      case AccessKind::Store:
+        for (uint64_t line : p.lines) {
+          ++ins.writes;
+          ++ins.requests;
+          ins.writeMisses += m.write(line, cycle).outcome == Outcome::WriteMiss;
+        }
+        break;
+      case AccessKind::Atomic:
+        c.atomics += p.lines.size();
+        ins.atomics += p.lines.size();
+        break;
+      case AccessKind::ConstantLoad:
+        c.constantLoads += p.lines.size();
+        ins.constantLoads += p.lines.size();
+        break;
+      case AccessKind::Barrier: ++c.barriers; break;
+      case AccessKind::Fence: ++c.fences; break;
+    }
+    until = cycle;
+    return true;
+  }
+
+  void queue(uint64_t cycle, uint32_t sm, uint64_t key) { queue_.insert(Retry{cycle, sm, order_++, key}); }
+  static void delay(sched::StepSource& source, uint64_t key, uint64_t cycle, uint64_t ready) {
+    if (ready > cycle + 1) source.delayWarp(key, ready);
+  }
+
+  void fresh(const sched::WarpStep& st, sched::StepSource& source) {
+    if (auto it = held_.find(st.warpKey); it != held_.end()) {
+      it->second.steps.push_back(st);
+      return;
+    }
+    Progress p;
+    uint64_t until = 0;
+    if (process(st, st.cycle, p, until)) {
+      delay(source, st.warpKey, st.cycle, until);
+      return;
+    }
+    held_[st.warpKey] = Held{{st}, p};
+    queue(until, st.sm, st.warpKey);
+    source.delayWarp(st.warpKey, until + 1);
+  }
+
+  void replay(uint64_t cycle, uint64_t key, sched::StepSource& source, sched::WarpStep* peeked, bool& have) {
+    auto it = held_.find(key);
+    if (it == held_.end()) return;
+    Held& h = it->second;
+    const sched::WarpStep st = h.steps.front();
+    uint64_t until = 0;
+    if (!process(st, cycle, h.progress, until)) {
+      queue(until, st.sm, key);
+      source.delayWarp(key, until + 1);
+      return;
+    }
+    h.steps.pop_front();
+    h.progress = Progress{};
+    const uint64_t next = std::max(until, cycle + 1);
+    if (!h.steps.empty()) {
+      queue(next, h.steps.front().sm, key);
+      delay(source, key, cycle, next + 1);
+      return;
+    }
+    held_.erase(it);
+    delay(source, key, cycle, until);
+    if (peeked && peeked->warpKey == key && peeked->cycle < next) {  // it waits until the warp is ready
+      held_[key] = Held{{*peeked}, Progress{}};
+      queue(next, peeked->sm, key);
+      have = false;
+    }
+  }
+
+  const Config& config_;
+  uint64_t seed_;
+  bool all_;
+  uint32_t reportedSm_;
+  std::vector<std::unique_ptr<Config>> configs_;
+  std::set<Retry> queue_;
+  uint64_t order_ = 0;
+  std::map<uint64_t, Held> held_;
+  Stats scratchStats_;
+};
+
+// Random warps of every kind of step on `sms` SMs, the same for the same seed.
+void addRandomSteps(testing::FakeStepSource& src, uint64_t seed, uint32_t sms, uint64_t footprint) {
+  const AccessKind kinds[] = {AccessKind::Load, AccessKind::Load,   AccessKind::Load,         AccessKind::Load,
+                              AccessKind::Store, AccessKind::Atomic, AccessKind::ConstantLoad, AccessKind::Barrier,
+                              AccessKind::Fence};
+  const uint32_t sizes[] = {1, 2, 4, 4, 4, 8, 16, 0, 300};
+  Rng pick(seed);
+  for (uint64_t w = 0, warps = 4 + pick.below(36); w < warps; ++w) {
+    std::vector<sched::WarpStep> steps;
+    for (uint64_t i = 0, n = 1 + pick.below(12); i < n; ++i) {
+      sched::WarpStep st;
+      st.kind = kinds[pick.below(9)];
+      st.instruction = static_cast<uint32_t>(pick.below(6) * 10);
+      const uint64_t base = pick.below(footprint), stride = pick.below(2) == 0 ? 128 * pick.below(3) : 4;
+      const uint32_t lanes =
+          st.kind == AccessKind::Barrier || st.kind == AccessKind::Fence ? 0 : 1 + static_cast<uint32_t>(pick.below(32));
+      for (uint32_t l = 0; l < lanes; ++l)
+        st.lanes.push_back(sched::LaneAccess{l, sizes[pick.below(9)], pick.below(8) == 0 ? pick.below(footprint) : base + l * stride});
+      if (pick.below(2) == 0) {
+        sched::LaneBounds b;
+        for (const sched::LaneAccess& lane : st.lanes) b.add(lane.address, lane.size);
+        st.bounds = b;
+        st.hasBounds = true;
+      }
+      steps.push_back(st);
+    }
+    src.addWarp(static_cast<uint32_t>(w % sms), w, steps);
+  }
+}
+
+TEST(SimulatorReference, TimingOnRunsFollowThePlainRetryRules) {
+  const char* policies[] = {"lru", "lfu", "mfu", "mru", "random"};
+  uint64_t stalls = 0, latencyMisses = 0;
+  for (uint64_t trial = 0; trial < 200; ++trial) {
+    Rng pick(trial * 32452843 + 5);
+    const uint32_t ways = 1u << pick.below(4), sets = 1u << pick.below(4), sms = 1 + static_cast<uint32_t>(pick.below(3));
+    const bool all = pick.below(2) == 0;
+    const uint32_t reportedSm = static_cast<uint32_t>(pick.below(sms));
+    std::vector<std::string> keys = {"set_index=linear", "associativity=" + std::to_string(ways),
+                                     "size=" + std::to_string(128u * ways * sets),
+                                     std::string("replacement=") + policies[pick.below(5)],
+                                     all ? std::string("sm=all") : "sm=" + std::to_string(reportedSm),
+                                     "mshrs=" + std::to_string(pick.below(12)),
+                                     "mshrs_per_warp=" + std::to_string(pick.below(5)),
+                                     "min_latency=" + std::to_string(pick.below(4) == 0 ? pick.below(3) : pick.below(300)),
+                                     "latency_sigma=" + std::to_string(pick.below(3) == 0 ? 0 : pick.below(60)),
+                                     "hit_latency=" + std::to_string(pick.below(3))};
+    if (pick.below(2)) keys.push_back("write_policy=write-back");
+    if (pick.below(5) == 0) keys.push_back("classify=off");
+    const bool holdsBack = pick.below(3) != 0;
+    std::string described;
+    for (const std::string& k : keys) described += " " + k;
+    SCOPED_TRACE("trial " + std::to_string(trial) + ":" + described + " on " + std::to_string(sms) + " SMs" +
+                 (holdsBack ? "" : ", a source that cannot hold back"));
+    const Config config = loadConfig("gtx480-16k", keys);
+    const uint64_t footprint = uint64_t(ways) * sets * 3 * 128;
+
+    testing::FakeStepSource refSource;
+    addRandomSteps(refSource, trial, sms, footprint);
+    ReferenceRun ref(config, trial, all, reportedSm);
+    testing::CannotHoldBack refOrder(refSource);
+    if (holdsBack)
+      ref.execute(refSource);
+    else
+      ref.execute(refOrder);
+    Stats want = ref.counted;
+    for (const auto& [sm, m] : ref.models) {
+      if (!ref.reported(sm)) continue;
+      Stats s = m->stats;
+      s.steps = s.barriers = s.fences = 0;  // counted by the run
+      want.merge(s);
+    }
+    stalls += want.misses.mshr;
+    latencyMisses += want.misses.latency;
+
+    for (int observed = 0; observed < 2; ++observed) {  // herds, and every retry the full way
+      SCOPED_TRACE(observed ? "with a request callback" : "without a request callback");
+      testing::FakeStepSource src;
+      addRandomSteps(src, trial, sms, footprint);
+      Simulator sim(config);
+      if (observed) sim.setRequestCallback([](const RequestEvent&) {});
+      testing::CannotHoldBack order(src);
+      const Stats got = holdsBack ? sim.run(src, trial) : sim.run(order, trial);
+      ASSERT_EQ(src.delays, refSource.delays);
+      ASSERT_EQ(src.issued.size(), refSource.issued.size());
+      EXPECT_EQ(got.steps, want.steps);
+      EXPECT_EQ(got.requestsBeforeCoalescing, want.requestsBeforeCoalescing);
+      EXPECT_EQ(got.requests, want.requests);
+      EXPECT_EQ(got.reads, want.reads);
+      EXPECT_EQ(got.readHits, want.readHits);
+      EXPECT_EQ(got.readMisses, want.readMisses);
+      EXPECT_EQ(got.writes, want.writes);
+      EXPECT_EQ(got.writeHits, want.writeHits);
+      EXPECT_EQ(got.writeMisses, want.writeMisses);
+      EXPECT_EQ(got.writeBacks, want.writeBacks);
+      EXPECT_EQ(got.atomics, want.atomics);
+      EXPECT_EQ(got.constantLoads, want.constantLoads);
+      EXPECT_EQ(got.barriers, want.barriers);
+      EXPECT_EQ(got.fences, want.fences);
+      EXPECT_EQ(got.cycles, want.cycles);
+      EXPECT_EQ(got.misses.cold, want.misses.cold);
+      EXPECT_EQ(got.misses.capacity, want.misses.capacity);
+      EXPECT_EQ(got.misses.conflict, want.misses.conflict);
+      EXPECT_EQ(got.misses.latency, want.misses.latency);
+      EXPECT_EQ(got.misses.mshr, want.misses.mshr);
+      EXPECT_EQ(got.reuse.cold, want.reuse.cold);
+      EXPECT_EQ(got.reuse.buckets, want.reuse.buckets);
+      ASSERT_EQ(got.perInstruction.size(), ref.instructions.size());
+      size_t k = 0;
+      for (const auto& [id, w] : ref.instructions) {
+        const InstructionStats& g = got.perInstruction[k++];
+        SCOPED_TRACE("instruction " + std::to_string(id));
+        EXPECT_EQ(g.instruction, w.instruction);
+        EXPECT_EQ(g.steps, w.steps);
+        EXPECT_EQ(g.requestsBeforeCoalescing, w.requestsBeforeCoalescing);
+        EXPECT_EQ(g.requests, w.requests);
+        EXPECT_EQ(g.reads, w.reads);
+        EXPECT_EQ(g.readHits, w.readHits);
+        EXPECT_EQ(g.readMisses, w.readMisses);
+        EXPECT_EQ(g.writes, w.writes);
+        EXPECT_EQ(g.writeMisses, w.writeMisses);
+        EXPECT_EQ(g.atomics, w.atomics);
+        EXPECT_EQ(g.constantLoads, w.constantLoads);
+        EXPECT_EQ(g.misses.cold, w.misses.cold);
+        EXPECT_EQ(g.misses.capacity, w.misses.capacity);
+        EXPECT_EQ(g.misses.conflict, w.misses.conflict);
+        EXPECT_EQ(g.misses.latency, w.misses.latency);
+        EXPECT_EQ(g.misses.mshr, w.misses.mshr);
+      }
+    }
+  }
+  EXPECT_GT(stalls, 10000u);  // the settings make warps wait for MSHRs and for lines in flight
+  EXPECT_GT(latencyMisses, 1000u);
 }
 
 }  // namespace
