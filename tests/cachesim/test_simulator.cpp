@@ -9,6 +9,7 @@
 
 #include "cltrace/cachesim/simulator.h"
 #include "fake_step_source.h"
+#include "same_stats.h"
 
 namespace cltrace::cachesim {
 namespace {
@@ -469,7 +470,8 @@ TEST(Mshr, ARetryOnAFullSmMergesIntoALineAnotherRetryPutInFlight) {
 // scheduler. The settings cover: few MSHRs and lines shared between warps (a member whose line
 // another member put in flight merges, splitting its herd); many MSHRs and many lines (more
 // installs between rounds than the log keeps, so every member's line is looked up); retries
-// beyond the replay queue's calendar window (herds kept in its heap).
+// beyond the replay queue's calendar window (herds kept in its heap). test_sm_reference.cpp runs
+// both ways over random settings against a plain model of the rules.
 TEST(Mshr, RetriesGiveTheSameRunWithAndWithoutARequestCallback) {
   struct Setting {
     std::vector<std::string> keys;
@@ -502,106 +504,12 @@ TEST(Mshr, RetriesGiveTheSameRunWithAndWithoutARequestCallback) {
         stats[observed] = trial % 2 ? sim.run(order, trial) : sim.run(src, trial);
         delays[observed] = src.delays;
       }
-      const Stats& a = stats[0];
-      const Stats& b = stats[1];
-      EXPECT_GT(a.misses.mshr, 100u);
-      EXPECT_GT(a.misses.latency, 0u);
+      EXPECT_GT(stats[0].misses.mshr, 100u);
+      EXPECT_GT(stats[0].misses.latency, 0u);
       EXPECT_EQ(delays[0], delays[1]);
-      EXPECT_EQ(a.misses.mshr, b.misses.mshr);
-      EXPECT_EQ(a.misses.latency, b.misses.latency);
-      EXPECT_EQ(a.misses.cold + a.misses.capacity + a.misses.conflict,
-                b.misses.cold + b.misses.capacity + b.misses.conflict);
-      EXPECT_EQ(a.readMisses, b.readMisses);
-      EXPECT_EQ(a.readHits, b.readHits);
-      EXPECT_EQ(a.cycles, b.cycles);
-      ASSERT_EQ(a.perInstruction.size(), b.perInstruction.size());
-      for (size_t i = 0; i < a.perInstruction.size(); ++i) {
-        EXPECT_EQ(a.perInstruction[i].misses.mshr, b.perInstruction[i].misses.mshr);
-        EXPECT_EQ(a.perInstruction[i].reads, b.perInstruction[i].reads);
-      }
+      testing::expectSameStats(stats[0], stats[1]);
     }
   }
-}
-
-// The same agreement over random settings: MSHRs per SM and per warp, latencies with and
-// without jitter, hit latency, every replacement policy, both write policies (stores install
-// lines under write-back, which the herds' install log must see), associativity, cache size,
-// one to three SMs, loads, stores and barriers. Every count and every delay must agree.
-TEST(Mshr, RetriesGiveTheSameRunWithAndWithoutARequestCallbackUnderRandomSettings) {
-  const char* policies[] = {"lru", "lfu", "mfu", "mru", "random"};
-  const uint32_t ways[] = {1, 2, 4, 8};
-  uint64_t stalled = 0;  // trials with MSHR stalls
-  const uint64_t trials = 400;
-  for (uint64_t trial = 0; trial < trials; ++trial) {
-    Rng pick(trial * 7919 + 13);
-    std::vector<std::string> keys = {"sm=all", "set_index=linear"};
-    keys.push_back("mshrs=" + std::to_string(1 + pick.below(40)));
-    keys.push_back("mshrs_per_warp=" + std::to_string(pick.below(8)));  // 0: no limit per warp
-    keys.push_back("min_latency=" + std::to_string(pick.below(3) == 0 ? pick.below(5) : pick.below(2000)));
-    keys.push_back("latency_sigma=" + std::to_string(pick.below(3) == 0 ? 0 : pick.below(700)));
-    keys.push_back("hit_latency=" + std::to_string(pick.below(3)));
-    keys.push_back(std::string("replacement=") + policies[pick.below(5)]);
-    if (pick.below(2)) keys.push_back("write_policy=write-back");
-    keys.push_back("associativity=" + std::to_string(ways[pick.below(4)]));
-    keys.push_back("size=" + std::to_string(1024u << pick.below(4)));
-    const uint64_t lines = 2 + pick.below(60), linesPerStep = 1 + pick.below(16);
-    const uint64_t warps = 4 + pick.below(60), sms = 1 + pick.below(3);
-    std::string described;
-    for (const std::string& k : keys) described += " " + k;
-    SCOPED_TRACE("trial " + std::to_string(trial) + ":" + described + ", " + std::to_string(warps) + " warps on " +
-                 std::to_string(sms) + " SMs");
-    Stats stats[2];
-    std::vector<std::pair<uint64_t, uint64_t>> delays[2];
-    for (int observed = 0; observed < 2; ++observed) {
-      Rng rng(trial);
-      FakeStepSource src;
-      for (uint64_t w = 0; w < warps; ++w) {
-        std::vector<sched::WarpStep> steps;
-        const uint64_t n = 1 + rng.below(16);
-        for (uint64_t i = 0; i < n; ++i) {
-          const std::vector<uint64_t> addresses =
-              strided(rng.below(lines) * 4096 + rng.below(4) * 128, rng.below(2) ? 4 : 128,
-                      static_cast<uint32_t>(1 + rng.below(linesPerStep)));
-          const uint64_t kind = rng.below(10);
-          const uint32_t instruction = static_cast<uint32_t>(i % 5);
-          if (kind < 7)
-            steps.push_back(load(instruction, addresses));
-          else if (kind < 9)
-            steps.push_back(testing::store(instruction, addresses));
-          else
-            steps.push_back(testing::makeStep(AccessKind::Barrier, instruction, {}));
-        }
-        src.addWarp(static_cast<uint32_t>(w % sms), w, steps);
-      }
-      Simulator sim(loadConfig("gtx480-16k", keys));
-      if (observed) sim.setRequestCallback([](const RequestEvent&) {});
-      testing::CannotHoldBack order(src);
-      stats[observed] = trial % 2 ? sim.run(order, trial) : sim.run(src, trial);
-      delays[observed] = src.delays;
-    }
-    const Stats& a = stats[0];
-    const Stats& b = stats[1];
-    stalled += a.misses.mshr > 0;
-    ASSERT_EQ(delays[0], delays[1]);
-    ASSERT_EQ(a.misses.mshr, b.misses.mshr);
-    ASSERT_EQ(a.misses.latency, b.misses.latency);
-    ASSERT_EQ(a.misses.cold, b.misses.cold);
-    ASSERT_EQ(a.misses.capacity, b.misses.capacity);
-    ASSERT_EQ(a.misses.conflict, b.misses.conflict);
-    ASSERT_EQ(a.readHits, b.readHits);
-    ASSERT_EQ(a.readMisses, b.readMisses);
-    ASSERT_EQ(a.writeHits, b.writeHits);
-    ASSERT_EQ(a.writeBacks, b.writeBacks);
-    ASSERT_EQ(a.steps, b.steps);
-    ASSERT_EQ(a.cycles, b.cycles);
-    ASSERT_EQ(a.perInstruction.size(), b.perInstruction.size());
-    for (size_t i = 0; i < a.perInstruction.size(); ++i) {
-      ASSERT_EQ(a.perInstruction[i].misses.mshr, b.perInstruction[i].misses.mshr);
-      ASSERT_EQ(a.perInstruction[i].readMisses, b.perInstruction[i].readMisses);
-      ASSERT_EQ(a.perInstruction[i].reads, b.perInstruction[i].reads);
-    }
-  }
-  EXPECT_GT(stalled, trials / 2);  // the settings make warps wait for MSHRs in most trials
 }
 
 // The retry queue marks herds with the top bit of a key, so a warp that would wait with a key
