@@ -249,30 +249,57 @@ std::string describe(const RequestResult& r) {
          std::to_string(r.reuseDistance) + " set " + std::to_string(r.set);
 }
 
-TEST(SmModelReference, RandomRequestsUnderRandomSettingsMatchThePlainModel) {
+// A small random cache: 1 to 8 ways, 1 to 8 sets of 128-byte lines (linear index), any
+// replacement policy, either write policy, classification mostly on.
+struct RandomCache {
+  uint32_t ways, sets;
+  std::vector<std::string> keys;
+  uint64_t lines() const { return uint64_t(ways) * sets; }
+};
+RandomCache randomCache(Rng& pick) {
   const char* policies[] = {"lru", "lfu", "mfu", "mru", "random"};
+  RandomCache c{1u << pick.below(4), 1u << pick.below(4), {}};
+  c.keys = {"set_index=linear", "associativity=" + std::to_string(c.ways), "size=" + std::to_string(128 * c.lines()),
+            std::string("replacement=") + policies[pick.below(5)]};
+  if (pick.below(2)) c.keys.push_back("write_policy=write-back");
+  if (pick.below(5) == 0) c.keys.push_back("classify=off");
+  return c;
+}
+// One to three SMs, every one reported or one chosen.
+struct RandomSms {
+  uint32_t count;
+  bool all;
+  uint32_t reported;
+  std::string key() const { return all ? "sm=all" : "sm=" + std::to_string(reported); }
+  bool reports(uint32_t sm) const { return all || sm == reported; }
+};
+RandomSms randomSms(Rng& pick) {
+  const uint32_t count = 1 + static_cast<uint32_t>(pick.below(3));
+  const bool all = pick.below(2) == 0;
+  return RandomSms{count, all, static_cast<uint32_t>(pick.below(count))};
+}
+std::string described(uint64_t trial, const std::vector<std::string>& keys) {
+  std::string d = "trial " + std::to_string(trial) + ":";
+  for (const std::string& k : keys) d += " " + k;
+  return d;
+}
+
+TEST(SmModelReference, RandomRequestsUnderRandomSettingsMatchThePlainModel) {
   uint64_t kinds[10] = {};  // outcomes seen over all trials, by Outcome
   for (uint64_t trial = 0; trial < 300; ++trial) {
     Rng pick(trial * 104729 + 7);
-    const uint32_t ways = 1u << pick.below(4), sets = 1u << pick.below(4);
-    std::vector<std::string> keys = {"set_index=linear", "associativity=" + std::to_string(ways),
-                                     "size=" + std::to_string(128u * ways * sets),
-                                     std::string("replacement=") + policies[pick.below(5)],
-                                     "mshrs=" + std::to_string(pick.below(9)),
-                                     "mshrs_per_warp=" + std::to_string(pick.below(5)),
-                                     "min_latency=" + std::to_string(pick.below(3) == 0 ? 0 : pick.below(60)),
-                                     "latency_sigma=" + std::string(pick.below(3) == 0 ? "0" : pick.below(2) ? "3" : "30"),
-                                     "hit_latency=" + std::to_string(pick.below(3))};
-    if (pick.below(2)) keys.push_back("write_policy=write-back");
+    const RandomCache cache = randomCache(pick);
+    std::vector<std::string> keys = cache.keys;
+    keys.insert(keys.end(), {"mshrs=" + std::to_string(pick.below(9)), "mshrs_per_warp=" + std::to_string(pick.below(5)),
+                             "min_latency=" + std::to_string(pick.below(3) == 0 ? 0 : pick.below(60)),
+                             "latency_sigma=" + std::string(pick.below(3) == 0 ? "0" : pick.below(2) ? "3" : "30"),
+                             "hit_latency=" + std::to_string(pick.below(3))});
     if (pick.below(4) == 0) keys.push_back("timing=off");
-    if (pick.below(5) == 0) keys.push_back("classify=off");
-    std::string described;
-    for (const std::string& k : keys) described += " " + k;
-    SCOPED_TRACE("trial " + std::to_string(trial) + ":" + described);
+    SCOPED_TRACE(described(trial, keys));
     const Config config = loadConfig("gtx480-16k", keys);
     SmModel model(config, trial);
     ReferenceL1 ref(config, trial);
-    const uint64_t footprint = uint64_t(ways) * sets * 3;
+    const uint64_t footprint = cache.lines() * 3;
     uint64_t cycle = 0;
     for (int i = 0; i < 3000; ++i) {
       cycle = pick.below(20) == 0 ? cycle - std::min<uint64_t>(cycle, pick.below(10)) : cycle + pick.below(4);
@@ -288,24 +315,7 @@ TEST(SmModelReference, RandomRequestsUnderRandomSettingsMatchThePlainModel) {
       const uint64_t probe = pick.below(footprint);
       ASSERT_EQ(model.contains(probe), ref.contains(probe)) << "request " << i << " line " << probe;
     }
-    const Stats& a = model.stats();
-    const Stats& b = ref.stats;
-    EXPECT_EQ(a.reads, b.reads);
-    EXPECT_EQ(a.readHits, b.readHits);
-    EXPECT_EQ(a.readMisses, b.readMisses);
-    EXPECT_EQ(a.writes, b.writes);
-    EXPECT_EQ(a.writeHits, b.writeHits);
-    EXPECT_EQ(a.writeMisses, b.writeMisses);
-    EXPECT_EQ(a.writeBacks, b.writeBacks);
-    EXPECT_EQ(a.requests, b.requests);
-    EXPECT_EQ(a.misses.cold, b.misses.cold);
-    EXPECT_EQ(a.misses.capacity, b.misses.capacity);
-    EXPECT_EQ(a.misses.conflict, b.misses.conflict);
-    EXPECT_EQ(a.misses.latency, b.misses.latency);
-    EXPECT_EQ(a.misses.mshr, b.misses.mshr);
-    EXPECT_EQ(a.cycles, b.cycles);
-    EXPECT_EQ(a.reuse.cold, b.reuse.cold);
-    EXPECT_EQ(a.reuse.buckets, b.reuse.buckets);
+    testing::expectSameStats(model.stats(), ref.stats);
   }
   // Every outcome a request can have came up.
   for (Outcome o : {Outcome::Hit, Outcome::Miss, Outcome::ColdMiss, Outcome::CapacityMiss, Outcome::ConflictMiss,
@@ -394,26 +404,18 @@ void addRandomSteps(testing::FakeStepSource& src, uint64_t seed, uint32_t sms, u
 }
 
 TEST(SimulatorReference, TimingOffRunsMatchThePlainModelStepByStep) {
-  const char* policies[] = {"lru", "lfu", "mfu", "mru", "random"};
   uint64_t boundsNoted = 0, multiLine = 0;
   for (uint64_t trial = 0; trial < 150; ++trial) {
     Rng pick(trial * 15485863 + 3);
-    const uint32_t ways = 1u << pick.below(4), sets = 1u << pick.below(4), sms = 1 + static_cast<uint32_t>(pick.below(3));
-    const bool all = pick.below(2) == 0;
-    const uint32_t reportedSm = static_cast<uint32_t>(pick.below(sms));
-    std::vector<std::string> keys = {"set_index=linear", "timing=off", "associativity=" + std::to_string(ways),
-                                     "size=" + std::to_string(128u * ways * sets),
-                                     std::string("replacement=") + policies[pick.below(5)],
-                                     all ? std::string("sm=all") : "sm=" + std::to_string(reportedSm)};
-    if (pick.below(2)) keys.push_back("write_policy=write-back");
-    if (pick.below(5) == 0) keys.push_back("classify=off");
-    std::string described;
-    for (const std::string& k : keys) described += " " + k;
-    SCOPED_TRACE("trial " + std::to_string(trial) + ":" + described + " on " + std::to_string(sms) + " SMs");
+    const RandomCache cache = randomCache(pick);
+    const RandomSms sms = randomSms(pick);
+    std::vector<std::string> keys = cache.keys;
+    keys.insert(keys.end(), {"timing=off", sms.key()});
+    SCOPED_TRACE(described(trial, keys) + " on " + std::to_string(sms.count) + " SMs");
     const Config config = loadConfig("gtx480-16k", keys);
 
     testing::FakeStepSource src;
-    addRandomSteps(src, trial, sms, 20, uint64_t(ways) * sets * 3 * 128);
+    addRandomSteps(src, trial, sms.count, 20, cache.lines() * 3 * 128);
     Recording recording(src);
     Simulator sim(config);
     const Stats got = sim.run(recording, trial);
@@ -425,7 +427,7 @@ TEST(SimulatorReference, TimingOffRunsMatchThePlainModelStepByStep) {
     for (const sched::WarpStep& st : recording.steps) {
       boundsNoted += st.hasBounds;
       multiLine += linesOf(st, 128).size() > 1;
-      if (!all && st.sm != reportedSm) continue;
+      if (!sms.reports(st.sm)) continue;
       std::unique_ptr<ReferenceL1>& m = models[st.sm];
       if (!m) m = std::make_unique<ReferenceL1>(config, mixSeed(trial, st.sm));
       InstructionStats& is = ins[st.instruction];
@@ -469,8 +471,7 @@ TEST(SimulatorReference, TimingOffRunsMatchThePlainModelStepByStep) {
 // listed by the definition.
 class ReferenceRun {
  public:
-  ReferenceRun(const Config& config, uint64_t seed, bool all, uint32_t reportedSm)
-      : config_(config), seed_(seed), all_(all), reportedSm_(reportedSm) {}
+  ReferenceRun(const Config& config, uint64_t seed, const RandomSms& sms) : config_(config), seed_(seed), sms_(sms) {}
 
   void execute(sched::StepSource& source) {
     sched::WarpStep buf;
@@ -505,7 +506,7 @@ class ReferenceRun {
     }
   }
 
-  bool reported(uint32_t sm) const { return all_ || sm == reportedSm_; }
+  bool reported(uint32_t sm) const { return sms_.reports(sm); }
   std::map<uint32_t, std::unique_ptr<ReferenceL1>> models;
   std::map<uint32_t, InstructionStats> instructions;  // of the reported SMs
   Stats counted;                                       // steps, kinds and lanes of the reported SMs
@@ -632,8 +633,7 @@ class ReferenceRun {
 
   const Config& config_;
   uint64_t seed_;
-  bool all_;
-  uint32_t reportedSm_;
+  RandomSms sms_;
   std::vector<std::unique_ptr<Config>> configs_;
   std::set<Retry> queue_;
   uint64_t order_ = 0;
@@ -644,36 +644,29 @@ class ReferenceRun {
 // Also the Simulator's two ways of taking retries: herds of warps waiting for a full SM's next
 // fill (without a request callback) and every retry the full way (with one).
 TEST(SimulatorReference, TimingOnRunsFollowThePlainRetryRules) {
-  const char* policies[] = {"lru", "lfu", "mfu", "mru", "random"};
   uint64_t stalls = 0, latencyMisses = 0;
   for (uint64_t trial = 0; trial < 200; ++trial) {
     Rng pick(trial * 32452843 + 5);
-    const uint32_t ways = 1u << pick.below(4), sets = 1u << pick.below(4), sms = 1 + static_cast<uint32_t>(pick.below(3));
-    const bool all = pick.below(2) == 0;
-    const uint32_t reportedSm = static_cast<uint32_t>(pick.below(sms));
+    const RandomCache cache = randomCache(pick);
+    const RandomSms sms = randomSms(pick);
     const bool far = pick.below(4) == 0;  // retries beyond the replay queue's calendar window
-    std::vector<std::string> keys = {
-        "set_index=linear", "associativity=" + std::to_string(ways), "size=" + std::to_string(128u * ways * sets),
-        std::string("replacement=") + policies[pick.below(5)],
-        all ? std::string("sm=all") : "sm=" + std::to_string(reportedSm),
-        "mshrs=" + std::to_string(pick.below(2) ? pick.below(12) : pick.below(40)),
-        "mshrs_per_warp=" + std::to_string(pick.below(6)),
-        "min_latency=" + std::to_string(far ? 500 + pick.below(1500) : pick.below(4) == 0 ? pick.below(3) : pick.below(300)),
-        "latency_sigma=" + std::to_string(pick.below(3) == 0 ? 0 : far ? pick.below(700) : pick.below(60)),
-        "hit_latency=" + std::to_string(pick.below(3))};
-    if (pick.below(2)) keys.push_back("write_policy=write-back");
-    if (pick.below(5) == 0) keys.push_back("classify=off");
+    std::vector<std::string> keys = cache.keys;
+    keys.insert(keys.end(),
+                {sms.key(),
+                 "mshrs=" + std::to_string(pick.below(2) ? pick.below(12) : pick.below(40)),
+                 "mshrs_per_warp=" + std::to_string(pick.below(6)),
+                 "min_latency=" + std::to_string(far ? 500 + pick.below(1500) : pick.below(4) == 0 ? pick.below(3) : pick.below(300)),
+                 "latency_sigma=" + std::to_string(pick.below(3) == 0 ? 0 : far ? pick.below(700) : pick.below(60)),
+                 "hit_latency=" + std::to_string(pick.below(3))});
     const bool holdsBack = pick.below(3) != 0;
-    std::string described;
-    for (const std::string& k : keys) described += " " + k;
-    SCOPED_TRACE("trial " + std::to_string(trial) + ":" + described + " on " + std::to_string(sms) + " SMs" +
+    SCOPED_TRACE(described(trial, keys) + " on " + std::to_string(sms.count) + " SMs" +
                  (holdsBack ? "" : ", a source that cannot hold back"));
     const Config config = loadConfig("gtx480-16k", keys);
-    const uint64_t footprint = uint64_t(ways) * sets * 3 * 128;
+    const uint64_t footprint = cache.lines() * 3 * 128;
 
     testing::FakeStepSource refSource;
-    addRandomSteps(refSource, trial, sms, 12, footprint);
-    ReferenceRun ref(config, trial, all, reportedSm);
+    addRandomSteps(refSource, trial, sms.count, 12, footprint);
+    ReferenceRun ref(config, trial, sms);
     testing::CannotHoldBack refOrder(refSource);
     if (holdsBack)
       ref.execute(refSource);
@@ -689,7 +682,7 @@ TEST(SimulatorReference, TimingOnRunsFollowThePlainRetryRules) {
     for (int observed = 0; observed < 2; ++observed) {
       SCOPED_TRACE(observed ? "with a request callback" : "without a request callback");
       testing::FakeStepSource src;
-      addRandomSteps(src, trial, sms, 12, footprint);
+      addRandomSteps(src, trial, sms.count, 12, footprint);
       Simulator sim(config);
       if (observed) sim.setRequestCallback([](const RequestEvent&) {});
       testing::CannotHoldBack order(src);
