@@ -209,6 +209,8 @@ struct Scheduler::Impl {
   bool next(WarpStep& out) { return nextBefore(out, UINT64_MAX, UINT32_MAX) == NextStep::Issued; }
   NextStep nextBefore(WarpStep& out, uint64_t limitCycle, uint32_t limitSm);
   void delayWarp(uint64_t key, uint64_t readyCycle);
+  void delayWarps(const uint64_t* keys, size_t count, uint64_t readyCycle);
+  WarpInfo* warpInfo(uint64_t key);
 
   // --- units
   bool finished(const Workgroup& wg, uint32_t u) const {
@@ -1052,7 +1054,8 @@ void Scheduler::Impl::rekeyTop(uint64_t clock) {
   heap[i] = entry;
 }
 
-void Scheduler::Impl::delayWarp(uint64_t key, uint64_t readyCycle) {
+// The warp `key` names, or null when its workgroup has finished.
+WarpInfo* Scheduler::Impl::warpInfo(uint64_t key) {
   const uint64_t id = warpsPerWgShift >= 0 ? key >> warpsPerWgShift : key / warpsPerWg;
   const uint32_t w = static_cast<uint32_t>(key - id * warpsPerWg);
   if (id >= nextWorkgroupId)
@@ -1066,11 +1069,31 @@ void Scheduler::Impl::delayWarp(uint64_t key, uint64_t readyCycle) {
     wg = slots[cached].get();
   } else {
     auto it = slotOfWorkgroup.find(id);
-    if (it == slotOfWorkgroup.end()) return;  // finished
+    if (it == slotOfWorkgroup.end()) return nullptr;  // finished
     wg = slots[it->second].get();
   }
-  WarpInfo& warp = wg->warps[w];
-  warp.ready = std::max(warp.ready, readyCycle);
+  return &wg->warps[w];
+}
+
+void Scheduler::Impl::delayWarp(uint64_t key, uint64_t readyCycle) {
+  if (WarpInfo* warp = warpInfo(key)) warp->ready = std::max(warp->ready, readyCycle);
+}
+
+// A herd of warps waiting for a full SM (many per request on gathers) lies in many workgroups:
+// all of a batch are found first, their entries prefetched, and then updated, so that their
+// cache misses overlap instead of following one another.
+void Scheduler::Impl::delayWarps(const uint64_t* keys, size_t count, uint64_t readyCycle) {
+  constexpr size_t kBatch = 16;
+  WarpInfo* found[kBatch];
+  for (size_t i = 0; i < count; i += kBatch) {
+    const size_t n = std::min(kBatch, count - i);
+    for (size_t j = 0; j < n; ++j) {
+      found[j] = warpInfo(keys[i + j]);
+      if (found[j]) __builtin_prefetch(found[j], 1);
+    }
+    for (size_t j = 0; j < n; ++j)
+      if (found[j]) found[j]->ready = std::max(found[j]->ready, readyCycle);
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1116,7 +1139,7 @@ void Scheduler::delayWarp(uint64_t warpKey, uint64_t readyCycle) {
   impl_->delayWarp(warpKey, readyCycle);
 }
 void Scheduler::delayWarps(const uint64_t* warpKeys, size_t count, uint64_t readyCycle) {
-  for (size_t i = 0; i < count; ++i) impl_->delayWarp(warpKeys[i], readyCycle);
+  impl_->delayWarps(warpKeys, count, readyCycle);
 }
 const ScheduleInfo& Scheduler::info() const { return impl_->info; }
 const std::vector<Diagnostic>& Scheduler::diagnostics() const { return impl_->diagnostics; }

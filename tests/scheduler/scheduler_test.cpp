@@ -516,6 +516,31 @@ TEST(Timing, NextBeforeOrdersSmsWithinACycle) {
   EXPECT_EQ(scheduler.nextBefore(s, 0, 0), NextStep::Finished);
 }
 
+TEST(Timing, DelayWarpsTakesManyWarpsOfManyWorkgroups) {
+  // 20 workgroups of two warps on one SM; all issue their first load (c0..c39), then all 40 are
+  // delayed to 100 in one call, in reverse order and with repeats (45 keys: the scheduler takes
+  // them in batches of 16); they issue their second load from 100 on, in the same order.
+  MemoryWorkgroupSource source(range1(1280, 64), buildTrace(range1(1280, 64), twoLoads));
+  SchedulerConfig config = oneSm();
+  config.maxWorkgroupsPerSm = 20;
+  Scheduler scheduler(source, config);
+  StepSource& steps = scheduler;
+  WarpStep s;
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(steps.next(s));
+  EXPECT_EQ(stepText(s), "c39 sm0 wg19 w1 s0 i1 load 32-63\n");
+  std::vector<uint64_t> keys;
+  for (uint64_t k = 40; k-- > 0;) keys.push_back(k);
+  keys.insert(keys.end(), {0, 7, 39, 16, 17});
+  steps.delayWarps(keys.data(), keys.size(), 100);
+  ASSERT_TRUE(steps.next(s));
+  EXPECT_EQ(stepText(s), "c100 sm0 wg0 w0 s1 i2 load 0-31\n");
+  for (int i = 1; i < 40; ++i) ASSERT_TRUE(steps.next(s));
+  EXPECT_EQ(stepText(s), "c139 sm0 wg19 w1 s1 i2 load 32-63\n");
+  EXPECT_FALSE(steps.next(s));
+  const uint64_t finished[] = {3, 40};  // a finished workgroup's warp is ignored; key 40 never issued
+  EXPECT_THROW(steps.delayWarps(finished, 2, 200), std::invalid_argument);
+}
+
 TEST(Timing, DelayWarpKeys) {
   MemoryWorkgroupSource source(range1(64, 32), buildTrace(range1(64, 32), twoLoads));
   SchedulerConfig config = oneSm();
