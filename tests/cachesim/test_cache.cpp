@@ -684,15 +684,22 @@ TEST(FlatCounter, CountsMatchAMapThroughGrowthAndRebuilds) {
 }
 
 TEST(FlatCounter, SizeFollowsKeysWithNonzeroCountsNotKeysEverSeen) {
-  // A launch's warp keys keep growing; at most 10 of them hold MSHRs at a time.
-  FlatCounter c;
-  for (uint64_t key = 0; key < 1000000; ++key) {
-    c.increment(key);
-    if (key >= 10) c.decrement(key - 10);
+  // A launch's warp keys keep growing; at most `live` of them hold MSHRs at a time. The table
+  // starts at 256 slots and stays there for 10 live keys; 1000 live keys need at least 2000
+  // slots (it stays under half full) and get no more than 8192.
+  for (uint64_t live : {10u, 1000u}) {
+    FlatCounter c;
+    for (uint64_t key = 0; key < 1000000; ++key) {
+      c.increment(key);
+      if (key >= live) c.decrement(key - live);
+    }
+    for (uint64_t key = 1000000 - live; key < 1000000; ++key) EXPECT_EQ(c.get(key), 1u);
+    EXPECT_EQ(c.get(1000000 - live - 1), 0u);
+    if (live == 10)
+      EXPECT_EQ(c.slots(), 256u);
+    else
+      EXPECT_TRUE(c.slots() >= 2048u && c.slots() <= 8192u) << c.slots();
   }
-  for (uint64_t key = 1000000 - 10; key < 1000000; ++key) EXPECT_EQ(c.get(key), 1u);
-  EXPECT_EQ(c.get(1000000 - 11), 0u);
-  EXPECT_LE(c.slots(), 64u);
 }
 
 // ---------------------------------------------------------------- reuse distance
