@@ -69,9 +69,9 @@ struct RequestResult {
 // nonzero count, not every key ever seen.
 class FlatCounter {
  public:
-  // 256 slots from the start: an SM holds up to 48 warps, and with new warps arriving all the
-  // time (stencil) a table sized to them kept probing past colliding and finished keys and was
-  // rebuilt thousands of times a run.
+  // 256 slots from the start: an SM of the presets holds up to 48 warps, and with new warps
+  // arriving all the time (stencil) a table sized to them kept probing past colliding and
+  // finished keys and was rebuilt thousands of times a run.
   FlatCounter() : slots_(256) {}
   uint32_t get(uint64_t key) const {
     const Slot& s = slots_[find(key)];
