@@ -46,6 +46,18 @@ inline std::vector<uint64_t> strided(uint64_t base, uint64_t stride, uint32_t co
   return a;
 }
 
+// The lines of a step by the definition (coalescer.h), for checking the coalescer: every line
+// any lane's bytes touch (an access of size 0 touches one byte), each once, in first-touch order.
+inline std::vector<uint64_t> linesByDefinition(const WarpStep& st, uint32_t lineShift) {
+  std::vector<uint64_t> out;
+  for (const LaneAccess& l : st.lanes) {
+    const uint64_t end = l.address + (l.size ? l.size - 1 : 0);
+    for (uint64_t line = l.address >> lineShift; line <= end >> lineShift; ++line)
+      if (std::find(out.begin(), out.end(), line) == out.end()) out.push_back(line);
+  }
+  return out;
+}
+
 class FakeStepSource : public sched::StepSource {
  public:
   struct Issue {

@@ -269,16 +269,6 @@ TEST(Coalescing, OneLaneOutsideTheLineIsSeenAtEveryPosition) {
 }
 
 TEST(Coalescing, AgreesWithTheDefinitionOnRandomSteps) {
-  // Every line any lane's bytes touch, each once, in first-touch order.
-  auto reference = [](const sched::WarpStep& st, uint32_t shift) {
-    std::vector<uint64_t> out;
-    for (const sched::LaneAccess& l : st.lanes) {
-      uint64_t end = l.address + (l.size ? l.size - 1 : 0);
-      for (uint64_t line = l.address >> shift; line <= end >> shift; ++line)
-        if (std::find(out.begin(), out.end(), line) == out.end()) out.push_back(line);
-    }
-    return out;
-  };
   uint64_t state = 12345;
   auto rnd = [&] {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
@@ -309,7 +299,7 @@ TEST(Coalescing, AgreesWithTheDefinitionOnRandomSteps) {
       st.bounds = bounds;
       for (uint32_t shift : {5u, 7u}) {
         coalesce(st, shift, lines);
-        ASSERT_EQ(lines, reference(st, shift)) << "trial " << trial << " shift " << shift << " noted " << noted;
+        ASSERT_EQ(lines, testing::linesByDefinition(st, shift)) << "trial " << trial << " shift " << shift << " noted " << noted;
       }
     }
   }

@@ -31,6 +31,7 @@ namespace cltrace::cachesim {
 namespace {
 
 constexpr uint64_t kInfinite = ReuseDistanceTracker::kInfinite;
+constexpr uint32_t kLineShift = 7;  // the presets' 128-byte lines, which every test here keeps
 
 class ReferenceL1 {
  public:
@@ -342,18 +343,6 @@ class Recording : public sched::StepSource {
   sched::StepSource& inner_;
 };
 
-// The distinct lines the lanes touch, in the order they first touch them (an access of size 0
-// touches one byte).
-std::vector<uint64_t> linesOf(const sched::WarpStep& st, uint32_t lineSize) {
-  std::vector<uint64_t> lines;
-  for (const sched::LaneAccess& lane : st.lanes) {
-    const uint64_t last = lane.address + std::max<uint32_t>(lane.size, 1) - 1;
-    for (uint64_t line = lane.address / lineSize; line <= last / lineSize; ++line)
-      if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(line);
-  }
-  return lines;
-}
-
 // A request's outcome in its instruction's counts, as the SM model keeps them.
 void countRead(InstructionStats& ins, const RequestResult& r) {
   if (r.outcome == Outcome::MshrStall) {
@@ -429,7 +418,7 @@ TEST(SimulatorReference, TimingOffRunsMatchThePlainModelStepByStep) {
     Stats want;
     for (const sched::WarpStep& st : recording.steps) {
       boundsNoted += st.hasBounds;
-      multiLine += linesOf(st, 128).size() > 1;
+      multiLine += testing::linesByDefinition(st, kLineShift).size() > 1;
       if (!sms.reports(st.sm)) continue;
       std::unique_ptr<ReferenceL1>& m = models[st.sm];
       if (!m) m = std::make_unique<ReferenceL1>(config, mixSeed(trial, st.sm));
@@ -441,7 +430,7 @@ TEST(SimulatorReference, TimingOffRunsMatchThePlainModelStepByStep) {
         want.requestsBeforeCoalescing += st.lanes.size();
         is.requestsBeforeCoalescing += st.lanes.size();
       }
-      const std::vector<uint64_t> lines = linesOf(st, 128);
+      const std::vector<uint64_t> lines = testing::linesByDefinition(st, kLineShift);
       switch (st.kind) {
         case AccessKind::Load:
           for (uint64_t line : lines) countRead(is, m->read(line, st.cycle, st.warpKey));
@@ -552,7 +541,7 @@ class ReferenceRun {
         c.requestsBeforeCoalescing += st.lanes.size();
         ins.requestsBeforeCoalescing += st.lanes.size();
       }
-      p.lines = linesOf(st, config_.lineSize);
+      p.lines = testing::linesByDefinition(st, static_cast<uint32_t>(__builtin_ctz(config_.lineSize)));
     }
     switch (st.kind) {
       case AccessKind::Load:
