@@ -543,19 +543,18 @@ class Run {
         const uint64_t until = m.fullRetryCycle();
         const size_t n = j - h.head;
         m.countStalls(n);
+        source.delayWarps(&h.keys[h.head], n, until + 1);
         if (j == h.end()) {
           ++h.rounds;
           h.checkedAt = m.installs();
           replays_.requeueTop(until);
-          source.delayWarps(&h.keys[h.head], n, until + 1);
           return;
         }
-        for (size_t i = h.head; i < j; ++i) {
+        for (size_t i = h.head; i < j; ++i) {  // they join the herd at the next fill
           const Herd::Member& member = h.members[i];
           s.instruction(member.instruction).misses.mshr += h.rounds - member.joined + 1;
           joinHerd(until, r.sm, h.keys[i], member.line, member.instruction, m);
         }
-        source.delayWarps(&h.keys[h.head], n, until + 1);
         h.head = j;
         h.dropLeft();
         return;
