@@ -774,7 +774,7 @@ struct TraceWriter::Impl {
     putLE(countBytes, count, 8);
     try {
       sink->write(countBytes.data(), countBytes.size());
-      sink->write(data, bytes);
+      if (bytes != 0) sink->write(data, bytes);  // an empty work-item's data may be null
     } catch (const TraceFileError&) {
       failed = true;
       throw;
