@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up (packages, configure, build) and runs every test: ctest, then the C++
-# libraries' unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer
-# (scripts/sanitize.sh, its own build in build-sanitize/).
+# libraries' unit tests again under AddressSanitizer, UndefinedBehaviorSanitizer and
+# ThreadSanitizer (scripts/sanitize.sh, its own builds in build-sanitize/ and build-tsan/).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bash "$here/scripts/setup.sh"
