@@ -20,10 +20,11 @@ check() {
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" >/dev/null
   cmake --build "$out" -j"$(nproc)" --target "${tests[@]##*/}"
   local t name log ok
+  # Runs test binary $t from its folder, its output in $log.
+  run() { (cd "$out/$(dirname "$t")" && "./$name" >"$log" 2>&1); }
   for t in "${tests[@]}"; do
     name=$(basename "$t")
     log="$out/$name.log"
-    run() { (cd "$out/$(dirname "$t")" && "./$name" >"$log" 2>&1); }
     ok=0
     if run; then
       ok=1
