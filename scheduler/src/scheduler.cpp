@@ -298,6 +298,7 @@ struct Scheduler::Impl {
 
   WorkgroupTrace staging;
   std::vector<uint32_t> laneScratch;        // warpSize entries
+  std::vector<const CompactRecord*> recordScratch;  // warpSize entries: the records of laneScratch's lanes
   WorkgroupLoader loader;
   std::vector<std::unique_ptr<Workgroup>> slots;
   std::vector<size_t> slotBytes;
@@ -389,6 +390,7 @@ Scheduler::Impl::Impl(WorkgroupSource* src, std::shared_ptr<const PreparedTrace>
   info.range = range;
   info.kernelName = source ? source->kernelName() : prepared->kernelName();
   laneScratch.resize(warpSize);
+  recordScratch.resize(warpSize);
   sms.resize(cfg.smCount);
   for (uint32_t s = 0; s < cfg.smCount; ++s)
     sms[s].rng.state = cfg.seed ^ (0xD1B54A32D192ED03ull * (s + 1));
@@ -866,11 +868,12 @@ void Scheduler::Impl::issueWarp(Workgroup& wg, uint32_t w, WarpStep& out) {
   const uint32_t first = w * warpSize;
   const uint32_t last = first + wg.warps[w].lanes;
   const CompactRecord* records = wg.in->records.data();
-  const uint64_t* cursor = wg.cursor.data();
+  uint64_t* cursor = wg.cursor.data();
   const uint64_t* base = wg.in->base.data();
   const uint64_t stride = wg.in->stride[w];
-  const uint8_t* state = wg.state.data();
+  uint8_t* state = wg.state.data();
   uint32_t* chosen = laneScratch.data();
+  const CompactRecord** chosenRecord = recordScratch.data();
   uint32_t n = 0;
   prefetchUnit(wg, w);  // the lanes' records lie in different cache lines: load them together
   const CompactRecord* best = nullptr;
@@ -882,6 +885,7 @@ void Scheduler::Impl::issueWarp(Workgroup& wg, uint32_t w, WarpStep& out) {
       n = 0;  // an earlier instance: start the group again
     }
     best = r;
+    chosenRecord[n] = r;
     chosen[n++] = t;
   }
   const OpInfo& op = wg.op(*best);
@@ -891,15 +895,36 @@ void Scheduler::Impl::issueWarp(Workgroup& wg, uint32_t w, WarpStep& out) {
   out.lanes.resize(n);
   LaneAccess* lanes = out.lanes.data();
   LaneBounds bounds;  // noted while the lanes are filled (a local, so it stays in registers)
+  const uint32_t size = op.size;
   for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t t = chosen[i];
-    const CompactRecord& r = records[base[t] + cursor[t] * stride];
-    lanes[i] = LaneAccess{t, op.size, r.address};
-    bounds.add(r.address, op.size);
-    advance(wg, t);
+    const uint64_t address = chosenRecord[i]->address;
+    lanes[i] = LaneAccess{chosen[i], size, address};
+    bounds.add(address, size);
   }
   out.bounds = bounds;
   out.hasBounds = true;
+  // The lanes go past the records just issued, which are one instance of one op: advance()
+  // for each, with the op's kind looked up once.
+  WarpInfo& warp = wg.warps[w];
+  if (op.kind == static_cast<uint8_t>(AccessKind::Barrier)) {
+    for (uint32_t i = 0; i < n; ++i) {
+      ++cursor[chosen[i]];
+      state[chosen[i]] = kBlocked;
+    }
+    wg.blocked += n;
+    warp.runnable -= n;
+    return;
+  }
+  const uint64_t* end = wg.in->end.data();
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t t = chosen[i];
+    if (++cursor[t] == end[t]) [[unlikely]] {
+      state[t] = kDone;
+      ++wg.done;
+      --warp.runnable;
+      ++warp.done;
+    }
+  }
 }
 
 void Scheduler::Impl::issue(uint32_t smIndex, UnitRef pick, WarpStep& out) {
