@@ -33,6 +33,10 @@ struct CompactRecord {
 };
 static_assert(sizeof(CompactRecord) == 16);
 
+// The op and iteration of a record as one number: two records are one instance of one op when
+// these are equal.
+inline uint64_t opAndIter(const CompactRecord& r) { return uint64_t(r.op) | uint64_t(r.iter) << 32; }
+
 // The static part of a record. One per instruction id in practice; a record whose size,
 // kind or flags differ from another record of the same instruction gets its own entry.
 struct OpInfo {
@@ -84,13 +88,15 @@ struct LoadedWorkgroup {
   std::vector<uint64_t> base;    // per thread
   std::vector<uint32_t> stride;  // per warp
   std::vector<uint64_t> end;     // number of records per thread
+  std::vector<uint64_t> shortest;  // per warp: the least `end` of its lanes
   detail::IterationTable iters;
   std::vector<OpInfo> ops;
   std::vector<Boundary> boundaries;
 
   size_t bytes() const {
     return sizeof(LoadedWorkgroup) + records.capacity() * sizeof(CompactRecord) +
-           (base.capacity() + end.capacity()) * sizeof(uint64_t) + stride.capacity() * sizeof(uint32_t) +
+           (base.capacity() + end.capacity() + shortest.capacity()) * sizeof(uint64_t) +
+           stride.capacity() * sizeof(uint32_t) +
            iters.bytes() + ops.capacity() * sizeof(OpInfo) + boundaries.capacity() * sizeof(Boundary);
   }
 };
@@ -256,6 +262,7 @@ struct Scheduler::Impl {
   void rekeyTop(uint64_t clock);
   void issue(uint32_t smIndex, UnitRef pick, WarpStep& out);
   void issueWarp(Workgroup& wg, uint32_t w, WarpStep& out);
+  bool issueLockstep(Workgroup& wg, uint32_t w, WarpStep& out);
   void prefetchUnit(const Workgroup& wg, uint32_t u) const {
     if (!warpPolicy) {
       __builtin_prefetch(&wg.at(u, wg.cursor[u], warpSize));
@@ -527,6 +534,7 @@ void WorkgroupLoader::load(LoadedWorkgroup& wg, const WorkgroupTrace& in) {
   wg.base.resize(wgSize);
   wg.stride.resize(warpsPerWg);
   wg.end.resize(wgSize);
+  wg.shortest.resize(warpsPerWg);
   wg.iters.clear();
   wg.ops.clear();
   wg.boundaries.clear();
@@ -535,12 +543,14 @@ void WorkgroupLoader::load(LoadedWorkgroup& wg, const WorkgroupTrace& in) {
   uint64_t region = 0;
   for (uint32_t w = 0; w < warpsPerWg; ++w) {
     const uint32_t first = w * warpSize, lanes = std::min(warpSize, wgSize - first);
-    uint64_t longest = 0;
+    uint64_t longest = 0, shortest = UINT64_MAX;
     for (uint32_t t = first; t < first + lanes; ++t) {
       if (in.offsets[t + 1] < in.offsets[t])
         throw std::runtime_error(where + ": record offsets of work-item " + std::to_string(t) + " decrease");
       longest = std::max<uint64_t>(longest, in.offsets[t + 1] - in.offsets[t]);
+      shortest = std::min<uint64_t>(shortest, in.offsets[t + 1] - in.offsets[t]);
     }
+    wg.shortest[w] = shortest;
     const uint64_t own = in.offsets[first + lanes] - in.offsets[first];
     const bool interleave = warpPolicy && lanes > 1 && longest * lanes <= 2 * own;
     wg.stride[w] = interleave ? lanes : 1;
@@ -876,6 +886,7 @@ void Scheduler::Impl::issueWarp(Workgroup& wg, uint32_t w, WarpStep& out) {
   const CompactRecord** chosenRecord = recordScratch.data();
   uint32_t n = 0;
   prefetchUnit(wg, w);  // the lanes' records lie in different cache lines: load them together
+  if (stride == last - first && wg.warps[w].runnable == last - first && issueLockstep(wg, w, out)) return;
   const CompactRecord* best = nullptr;
   for (uint32_t t = first; t < last; ++t) {
     if (state[t] != kRunning) continue;
@@ -925,6 +936,62 @@ void Scheduler::Impl::issueWarp(Workgroup& wg, uint32_t w, WarpStep& out) {
       ++warp.done;
     }
   }
+}
+
+// The common case of an interleaved warp: every lane runs, at one position, and the records
+// there are one instance of one op, so the step takes them all, side by side. The choosing
+// pass of issueWarp would pick the same lanes in the same order; this one reads no lane twice.
+// Returns false, having changed nothing, when the lanes are not in step.
+bool Scheduler::Impl::issueLockstep(Workgroup& wg, uint32_t w, WarpStep& out) {
+  const uint32_t first = w * warpSize;
+  const uint32_t n = wg.warps[w].lanes;
+  uint64_t* cursor = wg.cursor.data() + first;
+  const uint64_t position = cursor[0];
+  // Within the warp's region whatever the other lanes' positions (position < its length).
+  const CompactRecord* row = wg.in->records.data() + wg.in->base[first] + position * n;
+  const uint64_t instance = opAndIter(row[0]);
+  uint64_t differ = 0;
+  for (uint32_t i = 1; i < n; ++i) differ |= (cursor[i] ^ position) | (opAndIter(row[i]) ^ instance);
+  if (differ != 0) return false;
+
+  const OpInfo& op = wg.op(row[0]);
+  out.instruction = op.instruction;
+  out.kind = static_cast<AccessKind>(op.kind);
+  out.flags = op.flags;
+  out.lanes.resize(n);
+  LaneAccess* lanes = out.lanes.data();
+  LaneBounds bounds;
+  const uint32_t size = op.size;
+  for (uint32_t i = 0; i < n; ++i) {
+    lanes[i] = LaneAccess{first + i, size, row[i].address};
+    bounds.add(row[i].address, size);
+  }
+  out.bounds = bounds;
+  out.hasBounds = true;
+
+  WarpInfo& warp = wg.warps[w];
+  uint8_t* state = wg.state.data() + first;
+  const uint64_t next = position + 1;
+  for (uint32_t i = 0; i < n; ++i) cursor[i] = next;
+  // The warp's next step reads the next row: start loading it now, long before it issues.
+  for (uint32_t k = 0; k < n; k += 4) __builtin_prefetch(row + n + k, 0, 2);
+  if (op.kind == static_cast<uint8_t>(AccessKind::Barrier)) {
+    for (uint32_t i = 0; i < n; ++i) state[i] = kBlocked;
+    wg.blocked += n;
+    warp.runnable -= n;
+    return true;
+  }
+  if (next >= wg.in->shortest[w]) [[unlikely]] {  // some lane reached its end
+    const uint64_t* end = wg.in->end.data() + first;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (end[i] != next) continue;
+      state[i] = kDone;
+      ++wg.done;
+      --warp.runnable;
+      ++warp.done;
+    }
+  }
+  return true;
 }
 
 void Scheduler::Impl::issue(uint32_t smIndex, UnitRef pick, WarpStep& out) {
