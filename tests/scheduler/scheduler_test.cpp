@@ -165,6 +165,35 @@ TEST(IntraWarp, OneLongLaneAndOneSlightlyLongerLaneKeepTheirAddresses) {
             "c9 sm0 wg0 w0 s6 i2 store 0-3 @ 1000 1001 1002 1003\n");
 }
 
+TEST(IntraWarp, LanesInStepThatEndApartLeaveTheRestInStep) {
+  // 3, 3, 2, 3 records per lane: interleaved. The first two steps take every lane side by
+  // side; lane 2 ends with the second, so the third takes the others; the second workgroup
+  // (one per SM) comes in when the first is done.
+  auto program = [](const Item& it, Emit& e) {
+    e.load(1, 10 * it.global[0]);
+    e.load(2, 10 * it.global[0] + 1);
+    if (it.lid != 2) e.store(3, 10 * it.global[0] + 2);
+  };
+  SchedulerConfig config = oneSm(Policy::Warp, 4);
+  config.maxWorkgroupsPerSm = 1;
+  MemoryWorkgroupSource source(range1(8, 4), buildTrace(range1(8, 4), program));
+  Scheduler scheduler(source, config);
+  std::string text;
+  WarpStep s;
+  while (scheduler.next(s)) {
+    text += stepText(s, true);
+    EXPECT_TRUE(boundsMatchLanes(s)) << stepText(s);
+  }
+  EXPECT_EQ(text,
+            "c0 sm0 wg0 w0 s0 i1 load 0-3 @ 0 10 20 30\n"
+            "c1 sm0 wg0 w0 s1 i2 load 0-3 @ 1 11 21 31\n"
+            "c2 sm0 wg0 w0 s2 i3 store 0-1,3 @ 2 12 32\n"
+            "c3 sm0 wg1 w0 s0 i1 load 0-3 @ 40 50 60 70\n"
+            "c4 sm0 wg1 w0 s1 i2 load 0-3 @ 41 51 61 71\n"
+            "c5 sm0 wg1 w0 s2 i3 store 0-1,3 @ 42 52 72\n");
+  EXPECT_EQ(scheduler.stats().workgroups, 2u);
+}
+
 TEST(IntraWarp, SiblingLoopsWithVaryingTripCount) {
   // Loop A runs lid+1 times, loop B twice. Threads that left loop A wait for the others
   // (their loop-B counters are lower, but loop B comes later in program order: the trace
