@@ -3,8 +3,8 @@
 # reports); any report fails the run:
 #  - AddressSanitizer and UndefinedBehaviorSanitizer: the cache simulator, the scheduler, trace
 #    files and plots (build folder build-sanitize/);
-#  - ThreadSanitizer: the cache simulator, whose runs go on several threads at once
-#    (build-tsan/).
+#  - ThreadSanitizer: the cache simulator, whose runs go on several threads at once, and the
+#    scheduler, whose trace files are read ahead on a thread of their own (build-tsan/).
 #   scripts/sanitize.sh        (after scripts/setup.sh; scripts/test.sh runs it last)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,5 +46,5 @@ check() {
 check "$here/build-sanitize" "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
   tests/cachesim/cltrace_cachesim_tests tests/scheduler/cltrace_scheduler_tests tests/runtime/runtime_tests \
   tests/plot/plot_tests
-check "$here/build-tsan" "-fsanitize=thread" tests/cachesim/cltrace_cachesim_tests
+check "$here/build-tsan" "-fsanitize=thread" tests/cachesim/cltrace_cachesim_tests tests/scheduler/cltrace_scheduler_tests
 exit $status

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "cltrace/scheduler/read_ahead_source.h"
 #include "cltrace/scheduler/trace_source.h"
 
 namespace cltrace::cachesim {
@@ -22,9 +23,11 @@ namespace {
 class TraceStepSource final : public sched::StepSource {
  public:
   TraceStepSource(const std::string& path, const Config& cacheConfig, const sched::SchedulerConfig& config,
-                  std::function<void(const sched::Scheduler&)> done)
+                  std::function<void(const sched::Scheduler&)> done, bool readAhead)
       : source_(std::make_unique<sched::TraceReaderSource>(path)),
-        scheduler_(*source_, withRegisterLimit(config, cacheConfig, source_->range().workgroupSize())),
+        readAhead_(readAhead ? std::make_unique<sched::ReadAheadSource>(*source_) : nullptr),
+        scheduler_(readAhead_ ? static_cast<sched::WorkgroupSource&>(*readAhead_) : *source_,
+                   withRegisterLimit(config, cacheConfig, source_->range().workgroupSize())),
         done_(std::move(done)) {}
   TraceStepSource(std::shared_ptr<const sched::PreparedTrace> trace, const Config& cacheConfig,
                   const sched::SchedulerConfig& config, std::function<void(const sched::Scheduler&)> done)
@@ -45,6 +48,7 @@ class TraceStepSource final : public sched::StepSource {
 
  private:
   std::unique_ptr<sched::TraceReaderSource> source_;  // declared first: the scheduler reads from it
+  std::unique_ptr<sched::ReadAheadSource> readAhead_;  // over source_, when reading ahead
   sched::Scheduler scheduler_;
   std::function<void(const sched::Scheduler&)> done_;
 };
@@ -53,7 +57,8 @@ class TraceStepSource final : public sched::StepSource {
 // others wait; null when it would not fit in the budget (each run then reads the file).
 class SharedPreparation {
  public:
-  SharedPreparation(std::string path, uint64_t maxBytes) : path_(std::move(path)), maxBytes_(maxBytes) {}
+  SharedPreparation(std::string path, uint64_t maxBytes, bool readAhead)
+      : path_(std::move(path)), maxBytes_(maxBytes), readAhead_(readAhead) {}
   std::shared_ptr<const sched::PreparedTrace> get(const sched::SchedulerConfig& config) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!tried_) {
@@ -65,7 +70,12 @@ class SharedPreparation {
         const uint64_t records = reader.header().recordCount;
         if (records <= maxBytes_ / 16) {
           sched::TraceReaderSource source(reader);
-          trace_ = sched::PreparedTrace::load(source, config, maxBytes_);
+          if (readAhead_) {
+            sched::ReadAheadSource ahead(source);
+            trace_ = sched::PreparedTrace::load(ahead, config, maxBytes_);
+          } else {
+            trace_ = sched::PreparedTrace::load(source, config, maxBytes_);
+          }
         }
       } catch (...) {
         error_ = std::current_exception();
@@ -79,6 +89,7 @@ class SharedPreparation {
   std::mutex mutex_;
   std::string path_;
   uint64_t maxBytes_;
+  bool readAhead_;
   bool tried_ = false;
   std::shared_ptr<const sched::PreparedTrace> trace_;
   std::exception_ptr error_;
@@ -191,22 +202,22 @@ uint64_t defaultPreparedTraceBytes() {
 
 StepSourceFactory traceStepSourceFactory(const std::string& tracePath, const Config& config,
                                          std::function<void(const sched::Scheduler&)> onFirstRunDone,
-                                         uint64_t preparedTraceBytes) {
+                                         uint64_t preparedTraceBytes, bool readAhead) {
   // Several runs share the trace loaded once (the scheduler's layout depends on the policy and
   // warp size, which every run has); one run reads the file as it goes, holding less.
   std::shared_ptr<SharedPreparation> shared;
   if (config.runs > 1 && preparedTraceBytes > 0)
-    shared = std::make_shared<SharedPreparation>(tracePath, preparedTraceBytes);
+    shared = std::make_shared<SharedPreparation>(tracePath, preparedTraceBytes, readAhead);
   // The first run is the one with the configuration's seed, whichever thread runs it, so that
   // the same diagnostics are reported however many runs proceed at once.
-  return [tracePath, config, onFirstRunDone, shared](uint64_t seed) -> std::unique_ptr<sched::StepSource> {
+  return [tracePath, config, onFirstRunDone, shared, readAhead](uint64_t seed) -> std::unique_ptr<sched::StepSource> {
     std::function<void(const sched::Scheduler&)> done;
     if (seed == config.seed) done = onFirstRunDone;
     const sched::SchedulerConfig schedulerConfig = schedulerConfigFor(config, seed);
     if (shared)
       if (std::shared_ptr<const sched::PreparedTrace> trace = shared->get(schedulerConfig))
         return std::make_unique<TraceStepSource>(std::move(trace), config, schedulerConfig, done);
-    return std::make_unique<TraceStepSource>(tracePath, config, schedulerConfig, done);
+    return std::make_unique<TraceStepSource>(tracePath, config, schedulerConfig, done, readAhead);
   };
 }
 

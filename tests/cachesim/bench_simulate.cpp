@@ -226,7 +226,8 @@ bool benchTrace(const std::string& path, const std::vector<std::string>& overrid
   keys.insert(keys.end(), overrides.begin(), overrides.end());
   const Config config = loadConfig("gtx480-16k", keys);
   const uint64_t seed = config.seed;
-  StepSourceFactory factory = traceStepSourceFactory(path, config, {}, 0);
+  // One core: the file is read on the measuring thread (no read-ahead thread).
+  StepSourceFactory factory = traceStepSourceFactory(path, config, {}, 0, false);
 
   // 1. With the scheduler, recording its steps; then the scheduler's run alone, timed.
   RecordedSteps steps;

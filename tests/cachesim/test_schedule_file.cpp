@@ -188,6 +188,11 @@ TEST(TraceFile, RunsThatShareTheLoadedTraceCountAsRunsThatReadIt) {
   EXPECT_EQ(streamed.runs.values, shared.runs.values);
   EXPECT_EQ(streamed.runs.sms, shared.runs.sms);
   EXPECT_EQ(reportToJson(streamed).dump(), reportToJson(shared).dump());
+  // Nor does reading the file on the runs' own threads change anything.
+  Report streamedHere = simulate(config, traceStepSourceFactory(path, config, {}, 0, false), {}, 2);
+  Report sharedHere = simulate(config, traceStepSourceFactory(path, config, {}, uint64_t{1} << 20, false), {}, 2);
+  EXPECT_EQ(reportToJson(streamedHere).dump(), reportToJson(streamed).dump());
+  EXPECT_EQ(reportToJson(sharedHere).dump(), reportToJson(streamed).dump());
 
   // Only the first run reads the file when runs share it.
   StepSourceFactory sharing = traceStepSourceFactory(path, config, {}, uint64_t{1} << 20);
@@ -205,6 +210,8 @@ TEST(TraceFile, ACutTraceFailsAlikeWhetherRunsShareItOrNot) {
   const std::string streamed = errorOf(config, traceStepSourceFactory(path, config, {}, 0));
   EXPECT_NE(streamed.find("cut-"), std::string::npos) << streamed;  // names the file
   EXPECT_EQ(errorOf(config, traceStepSourceFactory(path, config, {}, uint64_t{1} << 20)), streamed);
+  EXPECT_EQ(errorOf(config, traceStepSourceFactory(path, config, {}, 0, false)), streamed);
+  EXPECT_EQ(errorOf(config, traceStepSourceFactory(path, config, {}, uint64_t{1} << 20, false)), streamed);
   fs::remove(path);
 }
 

@@ -64,8 +64,8 @@ std::vector<passes::AccessInfo> accessesOf(const TraceHeader& header) {
 
 void addThreadsOption(CLI::App& sub, uint32_t& threads) {
   sub.add_option("--threads", threads,
-                 "simulation runs that proceed at once (0: one per hardware thread); the results do not "
-                 "depend on it")
+                 "simulation runs that proceed at once (0: one per hardware thread); unless it is 1, a trace "
+                 "file is also decoded on a thread of its own, ahead of its run; the results do not depend on it")
       ->capture_default_str();
 }
 
@@ -75,7 +75,12 @@ void progress(const std::string& what) {
 
 cachesim::Report simulateTrace(const std::string& tracePath, const cachesim::Config& config, uint32_t threads) {
   try {
-    return simulateSteps(config, cachesim::traceStepSourceFactory(tracePath, config, printDiagnostics), threads);
+    // --threads 1 keeps everything on one thread; otherwise the file is decoded on a thread of
+    // its own, ahead of the scheduler.
+    return simulateSteps(config,
+                         cachesim::traceStepSourceFactory(tracePath, config, printDiagnostics,
+                                                          cachesim::defaultPreparedTraceBytes(), threads != 1),
+                         threads);
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   }

@@ -31,10 +31,15 @@ sched::SchedulerConfig withRegisterLimit(sched::SchedulerConfig scheduler, const
 // scheduler's layout (sched::PreparedTrace) and every run schedules that, so the file is read
 // and decoded once instead of once per run; unless the loaded trace would take more than
 // `preparedTraceBytes` (0: never), in which case each run reads the file as it goes.
+//
+// With `readAhead` the file is read and decoded on a thread of its own, a couple of workgroups
+// ahead of the scheduler (sched::ReadAheadSource): one more thread per run that reads the file
+// or prepares the trace; the results are the same either way.
 uint64_t defaultPreparedTraceBytes();  // a quarter of the machine's physical memory
 StepSourceFactory traceStepSourceFactory(const std::string& tracePath, const Config& config,
                                          std::function<void(const sched::Scheduler&)> onFirstRunDone = {},
-                                         uint64_t preparedTraceBytes = defaultPreparedTraceBytes());
+                                         uint64_t preparedTraceBytes = defaultPreparedTraceBytes(),
+                                         bool readAhead = true);
 
 // Simulating a binary scheduled file (`cltrace schedule --format binary`): its steps in file
 // order, for every run. The schedule was made already, so it fixes the scheduling keys and the
