@@ -26,8 +26,7 @@ class TraceStepSource final : public sched::StepSource {
                   std::function<void(const sched::Scheduler&)> done, bool readAhead)
       : source_(std::make_unique<sched::TraceReaderSource>(path)),
         readAhead_(readAhead ? std::make_unique<sched::ReadAheadSource>(*source_) : nullptr),
-        scheduler_(readAhead_ ? static_cast<sched::WorkgroupSource&>(*readAhead_) : *source_,
-                   withRegisterLimit(config, cacheConfig, source_->range().workgroupSize())),
+        scheduler_(input(), withRegisterLimit(config, cacheConfig, input().range().workgroupSize())),
         done_(std::move(done)) {}
   TraceStepSource(std::shared_ptr<const sched::PreparedTrace> trace, const Config& cacheConfig,
                   const sched::SchedulerConfig& config, std::function<void(const sched::Scheduler&)> done)
@@ -47,6 +46,12 @@ class TraceStepSource final : public sched::StepSource {
   uint32_t busySms() const override { return scheduler_.busySms(); }
 
  private:
+  // What the scheduler reads (once the read-ahead thread runs, only it calls source_).
+  sched::WorkgroupSource& input() {
+    if (readAhead_) return *readAhead_;
+    return *source_;
+  }
+
   std::unique_ptr<sched::TraceReaderSource> source_;  // declared first: the scheduler reads from it
   std::unique_ptr<sched::ReadAheadSource> readAhead_;  // over source_, when reading ahead
   sched::Scheduler scheduler_;

@@ -973,15 +973,18 @@ bool Scheduler::Impl::issueLockstep(Workgroup& wg, uint32_t w, WarpStep& out) {
   uint8_t* state = wg.state.data() + first;
   const uint64_t next = position + 1;
   for (uint32_t i = 0; i < n; ++i) cursor[i] = next;
-  // The warp's next step reads the next row: start loading it now, long before it issues.
-  for (uint32_t k = 0; k < n; k += 4) __builtin_prefetch(row + n + k, 0, 2);
+  // The warp's next step most likely reads the next row (when no lane ends here): start
+  // loading it into the host's L2 now, long before it issues.
+  const bool ending = next >= wg.in->shortest[w];
+  if (!ending)
+    for (uint32_t k = 0; k < n; k += 4) __builtin_prefetch(row + n + k, 0, 2);
   if (op.kind == static_cast<uint8_t>(AccessKind::Barrier)) {
     for (uint32_t i = 0; i < n; ++i) state[i] = kBlocked;
     wg.blocked += n;
     warp.runnable -= n;
     return true;
   }
-  if (next >= wg.in->shortest[w]) [[unlikely]] {  // some lane reached its end
+  if (ending) [[unlikely]] {  // some lane reached its end
     const uint64_t* end = wg.in->end.data() + first;
     for (uint32_t i = 0; i < n; ++i) {
       if (end[i] != next) continue;
