@@ -263,6 +263,14 @@ struct Scheduler::Impl {
   void issue(uint32_t smIndex, UnitRef pick, WarpStep& out);
   void issueWarp(Workgroup& wg, uint32_t w, WarpStep& out);
   bool issueLockstep(Workgroup& wg, uint32_t w, WarpStep& out);
+  // A warp step of `op` with `n` lanes, to be filled.
+  static LaneAccess* startStep(WarpStep& out, const OpInfo& op, uint32_t n) {
+    out.instruction = op.instruction;
+    out.kind = static_cast<AccessKind>(op.kind);
+    out.flags = op.flags;
+    out.lanes.resize(n);
+    return out.lanes.data();
+  }
   void prefetchUnit(const Workgroup& wg, uint32_t u) const {
     if (!warpPolicy) {
       __builtin_prefetch(&wg.at(u, wg.cursor[u], warpSize));
@@ -280,6 +288,14 @@ struct Scheduler::Impl {
   }
   void prefetchNext(const Sm& sm) const;
   void advance(Workgroup& wg, uint32_t t);
+  void passRecord(Workgroup& wg, uint32_t t, bool barrier);
+  // Thread t has no records left.
+  void endThread(Workgroup& wg, WarpInfo& warp, uint32_t t) {
+    wg.state[t] = kDone;
+    ++wg.done;
+    --warp.runnable;
+    ++warp.done;
+  }
   void release(Workgroup& wg);
   void removeUnit(Sm& sm, const Workgroup& wg, uint32_t slot, uint32_t u);
   // Out of line: only called when the lanes of a warp diverge.
@@ -859,18 +875,19 @@ bool Scheduler::Impl::earlier(const Workgroup& wg, const CompactRecord& a,
 // Issuing.
 
 void Scheduler::Impl::advance(Workgroup& wg, uint32_t t) {
-  const CompactRecord& r = wg.at(t, wg.cursor[t], warpSize);
+  passRecord(wg, t, wg.op(wg.at(t, wg.cursor[t], warpSize)).kind == static_cast<uint8_t>(AccessKind::Barrier));
+}
+
+// Thread t goes past its current record, which is a barrier's when `barrier`.
+void Scheduler::Impl::passRecord(Workgroup& wg, uint32_t t, bool barrier) {
   ++wg.cursor[t];
   WarpInfo& warp = wg.warps[t / warpSize];
-  if (wg.op(r).kind == static_cast<uint8_t>(AccessKind::Barrier)) {
+  if (barrier) {
     wg.state[t] = kBlocked;
     ++wg.blocked;
     --warp.runnable;
-  } else if (wg.cursor[t] == wg.in->end[t]) {
-    wg.state[t] = kDone;
-    ++wg.done;
-    --warp.runnable;
-    ++warp.done;
+  } else if (wg.cursor[t] == wg.in->end[t]) [[unlikely]] {
+    endThread(wg, warp, t);
   }
 }
 
@@ -878,10 +895,10 @@ void Scheduler::Impl::issueWarp(Workgroup& wg, uint32_t w, WarpStep& out) {
   const uint32_t first = w * warpSize;
   const uint32_t last = first + wg.warps[w].lanes;
   const CompactRecord* records = wg.in->records.data();
-  uint64_t* cursor = wg.cursor.data();
+  const uint64_t* cursor = wg.cursor.data();
   const uint64_t* base = wg.in->base.data();
   const uint64_t stride = wg.in->stride[w];
-  uint8_t* state = wg.state.data();
+  const uint8_t* state = wg.state.data();
   uint32_t* chosen = laneScratch.data();
   const CompactRecord** chosenRecord = recordScratch.data();
   uint32_t n = 0;
@@ -900,11 +917,7 @@ void Scheduler::Impl::issueWarp(Workgroup& wg, uint32_t w, WarpStep& out) {
     chosen[n++] = t;
   }
   const OpInfo& op = wg.op(*best);
-  out.instruction = op.instruction;
-  out.kind = static_cast<AccessKind>(op.kind);
-  out.flags = op.flags;
-  out.lanes.resize(n);
-  LaneAccess* lanes = out.lanes.data();
+  LaneAccess* lanes = startStep(out, op, n);
   LaneBounds bounds;  // noted while the lanes are filled (a local, so it stays in registers)
   const uint32_t size = op.size;
   for (uint32_t i = 0; i < n; ++i) {
@@ -914,28 +927,9 @@ void Scheduler::Impl::issueWarp(Workgroup& wg, uint32_t w, WarpStep& out) {
   }
   out.bounds = bounds;
   out.hasBounds = true;
-  // The lanes go past the records just issued, which are one instance of one op: advance()
-  // for each, with the op's kind looked up once.
-  WarpInfo& warp = wg.warps[w];
-  if (op.kind == static_cast<uint8_t>(AccessKind::Barrier)) {
-    for (uint32_t i = 0; i < n; ++i) {
-      ++cursor[chosen[i]];
-      state[chosen[i]] = kBlocked;
-    }
-    wg.blocked += n;
-    warp.runnable -= n;
-    return;
-  }
-  const uint64_t* end = wg.in->end.data();
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t t = chosen[i];
-    if (++cursor[t] == end[t]) [[unlikely]] {
-      state[t] = kDone;
-      ++wg.done;
-      --warp.runnable;
-      ++warp.done;
-    }
-  }
+  // The records just issued are one instance of one op: its kind is looked up once.
+  const bool barrier = op.kind == static_cast<uint8_t>(AccessKind::Barrier);
+  for (uint32_t i = 0; i < n; ++i) passRecord(wg, chosen[i], barrier);
 }
 
 // The common case of an interleaved warp: every lane runs, at one position, and the records
@@ -955,11 +949,7 @@ bool Scheduler::Impl::issueLockstep(Workgroup& wg, uint32_t w, WarpStep& out) {
   if (differ != 0) return false;
 
   const OpInfo& op = wg.op(row[0]);
-  out.instruction = op.instruction;
-  out.kind = static_cast<AccessKind>(op.kind);
-  out.flags = op.flags;
-  out.lanes.resize(n);
-  LaneAccess* lanes = out.lanes.data();
+  LaneAccess* lanes = startStep(out, op, n);
   LaneBounds bounds;
   const uint32_t size = op.size;
   for (uint32_t i = 0; i < n; ++i) {
@@ -986,13 +976,8 @@ bool Scheduler::Impl::issueLockstep(Workgroup& wg, uint32_t w, WarpStep& out) {
   }
   if (ending) [[unlikely]] {  // some lane reached its end
     const uint64_t* end = wg.in->end.data() + first;
-    for (uint32_t i = 0; i < n; ++i) {
-      if (end[i] != next) continue;
-      state[i] = kDone;
-      ++wg.done;
-      --warp.runnable;
-      ++warp.done;
-    }
+    for (uint32_t i = 0; i < n; ++i)
+      if (end[i] == next) endThread(wg, warp, first + i);
   }
   return true;
 }
