@@ -3,6 +3,8 @@
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
@@ -12,6 +14,7 @@
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/Linker/Linker.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Transforms/Utils/Cloning.h>
@@ -342,6 +345,9 @@ std::string compileOpenCL(const std::string& source, const std::vector<std::stri
       argv[1] = o;
       continue;
     }
+    // Not an OpenCL build option, and an optimization level would reorder and merge the
+    // accesses the passes must see in program order (the device still optimizes its build).
+    if (o.rfind("-O", 0) == 0) continue;
     argv.push_back(o);
   }
   argv.insert(argv.end(), {"-c", (dir.path() / "kernel.cl").string(), "-o",
@@ -463,14 +469,57 @@ std::string withPreludes(const std::string& source) {
 
 }  // namespace
 
-InstrumentedKernel instrumentSource(const std::string& source, const std::string& kernel,
-                                    const std::vector<std::string>& options,
-                                    const std::vector<EmbeddedHeader>& headers) {
-  InstrumentedKernel k = instrumentBitcode(compileOpenCL(withPreludes(source), options, headers), kernel);
+std::string compileProgramSource(const std::string& source, const std::vector<std::string>& options,
+                                 const std::vector<EmbeddedHeader>& headers) {
+  return compileOpenCL(withPreludes(source), options, headers);
+}
+
+std::string linkBitcode(const std::vector<std::string>& units) {
+  if (units.empty()) throw InstrumentError("nothing to link");
+  LLVMContext ctx;
+  // Each unit that uses the asynchronous copies has cltrace's definitions of them (the same in
+  // every unit): the linker keeps one.
+  auto shareCopyDefinitions = [](Module& m) {
+    for (Function& f : m)
+      if (!f.isDeclaration() && (f.getName().contains("async_work_group") || f.getName().contains("wait_group_events")))
+        f.setLinkage(GlobalValue::LinkOnceODRLinkage);
+  };
+  // The linker reports clashes (a function defined in two units) through the context's
+  // diagnostic handler, which would print them and exit: collect them instead.
+  std::string diagnostics;
+  raw_string_ostream os(diagnostics);
+  ctx.setDiagnosticHandlerCallBack(
+      [](const DiagnosticInfo& d, void* out) {
+        DiagnosticPrinterRawOStream printer(*static_cast<raw_string_ostream*>(out));
+        d.print(printer);
+      },
+      &os);
+  std::unique_ptr<Module> linked = parseBitcode(units.front(), ctx);
+  shareCopyDefinitions(*linked);
+  Linker linker(*linked);
+  for (size_t i = 1; i < units.size(); ++i) {
+    std::unique_ptr<Module> unit = parseBitcode(units[i], ctx);
+    shareCopyDefinitions(*unit);
+    if (linker.linkInModule(std::move(unit))) {
+      os.flush();
+      throw InstrumentError("the program's units do not link: " + diagnostics);
+    }
+  }
+  return toBitcode(*linked);
+}
+
+uint64_t sourceHashOf(const std::string& source, const std::vector<EmbeddedHeader>& headers) {
   // Without headers the hash is the source's own, as a file's would be.
   std::string hashed = source;
   for (const EmbeddedHeader& h : headers) hashed += '\0' + h.name + '\0' + h.text;
-  k.sourceHash = fnv1a64(hashed.data(), hashed.size());
+  return fnv1a64(hashed.data(), hashed.size());
+}
+
+InstrumentedKernel instrumentSource(const std::string& source, const std::string& kernel,
+                                    const std::vector<std::string>& options,
+                                    const std::vector<EmbeddedHeader>& headers) {
+  InstrumentedKernel k = instrumentBitcode(compileProgramSource(source, options, headers), kernel);
+  k.sourceHash = sourceHashOf(source, headers);
   return k;
 }
 
@@ -482,6 +531,13 @@ std::string bitcodeToText(const std::string& bitcode) {
   m->print(os, nullptr);
   os.flush();
   return text;
+}
+
+std::vector<std::string> withSourceDirectory(const std::string& path, std::vector<std::string> options) {
+  std::error_code ec;
+  const fs::path dir = fs::absolute(path, ec).parent_path();
+  if (!ec && !dir.empty()) options.insert(options.begin(), {"-iquote", dir.string()});
+  return options;
 }
 
 std::vector<std::string> splitOptions(const std::string& options) {

@@ -63,7 +63,7 @@ void run(const InstrumentOptions& o) {
   for (const auto& i : o.includes) options.push_back("-I" + i);
   passes::InstrumentedKernel k;
   try {
-    k = passes::instrumentSource(source, o.kernel, options);
+    k = passes::instrumentSource(source, o.kernel, passes::withSourceDirectory(o.source, options));
   } catch (const passes::InstrumentError& e) {
     throw cli::UserError(o.source + ": " + e.what());
   }
@@ -106,7 +106,7 @@ cli::CommandRegistration registration("instrument", [](CLI::App& app) {
       ->check(cli::nonEmpty());
   cli::addRepeatable(*sub, "-I", o->includes, "include directory (repeatable)")->check(cli::nonEmpty());
   sub->add_option("--build-options", o->buildOptions, "further clBuildProgram-style options");
-  sub->add_option("-o,--out", o->outDir, "output directory")->capture_default_str();
+  sub->add_option("-o,--out", o->outDir, "output directory")->capture_default_str()->check(cli::nonEmpty());
   sub->add_flag("--spirv", o->spirv, "also write count.spv and trace.spv (llvm-spirv-15)");
   sub->add_flag("--emit-ll", o->emitLl, "also write readable count.ll and trace.ll");
   sub->callback([o] { run(*o); });

@@ -65,6 +65,11 @@ int run(const WrapFlags& f) {
   if (ec) throw cli::UserError("cannot create " + f.out + ": " + ec.message());
   fs::remove(fs::path(f.out) / "launches.tsv", ec);
   fs::remove(fs::path(f.out) / "untraced.tsv", ec);
+  const fs::path counter = fs::absolute(fs::path(f.out) / ".launch-counter");
+  fs::remove(counter, ec);
+  // Said now rather than once per launch: every trace would fail to be written.
+  if (!std::ofstream(fs::path(f.out) / "launches.tsv"))
+    throw cli::UserError("cannot write into " + f.out);
   // A bad --set or --config is said before the program runs, not after.
   cachesim::Config config;
   if (f.predict) {
@@ -81,6 +86,7 @@ int run(const WrapFlags& f) {
   if (const char* existing = std::getenv("OPENCL_LAYERS"); existing && *existing) layers += std::string(":") + existing;
   setenv("OPENCL_LAYERS", layers.c_str(), 1);
   setenv("CLTRACE_OUT", fs::absolute(f.out).c_str(), 1);
+  setenv("CLTRACE_LAUNCH_COUNTER", counter.c_str(), 1);
   setenv("CLTRACE_KERNELS", joined(f.kernels).c_str(), 1);
   std::vector<std::string> launches;
   for (uint64_t n : f.launches) launches.push_back(std::to_string(n));
@@ -147,9 +153,11 @@ cli::CommandRegistration registration("wrap", [](CLI::App& app) {
   auto f = std::make_shared<WrapFlags>();
   CLI::App* sub = app.add_subcommand("wrap", "Trace the kernel launches of an unmodified OpenCL program");
   sub->add_option("-o,--out", f->out, "directory for the traces")->capture_default_str()->check(cli::nonEmpty());
-  cli::addRepeatable(*sub, "-k,--kernel", f->kernels, "trace only these kernels (repeatable, or NAME,NAME)", ',');
+  cli::addRepeatable(*sub, "-k,--kernel", f->kernels, "trace only these kernels (repeatable, or NAME,NAME)", ',')
+      ->check(cli::nonEmpty());
   cli::addRepeatable(*sub, "-n,--launch", f->launches,
-                     "trace only these launches (0-based, all kernels counted; repeatable, or N,N)", ',');
+                     "trace only these launches (0-based, all kernels counted; repeatable, or N,N)", ',')
+      ->transform(cli::unsignedInteger());
   sub->add_option("--trace-buffer-mib", f->traceBufferMiB,
                   "most MiB of packed device records held at once per launch; more are traced in slices "
                   "(default 256)")
@@ -161,8 +169,19 @@ cli::CommandRegistration registration("wrap", [](CLI::App& app) {
   cli::addRepeatable(*sub, "--set", f->sets, "with --predict: KEY=VALUE configuration override (repeatable)");
   sub->add_option("--runs", f->runs, "with --predict: simulation runs")->capture_default_str();
   cli::addThreadsOption(*sub, f->threads);
-  sub->add_option("command", f->command, "the program and its arguments (after --)")->required();
-  sub->callback([f] {
+  CLI::Option* command =
+      sub->add_option("command", f->command, "the program and its arguments (after --)")->required();
+  sub->callback([f, sub, command] {
+    // Without `--`, options after the program's name are taken as cltrace's (`wrap ./app -n 3`
+    // would trace launch 3 and run ./app without arguments): refuse rather than guess.
+    bool afterCommand = false;
+    for (const CLI::Option* o : sub->parse_order()) {
+      if (o == command)
+        afterCommand = true;
+      else if (afterCommand)
+        throw cli::UserError("option " + o->get_name() + " follows the program's name; give the program and its "
+                             "arguments after --");
+    }
     int code = run(*f);
     if (code != 0) throw cli::ExitStatus{code};
   });

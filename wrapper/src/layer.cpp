@@ -18,16 +18,22 @@
 //   CLTRACE_KERNELS   comma-separated kernel names to trace (default: all)
 //   CLTRACE_LAUNCHES  comma-separated launch indices to trace (default: all); launches are
 //                     numbered from 0 over all kernels in enqueue order
+//   CLTRACE_LAUNCH_COUNTER  a file through which the processes of one run share the launch
+//                     numbers (default: none; each process counts from 0)
 // Each traced launch writes OUT/<kernel>-<launch>.cltrace and appends a line
 // "<launch>\t<kernel>\t<path>" to OUT/launches.tsv.
 #include <CL/cl_icd.h>
 #include <CL/cl_layer.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -61,12 +67,21 @@ struct Inside {
 // References are counted as the program makes and lets go of them (create, clRetain*,
 // clRelease*): the driver's own count also holds internal references (each kernel holds its
 // program), so it cannot tell when the program has let go.
+//
+// A program is compiled for tracing when the driver builds (or compiles) it, with the same
+// options: the files it includes and the macros it is given are read then, as the driver read
+// them, not at a later launch. A linked program links its units' compiled code, so each unit
+// keeps its own options, macros and static functions.
 struct ProgramInfo {
   std::string source;
-  std::string options;
+  std::string options;  // of the last successful build, compile or link
   std::vector<passes::EmbeddedHeader> headers;  // clCompileProgram's input headers
+  std::string bitcode;  // compiled (or linked) for tracing; empty until built
+  std::string compileError;  // why it could not be compiled for tracing
+  uint64_t sourceHash = 0;   // of the source and headers (a linked program's: of its units')
   std::string untraceable;  // why its launches cannot be traced ("" when they can)
   uint32_t references = 1;  // 0: the program let go of it; its kernels may live on
+  std::set<std::string> tracedKeys;  // entries of State::traced its launches used
 };
 struct KernelInfo {
   cl_program program = nullptr;
@@ -121,14 +136,22 @@ struct State {
   Settings settings;
   std::map<cl_program, ProgramInfo> programs;
   std::map<cl_kernel, KernelInfo> kernels;
-  // By source/options/kernel/device; the TracedKernel belongs to the context it was built in
-  // (and keeps it alive): a launch in another context replaces it.
-  std::map<std::string, std::unique_ptr<TracedKernel>> traced;
-  std::map<std::string, cl_context> tracedContext;
+  // By compiled code/options/kernel/device; the TracedKernel belongs to the context it was
+  // built in (and keeps it alive): a launch in another context replaces it.
+  struct Traced {
+    std::unique_ptr<TracedKernel> kernel;
+    cl_context context = nullptr;
+  };
+  std::map<std::string, Traced> traced;
+  // Entries of `traced` that no live program uses any more, oldest first. A few are kept for
+  // a program made again from the same source; the rest are let go with their device memory
+  // and context, so that a program that tries many variants (an autotuner) does not grow.
+  std::deque<std::string> orphans;
+  static constexpr size_t kKeptOrphans = 4;
   // User events the program has created and not yet completed: a launch queued behind one
   // cannot be traced (tracing waits for the queue, the program completes the event later).
   std::set<cl_event> pendingUserEvents;
-  uint64_t nextLaunch = 0;
+  uint64_t nextLaunch = 0;  // without a launch counter file (see nextLaunchNumber)
 };
 
 // Never destroyed: at exit the driver's own static state may already be gone, and releasing
@@ -140,6 +163,27 @@ State& state() {
 }
 
 void message(const std::string& text) { std::fprintf(stderr, "cltrace: %s\n", text.c_str()); }
+
+// Launches are numbered over every process of one `cltrace wrap` (a program that runs another
+// OpenCL program, or forks), so that no two write the same trace file: the number is taken
+// from the file CLTRACE_LAUNCH_COUNTER names (`cltrace wrap` sets it), under an exclusive lock.
+// Without it, each process counts its own launches.
+uint64_t nextLaunchNumber(State& s) {
+  const char* path = std::getenv("CLTRACE_LAUNCH_COUNTER");
+  if (!path || !*path) return s.nextLaunch++;
+  const int fd = ::open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return s.nextLaunch++;
+  uint64_t n = 0;
+  if (::flock(fd, LOCK_EX) == 0) {
+    if (::pread(fd, &n, sizeof n, 0) != static_cast<ssize_t>(sizeof n)) n = 0;
+    const uint64_t next = n + 1;
+    if (::pwrite(fd, &next, sizeof next, 0) != static_cast<ssize_t>(sizeof next)) n = s.nextLaunch++;
+  } else {
+    n = s.nextLaunch++;
+  }
+  ::close(fd);  // lets go of the lock
+  return n;
+}
 
 cl_program CL_API_CALL createProgramWithSource(cl_context context, cl_uint count, const char** strings,
                                                const size_t* lengths, cl_int* err) {
@@ -158,45 +202,62 @@ cl_program CL_API_CALL createProgramWithSource(cl_context context, cl_uint count
   return p;
 }
 
+// Compiles a program for tracing after the driver built or compiled it with `options` (see
+// ProgramInfo). A build that fails leaves the program as it was, and so do these books.
+void compileForTracing(cl_program program, const std::string& options, std::vector<passes::EmbeddedHeader> headers,
+                       const std::string& untraceable) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  auto it = state().programs.find(program);
+  if (it == state().programs.end()) return;
+  ProgramInfo& info = it->second;
+  info.options = options;
+  info.headers = std::move(headers);
+  info.untraceable = untraceable;
+  info.sourceHash = passes::sourceHashOf(info.source, info.headers);
+  info.bitcode.clear();
+  info.compileError.clear();
+  if (!untraceable.empty()) return;
+  try {
+    info.bitcode = passes::compileProgramSource(info.source, passes::splitOptions(options), info.headers);
+  } catch (const std::exception& e) {
+    info.compileError = e.what();
+  }
+}
+
 cl_int CL_API_CALL buildProgram(cl_program program, cl_uint n, const cl_device_id* devices,
                                 const char* options, void(CL_CALLBACK* notify)(cl_program, void*),
                                 void* data) {
-  if (!insideLayer) {
-    std::lock_guard<std::mutex> lock(state().mutex);
-    auto it = state().programs.find(program);
-    if (it != state().programs.end()) it->second.options = options ? options : "";
-  }
-  return target->clBuildProgram(program, n, devices, options, notify, data);
+  const cl_int err = target->clBuildProgram(program, n, devices, options, notify, data);
+  if (err == CL_SUCCESS && !insideLayer) compileForTracing(program, options ? options : "", {}, "");
+  return err;
 }
 
 cl_int CL_API_CALL compileProgram(cl_program program, cl_uint n, const cl_device_id* devices, const char* options,
                                   cl_uint headers, const cl_program* headerPrograms, const char** headerNames,
                                   void(CL_CALLBACK* notify)(cl_program, void*), void* data) {
+  // The input headers' texts, taken before the call: the program may release them once compiled.
+  std::vector<passes::EmbeddedHeader> texts;
+  std::string untraceable;
   if (!insideLayer) {
     std::lock_guard<std::mutex> lock(state().mutex);
-    auto it = state().programs.find(program);
-    if (it != state().programs.end()) {
-      ProgramInfo& info = it->second;
-      info.options = options ? options : "";
-      // The input headers' texts, kept now: the program may release them once compiled.
-      info.headers.clear();
-      info.untraceable.clear();
-      for (cl_uint i = 0; i < headers && headerPrograms && headerNames; ++i) {
-        auto h = state().programs.find(headerPrograms[i]);
-        const std::string name = headerNames[i] ? headerNames[i] : "";
-        if (h == state().programs.end()) {
-          info.untraceable = "its embedded header '" + name + "' was not created from source";
-          break;
-        }
-        info.headers.push_back(passes::EmbeddedHeader{name, h->second.source});
+    for (cl_uint i = 0; i < headers && headerPrograms && headerNames; ++i) {
+      auto h = state().programs.find(headerPrograms[i]);
+      const std::string name = headerNames[i] ? headerNames[i] : "";
+      if (h == state().programs.end()) {
+        untraceable = "its embedded header '" + name + "' was not created from source";
+        break;
       }
+      texts.push_back(passes::EmbeddedHeader{name, h->second.source});
     }
   }
-  return target->clCompileProgram(program, n, devices, options, headers, headerPrograms, headerNames, notify, data);
+  const cl_int err =
+      target->clCompileProgram(program, n, devices, options, headers, headerPrograms, headerNames, notify, data);
+  if (err == CL_SUCCESS && !insideLayer) compileForTracing(program, options ? options : "", std::move(texts), untraceable);
+  return err;
 }
 
-// A program linked from programs compiled from source is traced from their sources, joined
-// (each keeps its line numbers), with the embedded headers of all of them.
+// A program linked from programs compiled from source is traced from their compiled code,
+// linked; its source hash covers their sources (joined, each from line 1) and embedded headers.
 cl_program CL_API_CALL linkProgram(cl_context context, cl_uint n, const cl_device_id* devices, const char* options,
                                    cl_uint inputs, const cl_program* programs,
                                    void(CL_CALLBACK* notify)(cl_program, void*), void* data, cl_int* err) {
@@ -204,6 +265,8 @@ cl_program CL_API_CALL linkProgram(cl_context context, cl_uint n, const cl_devic
   if (linked && !insideLayer && programs) {
     std::lock_guard<std::mutex> lock(state().mutex);
     ProgramInfo joined;
+    joined.options = options ? options : "";
+    std::vector<std::string> units;
     bool known = inputs > 0;
     for (cl_uint i = 0; i < inputs && known; ++i) {
       auto it = state().programs.find(programs[i]);
@@ -213,18 +276,22 @@ cl_program CL_API_CALL linkProgram(cl_context context, cl_uint n, const cl_devic
       }
       const ProgramInfo& unit = it->second;
       joined.source += "#line 1\n" + unit.source + "\n";
-      if (i == 0) joined.options = unit.options;
+      joined.headers.insert(joined.headers.end(), unit.headers.begin(), unit.headers.end());
       if (joined.untraceable.empty()) joined.untraceable = unit.untraceable;
-      for (const passes::EmbeddedHeader& h : unit.headers) {
-        auto same = std::find_if(joined.headers.begin(), joined.headers.end(),
-                                 [&](const passes::EmbeddedHeader& j) { return j.name == h.name; });
-        if (same == joined.headers.end())
-          joined.headers.push_back(h);
-        else if (same->text != h.text && joined.untraceable.empty())
-          joined.untraceable = "two of its units embed different headers named '" + h.name + "'";
-      }
+      if (joined.compileError.empty()) joined.compileError = unit.compileError;
+      units.push_back(unit.bitcode);
     }
-    if (known) state().programs[linked] = std::move(joined);
+    if (known) {
+      joined.sourceHash = passes::sourceHashOf(joined.source, joined.headers);
+      if (joined.untraceable.empty() && joined.compileError.empty()) {
+        try {
+          joined.bitcode = passes::linkBitcode(units);
+        } catch (const std::exception& e) {
+          joined.compileError = e.what();
+        }
+      }
+      state().programs[linked] = std::move(joined);
+    }
   }
   return linked;
 }
@@ -435,11 +502,20 @@ void untraced(State& s, uint64_t launch, const std::string& kernel, const std::s
   message(said + "; it runs untraced");
 }
 
+// Lets go of a traced kernel (its instrumented programs, device memory and context).
+void releaseTraced(State& s, std::map<std::string, State::Traced>::iterator it) {
+  const bool outer = !insideLayer;
+  insideLayer = true;  // its clRelease* calls pass straight through
+  s.orphans.erase(std::remove(s.orphans.begin(), s.orphans.end(), it->first), s.orphans.end());
+  s.traced.erase(it);
+  if (outer) insideLayer = false;
+}
+
 // Runs the launch traced; `event` (may be null) receives the trace run's event when the launch
 // was traced in place. `written` receives the trace to announce.
 Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
                  const size_t* global, const size_t* local, uint64_t launch, const KernelInfo& info,
-                 const ProgramInfo& program, cl_event* event, WrittenTrace& written) {
+                 ProgramInfo& program, cl_event* event, WrittenTrace& written) {
   State& s = state();
   try {
     cl_context context = nullptr;
@@ -452,24 +528,29 @@ Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
       context = in->context;
       device = in->device;
     }
-    std::string headers;
-    for (const passes::EmbeddedHeader& h : program.headers) headers += h.name + '\0' + h.text + '\0';
-    std::string key = std::to_string(std::hash<std::string>()(program.source)) + "|" +
-                      std::to_string(std::hash<std::string>()(headers)) + "|" + program.options + "|" + info.name +
-                      "|" + std::to_string(reinterpret_cast<uintptr_t>(device));
+    if (!program.compileError.empty()) throw TraceError(program.compileError);
+    if (program.bitcode.empty()) throw TraceError("its program was not built from source through this layer");
+    // The options stay in the key: some only matter to the device's build.
+    std::string key = std::to_string(std::hash<std::string>()(program.bitcode)) + "|" + program.options + "|" +
+                      info.name + "|" + std::to_string(reinterpret_cast<uintptr_t>(device));
     auto it = s.traced.find(key);
-    if (it != s.traced.end() && s.tracedContext[key] != context) {
-      s.traced.erase(it);  // built for a context the program has moved on from
+    if (it != s.traced.end() && it->second.context != context) {
+      releaseTraced(s, it);  // built for a context the program has moved on from
       it = s.traced.end();
     }
     if (it == s.traced.end()) {
-      // Programs built from source are instrumented once per (program, kernel) and reused.
-      passes::InstrumentedKernel ik =
-          passes::instrumentSource(program.source, info.name, passes::splitOptions(program.options), program.headers);
-      it = s.traced.emplace(key, std::make_unique<TracedKernel>(context, device, std::move(ik))).first;
-      s.tracedContext[key] = context;
+      // A program's kernels are instrumented once and reused, also by programs made again
+      // from the same source.
+      passes::InstrumentedKernel ik = passes::instrumentBitcode(program.bitcode, info.name);
+      ik.sourceHash = program.sourceHash;
+      it = s.traced.emplace(key, State::Traced{std::make_unique<TracedKernel>(
+                                         context, device, std::move(ik),
+                                         deviceBuildOptions(passes::splitOptions(program.options))), context})
+               .first;
     }
-    TracedKernel& tk = *it->second;
+    program.tracedKeys.insert(key);
+    s.orphans.erase(std::remove(s.orphans.begin(), s.orphans.end(), key), s.orphans.end());
+    TracedKernel& tk = *it->second.kernel;
     NDRange range;
     range.dims = dims;
     for (cl_uint d = 0; d < dims; ++d) {
@@ -523,7 +604,7 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
   auto k = s.kernels.find(kernel);
   if (k == s.kernels.end()) return forward();
   auto p = s.programs.find(k->second.program);
-  uint64_t launch = s.nextLaunch++;
+  uint64_t launch = nextLaunchNumber(s);
   bool selected = (s.settings.kernels.empty() || s.settings.kernels.count(k->second.name)) &&
                   (s.settings.launches.empty() || s.settings.launches.count(launch));
   if (!selected) return forward();
@@ -623,7 +704,20 @@ void forgetProgramIfUnused(State& s, cl_program program) {
   if (p == s.programs.end() || p->second.references != 0) return;
   for (const auto& [kernel, info] : s.kernels)
     if (info.program == program) return;
+  const std::set<std::string> keys = std::move(p->second.tracedKeys);
   s.programs.erase(p);
+  for (const std::string& key : keys) {
+    bool used = false;
+    for (const auto& [other, info] : s.programs) used = used || info.tracedKeys.count(key);
+    if (!used && s.traced.count(key)) s.orphans.push_back(key);
+  }
+  while (s.orphans.size() > State::kKeptOrphans) {
+    auto it = s.traced.find(s.orphans.front());
+    if (it == s.traced.end())
+      s.orphans.pop_front();
+    else
+      releaseTraced(s, it);
+  }
 }
 
 cl_int CL_API_CALL retainProgram(cl_program program) {

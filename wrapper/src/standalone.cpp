@@ -504,7 +504,8 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
   validateRange(spec.range);
   std::string source = readKernelSource(spec.sourcePath);
   auto stage = Clock::now();
-  passes::InstrumentedKernel instrumented = passes::instrumentSource(source, spec.kernel, spec.buildOptions);
+  passes::InstrumentedKernel instrumented =
+      passes::instrumentSource(source, spec.kernel, passes::withSourceDirectory(spec.sourcePath, spec.buildOptions));
   checkArgs(spec.args, instrumented.args);
   const std::vector<passes::KernelArg> params = instrumented.args;
 

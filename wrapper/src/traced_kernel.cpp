@@ -240,11 +240,19 @@ void validateRange(const NDRange& r) {
                      std::to_string(r.global[2]) + ") has too many work-items to trace (the limit is 2^60)");
 }
 
+std::string deviceBuildOptions(const std::vector<std::string>& options) {
+  std::string kept;
+  for (const std::string& o : options)
+    if (o.rfind("-cl-", 0) == 0 && o.rfind("-cl-std=", 0) != 0 && o != "-cl-kernel-arg-info")
+      kept += (kept.empty() ? "" : " ") + o;
+  return kept;
+}
+
 cl_program buildInstrumentedProgram(cl_context context, cl_device_id device,
-                                    const std::string& bitcode) {
+                                    const std::string& bitcode, const std::string& buildOptions) {
   cl_int err = CL_SUCCESS;
   cl_program program = nullptr;
-  const char* options = "";
+  std::string options;
   switch (programFormatOf(device)) {
     case ProgramFormat::Spir: {
       const std::string spir = isPocl(device) ? passes::poclReady(bitcode) : bitcode;
@@ -268,7 +276,8 @@ cl_program buildInstrumentedProgram(cl_context context, cl_device_id device,
                        ilVersionOf(device) + "'); cltrace cannot load instrumented kernels on it. `cltrace devices` "
                        "lists the devices and what each accepts");
   }
-  err = clBuildProgram(program, 1, &device, options, nullptr, nullptr);
+  if (!buildOptions.empty()) options += (options.empty() ? "" : " ") + buildOptions;
+  err = clBuildProgram(program, 1, &device, options.c_str(), nullptr, nullptr);
   if (err != CL_SUCCESS) {
     std::string log = buildLog(program, device);
     clReleaseProgram(program);
@@ -278,15 +287,15 @@ cl_program buildInstrumentedProgram(cl_context context, cl_device_id device,
 }
 
 TracedKernel::TracedKernel(cl_context context, cl_device_id device,
-                           passes::InstrumentedKernel kernel)
+                           passes::InstrumentedKernel kernel, const std::string& buildOptions)
     : context_(context), device_(device), format_(programFormatOf(device)), kernel_(std::move(kernel)) {
   clRetainContext(context_);
   try {
     cl_int err = CL_SUCCESS;
-    countProgram_ = buildInstrumentedProgram(context_, device_, kernel_.countBitcode);
+    countProgram_ = buildInstrumentedProgram(context_, device_, kernel_.countBitcode, buildOptions);
     countKernel_ = clCreateKernel(countProgram_, kernel_.kernel.c_str(), &err);
     check(err, "clCreateKernel (count)");
-    traceProgram_ = buildInstrumentedProgram(context_, device_, kernel_.traceBitcode);
+    traceProgram_ = buildInstrumentedProgram(context_, device_, kernel_.traceBitcode, buildOptions);
     traceKernel_ = clCreateKernel(traceProgram_, kernel_.kernel.c_str(), &err);
     check(err, "clCreateKernel (trace)");
   } catch (...) {
@@ -385,12 +394,23 @@ std::array<size_t, 3> sizesOf(const std::array<uint64_t, 3>& v) {
   return {static_cast<size_t>(v[0]), static_cast<size_t>(v[1]), static_cast<size_t>(v[2])};
 }
 
+// The file a trace for `path` goes to: a link is followed to the file it names, so that the
+// link stays a link.
+std::string finalPathFor(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_symlink(path, ec)) return path;
+  const auto status = std::filesystem::status(path, ec);
+  if (!std::filesystem::is_regular_file(status)) return path;
+  const std::filesystem::path target = std::filesystem::canonical(path, ec);
+  return ec ? path : target.string();
+}
+
 // Where a trace for `path` is written before it is complete (see runTraceAndWrite).
 std::string partialPathFor(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) return path;
-  return path + ".partial";
+  return finalPathFor(path) + ".partial";
 }
 
 TraceError didNotRun(const char* run, uint64_t n, uint64_t items, uint64_t first) {
@@ -792,8 +812,9 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
   writer->close();
   if (writtenPath != tracePath) {
     std::error_code ec;
-    std::filesystem::rename(writtenPath, tracePath, ec);
-    if (ec) throw TraceError("cannot rename " + writtenPath + " to " + tracePath + ": " + ec.message());
+    const std::string finalPath = finalPathFor(tracePath);
+    std::filesystem::rename(writtenPath, finalPath, ec);
+    if (ec) throw TraceError("cannot rename " + writtenPath + " to " + finalPath + ": " + ec.message());
   }
   h.recordCount = rebase->records();
   h.unitCount = unitTotal;

@@ -41,7 +41,8 @@ struct EmbeddedHeader {
   std::string text;
 };
 
-// Compiles OpenCL C 1.2 `source` (options as for clBuildProgram: -D, -I, -cl-*), returning
+// Compiles OpenCL C 1.2 `source` (options as for clBuildProgram: -D, -I, -cl-*; -O options are
+// left out, the passes need the -O0 code), returning
 // the bitcode clang produced; `headers` can be included by their names, before any -I
 // directory. Throws InstrumentError with clang's diagnostics, or naming a header whose name
 // is empty, absolute or climbs out with "..".
@@ -55,7 +56,17 @@ std::vector<std::string> listKernels(const std::string& bitcode);
 // name lists the kernels there are).
 InstrumentedKernel instrumentBitcode(const std::string& bitcode, const std::string& kernel);
 
-// compileOpenCL + instrumentBitcode. The source hash covers the embedded headers too.
+// compileOpenCL of `source` as instrumentSource compiles it (with the definitions cltrace gives
+// builtins the passes cannot see into, such as the asynchronous work-group copies). A program's
+// units compiled so can be linked with linkBitcode.
+std::string compileProgramSource(const std::string& source, const std::vector<std::string>& options,
+                                 const std::vector<EmbeddedHeader>& headers = {});
+// Links separately compiled units into one module, as clLinkProgram does: each unit keeps its
+// own macros and static functions. Throws InstrumentError naming what clashes.
+std::string linkBitcode(const std::vector<std::string>& units);
+// FNV-1a 64 of a source and its embedded headers (InstrumentedKernel::sourceHash).
+uint64_t sourceHashOf(const std::string& source, const std::vector<EmbeddedHeader>& headers = {});
+// compileProgramSource + instrumentBitcode. The source hash covers the embedded headers too.
 InstrumentedKernel instrumentSource(const std::string& source, const std::string& kernel,
                                     const std::vector<std::string>& options,
                                     const std::vector<EmbeddedHeader>& headers = {});
@@ -83,6 +94,9 @@ std::string spirvReady(const std::string& bitcode);
 // kernel computes exactly what PoCL computes for the program's own kernel.
 std::string poclReady(const std::string& bitcode);
 
+// `options` with the directory of the source file at `path` searched first for #include "...",
+// as when a compiler is given the file itself (cltrace compiles a copy of it elsewhere).
+std::vector<std::string> withSourceDirectory(const std::string& path, std::vector<std::string> options);
 // Splits a clBuildProgram option string into words (honours simple quotes).
 std::vector<std::string> splitOptions(const std::string& options);
 

@@ -84,10 +84,18 @@ class TraceError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The options of a program's build (as words) that the device's own compiler acts on, not
+// only clang's front end: floating-point modes such as -cl-denorms-are-zero and
+// -cl-fast-relaxed-math, and -cl-opt-disable. The instrumented programs are built with them,
+// so that the trace run computes what the program's kernel computes.
+std::string deviceBuildOptions(const std::vector<std::string>& options);
+
 // An instrumented kernel built for one device; reusable across launches.
 class TracedKernel {
  public:
-  TracedKernel(cl_context context, cl_device_id device, passes::InstrumentedKernel kernel);
+  // `buildOptions`: deviceBuildOptions of the program's options.
+  TracedKernel(cl_context context, cl_device_id device, passes::InstrumentedKernel kernel,
+               const std::string& buildOptions = "");
   ~TracedKernel();
   TracedKernel(const TracedKernel&) = delete;
   TracedKernel& operator=(const TracedKernel&) = delete;
@@ -146,7 +154,7 @@ class TracedKernel {
 // Builds SPIR bitcode for `device`: SPIR through clCreateProgramWithBinary ("-x spir") when the
 // device has cl_khr_spir, SPIR-V through clCreateProgramWithIL when it reports IL support.
 cl_program buildInstrumentedProgram(cl_context context, cl_device_id device,
-                                    const std::string& bitcode);
+                                    const std::string& bitcode, const std::string& buildOptions = "");
 
 // Binds `args` to the first args.size() parameters of `k` (described by `params`, for messages).
 // Throws TraceError for an unset argument, OpenCLError naming the argument when the driver

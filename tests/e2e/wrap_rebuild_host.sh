@@ -1,0 +1,38 @@
+# A host program that rebuilds, relinks and varies its programs (tests/e2e/rebuild_host.cpp)
+# under `cltrace wrap`: its results do not change (a failed rebuild keeps the options of the
+# build that holds, a changed header is read again, linked units keep their own macros and
+# static functions, -cl-denorms-are-zero reaches the traced build), a child process's launches
+# are numbered after its parent's instead of overwriting them, and released variants do not
+# pile up in memory.
+source "$(dirname "$0")/lib.sh"
+mkdir -p "$work/inc" "$work/inc2"
+plain=$("$REBUILD_HOST" "$work/inc")
+[ "$(echo "$plain" | grep -c ' correct$')" -eq 7 ] || fail "rebuild host alone: $plain"
+wrapped=$("$CLTRACE" wrap --out "$work/t" -- "$REBUILD_HOST" "$work/inc2" 2>"$work/err") ||
+  fail "wrapped exit status: $(cat "$work/err")"
+[ "$plain" = "$wrapped" ] || fail "output differs:
+$plain
+---
+$wrapped"
+echo "ok: same results"
+# Launches in order, the child's (5, 6) between its parent's; record counts by hand: k 16 x
+# (load + store), inc 16 stores twice, lk 16 stores, d 4 x (load + store), add 32 x (load +
+# store) twice, v 16384 x (a store, then 16 loads and stores) three times.
+[ "$(cut -f1,2 "$work/t/launches.tsv" | sort -n | tr '\t\n' ': ')" = \
+  "0:k 1:inc 2:inc 3:lk 4:d 5:add 6:add 7:v 8:v 9:v " ] || fail "launches: $(cat "$work/t/launches.tsv")"
+for pair in k-0:32 inc-1:16 inc-2:16 lk-3:16 d-4:8 add-5:64 add-6:64 v-7:540672 v-8:540672 v-9:540672; do
+  f=${pair%:*}; n=${pair#*:}
+  "$CLTRACE" stats "$work/t/$f.cltrace" | grep -E "^records: $n$" >/dev/null ||
+    fail "$f: $("$CLTRACE" stats "$work/t/$f.cltrace" | head -3)"
+done
+grep -q "10 launches traced" "$work/err" || fail "summary: $(cat "$work/err")"
+echo "ok: launches numbered across processes, record counts"
+# Each variant's instrumented programs and device memory are let go once a few released ones
+# are kept: 8 more variants must not add what tracing each holds (they did, about 10 MiB each here).
+peak() { "$CLTRACE" wrap --out "$work/v$1" -- "$REBUILD_HOST" "$work/inc" variants "$1" 2>/dev/null |
+  sed -n 's/^peak resident KiB //p'; }
+six=$(peak 6)
+fourteen=$(peak 14)
+echo "peak resident memory: $six KiB after 6 variants, $fourteen KiB after 14"
+[ "$((fourteen - six))" -lt 40960 ] || fail "memory grew by $(( (fourteen - six) / 1024 )) MiB over 8 variants"
+echo "wrap rebuild host: all checks passed"
