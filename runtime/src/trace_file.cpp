@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -741,6 +742,7 @@ struct TraceWriter::Impl {
   bool closed = false;
   bool failed = false;
   bool ownsFile = false;  // the file exists and is ours to remove until a successful close
+  std::string filePath;   // where it is: `path`, or the file a link at `path` names
 
   [[noreturn]] void error(const std::string& what) {
     failed = true;
@@ -784,7 +786,7 @@ struct TraceWriter::Impl {
   void discard() {
     if (!ownsFile) return;
     file.reset();
-    std::remove(path.c_str());
+    std::remove(filePath.c_str());
     ownsFile = false;
   }
 };
@@ -796,13 +798,35 @@ TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header)
   w.header = header;
   std::string problem = headerProblem(w.header);
   if (!problem.empty()) fail(path, "invalid header: " + problem);
+  // A failed write removes what it wrote, but only a file it made: a device (/dev/null), a pipe
+  // or anything else that is not a regular file is written as it is and never removed. A link
+  // is followed to what it names.
+  w.filePath = path;
+  struct stat old {}, link {};
+  const bool existed = stat(path.c_str(), &old) == 0;
+  const bool regular = !existed || S_ISREG(old.st_mode);
+  if (lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+    if (!existed) fail(path, "is a link to nothing");
+    if (regular) {
+      std::unique_ptr<char, decltype(&std::free)> target(realpath(path.c_str(), nullptr), &std::free);
+      if (!target) fail(path, "cannot follow the link: " + systemError());
+      w.filePath = target.get();
+    }
+  }
   // An old trace is unlinked rather than truncated: on ext4, truncating a file and writing it
   // again makes close() wait for the data to reach the disk (about 1 s for 1.6 GB).
-  struct stat old {};
-  if (lstat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) std::remove(path.c_str());
-  w.file.reset(std::fopen(path.c_str(), "wb"));
+  if (existed && regular) std::remove(w.filePath.c_str());
+  const bool countsLater = w.header.recordCount == kUnknownRecordCount ||
+                           (w.header.version == kTraceFormatUnits && w.header.unitCount == kUnknownRecordCount);
+  const std::string unseekable =
+      "cannot be written: the trace's header is completed at the end, which needs a file to seek in, not a pipe or "
+      "terminal";
+  // (Said before opening: opening a pipe would wait for a reader.)
+  if (countsLater && existed && (S_ISFIFO(old.st_mode) || S_ISSOCK(old.st_mode))) fail(path, unseekable);
+  w.file.reset(std::fopen(w.filePath.c_str(), "wb"));
   if (!w.file) fail(path, "cannot create: " + systemError());
-  w.ownsFile = true;
+  w.ownsFile = regular;
+  if (countsLater && !regular && fseeko(w.file.get(), 0, SEEK_CUR) != 0) fail(path, unseekable);
   if (w.header.version == kTraceFormatUnits) w.shapes = std::make_unique<UnitRecordDecoder>(w.header.instructions);
   try {
     std::string bytes = encodeHeader(w.header);

@@ -104,7 +104,7 @@ cli::CommandRegistration registration("predict", [](CLI::App& app) {
                         ->capture_default_str();
   cli::addThreadsOption(*sub, f->threads);
   sub->add_flag("--json", f->json, "print JSON instead of text");
-  sub->add_option("--keep-trace", f->keepTrace, "also keep the trace file at this path");
+  sub->add_option("--keep-trace", f->keepTrace, "also keep the trace file at this path")->check(cli::nonEmpty());
   sub->callback([f, policy, runs, sm] {
     f->given = {policy->count() > 0, runs->count() > 0, sm->count() > 0};
     run(*f);

@@ -1,0 +1,58 @@
+# Where traces go: a failed write removes only a file it made, never a device, a pipe or a
+# link; a path that cannot hold a trace is refused before the launch; an empty output path is
+# refused; a kernel may include a header next to it; `wrap` takes options after the program's
+# name as the program's only after --.
+source "$(dirname "$0")/lib.sh"
+vadd="$KERNELS/vadd.cl"
+# A full device (like /dev/full): the write fails and the node stays.
+if mknod -m 666 "$work/full" c 1 7 2>/dev/null; then  # (root only)
+  expect_error "No space left on device" "$CLTRACE" run "$vadd" -o "$work/full"
+  [ -c "$work/full" ] || fail "the device node was removed"
+  expect_error "$work/full" "$CLTRACE" predict "$vadd" --runs 1 --keep-trace "$work/full"
+  [ -c "$work/full" ] || fail "the device node was removed by predict --keep-trace"
+fi
+# A pipe, directly or through a link: refused before anything is written; both stay.
+mkfifo "$work/fifo"
+ln -s "$work/fifo" "$work/to-fifo"
+for path in "$work/fifo" "$work/to-fifo"; do
+  expect_error "$path: cannot be written: the trace's header is completed at the end, which needs a file to seek in" \
+    timeout 60 "$CLTRACE" run "$vadd" -o "$path"
+done
+[ -p "$work/fifo" ] && [ -L "$work/to-fifo" ] || fail "the pipe or the link was removed"
+# /dev/null takes a trace (nothing is kept) and stays.
+"$CLTRACE" run "$vadd" -o /dev/null >/dev/null
+[ -c /dev/null ] || fail "/dev/null"
+# A link to a file: the file it names gets the trace; the link stays a link.
+touch "$work/real.cltrace"
+ln -s "$work/real.cltrace" "$work/link.cltrace"
+"$CLTRACE" run "$vadd" -o "$work/link.cltrace" >/dev/null
+[ -L "$work/link.cltrace" ] || fail "the link was replaced"
+"$CLTRACE" stats "$work/real.cltrace" | grep -E "^records: 786432$" >/dev/null || fail "the linked file has no trace"
+echo "ok: devices, pipes and links"
+for cmd in "run $vadd -o" "predict $vadd --keep-trace" "instrument $vadd -o"; do
+  # shellcheck disable=SC2086
+  expect_error "must not be empty" "$CLTRACE" $cmd ""
+done
+# A header next to the kernel, included by a kernel run from another directory.
+mkdir -p "$work/src"
+printf '#define IDX(i) ((i) * 2)\n' > "$work/src/index.h"
+printf '#include "index.h"\n__kernel void k(__global int* a) { a[IDX(get_global_id(0))] = 1; }\n' > "$work/src/k.cl"
+(cd / && "$CLTRACE" run "$work/src/k.cl" --kernel k --global 8 --local 8 --arg buffer:int:16 -o "$work/k.cltrace" >/dev/null) ||
+  fail "the header next to the kernel was not found"
+"$CLTRACE" dump "$work/k.cltrace" --limit 2 | tr '\n' '|' | grep "store instr 0 addr 0x0 size 4 .*store instr 0 addr 0x8 size 4" >/dev/null ||
+  fail "k: $("$CLTRACE" dump "$work/k.cltrace" --limit 2)"
+echo "ok: empty paths refused, a header next to the kernel"
+# wrap: options after the program's name without -- are refused (they would be taken as
+# cltrace's); after -- they are the program's.
+expect_error "option --launch follows the program's name; give the program and its arguments after --" \
+  "$CLTRACE" wrap --out "$work/w" /bin/echo -n 3
+out=$("$CLTRACE" wrap --out "$work/w" -- /bin/echo -n 3 2>/dev/null)
+[ "$out" = "3" ] || fail "echo -n 3 printed '$out'"
+expect_error "--launch: '-1' is negative" "$CLTRACE" wrap --launch -1 -- /bin/true
+expect_error "--kernel: must not be empty" "$CLTRACE" wrap --kernel "" -- /bin/true
+mkdir -p "$work/ro" && chmod 500 "$work/ro"
+if [ "$(id -u)" != 0 ]; then
+  expect_error "cannot write into $work/ro" "$CLTRACE" wrap --out "$work/ro" -- /bin/true
+fi
+expect_error "cannot write into /proc" "$CLTRACE" wrap --out /proc -- /bin/true
+echo "output paths: all checks passed"
