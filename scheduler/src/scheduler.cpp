@@ -471,9 +471,11 @@ bool Scheduler::Impl::pullInto(uint32_t smIndex) {
     }
     startRun(wg, *loaded);
     updateBytes(slot);
-    if (wg.done == wg.threads) {  // nothing to issue
+    if (wg.done == wg.threads) {
+      // Nothing to issue: the workgroup is dealt to this SM like any other (it takes this SM's
+      // turn of the round-robin deal) and leaves at once.
       freeSlots.push_back(slot);
-      continue;
+      return true;
     }
     addToSm(smIndex, slot);
     return true;

@@ -357,6 +357,21 @@ TEST(SmAssignment, RoundRobinDealThenRefill) {
             "c2 sm0 wg6 w0 s0 i1 load 0-3\n");
 }
 
+TEST(SmAssignment, EmptyWorkgroupTakesItsTurnOfTheDeal) {
+  // Workgroup 1 has no record: it is dealt to SM 1 and leaves, so workgroup 2 goes to SM 2 and
+  // workgroup 3 to SM 0 in the second round, as on hardware, not one SM earlier each.
+  auto program = [](const Item& it, Emit& e) {
+    if (it.group != 1) e.load(1, it.lid);
+  };
+  SchedulerConfig config = oneSm(Policy::Warp, 4);
+  config.smCount = 3;
+  config.maxWorkgroupsPerSm = 2;
+  EXPECT_EQ(schedule(range1(16, 4), program, config),
+            "c0 sm0 wg0 w0 s0 i1 load 0-3\n"
+            "c0 sm2 wg2 w0 s0 i1 load 0-3\n"
+            "c1 sm0 wg3 w0 s0 i1 load 0-3\n");
+}
+
 TEST(SmAssignment, ThreadLimit) {
   auto program = [](const Item& it, Emit& e) {
     e.load(1, it.lid);
