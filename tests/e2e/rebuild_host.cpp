@@ -7,8 +7,9 @@
 //   3 lk     linked from two units compiled with -DVAL=1 and -DVAL=2, each defining a macro
 //            the other tests and a static function of the same name
 //   4 d      built with -cl-denorms-are-zero: denormal inputs read as zero
-//   5 add    run by a child process (this program again, with "child")
-//   6.. v    variants: a program per -DV=i, each released after its launch (an autotuner);
+//   5 add    run by a child process (this program again, with "child"), twice
+//   7 k      launched after a user event was created and released without being completed
+//   8.. v    variants: a program per -DV=i, each released after its launch (an autotuner);
 //            with "variants N" only these, and the peak resident memory is printed
 // Usage: rebuild_host DIR [child | variants N]. Prints one line per check; exits 1 when a
 // result is wrong.
@@ -215,7 +216,14 @@ int main(int argc, char** argv) {
   waitpid(child, &status, 0);
   report("child exit " + std::to_string(WEXITSTATUS(status)), WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
-  // 6..: variants.
+  // 7: a user event let go of without completing it (nothing waits for it).
+  cl_event user = clCreateUserEvent(ctx, &err);
+  CHECK(err);
+  CHECK(clReleaseEvent(user));
+  const float again = launch<float>(k, m, 16)[5];  // 1 * 2 * 2
+  report("after a released user event x[5] " + std::to_string(static_cast<int>(again)), again == 4.0f);
+
+  // 8..: variants.
   variants(3);
   report("variants", true);
   std::fflush(stdout);

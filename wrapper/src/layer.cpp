@@ -783,6 +783,22 @@ cl_int CL_API_CALL setUserEventStatus(cl_event event, cl_int status) {
   return err;
 }
 
+// A user event the program lets go of without completing it holds nothing back once no command
+// waits for it (the driver's count, which includes waiting commands' references, is then 1).
+cl_int CL_API_CALL releaseEvent(cl_event event) {
+  if (!insideLayer) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    auto pending = state().pendingUserEvents.find(event);
+    cl_uint references = 0;
+    if (pending != state().pendingUserEvents.end() &&
+        target->clGetEventInfo(event, CL_EVENT_REFERENCE_COUNT, sizeof references, &references, nullptr) ==
+            CL_SUCCESS &&
+        references <= 1)
+      state().pendingUserEvents.erase(pending);
+  }
+  return target->clReleaseEvent(event);
+}
+
 }  // namespace
 
 extern "C" {
@@ -812,6 +828,7 @@ CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint numEntries, const _cl_icd_di
   dispatch.clReleaseKernel = &releaseKernel;
   dispatch.clCreateUserEvent = &createUserEvent;
   dispatch.clSetUserEventStatus = &setUserEventStatus;
+  dispatch.clReleaseEvent = &releaseEvent;
   return CL_SUCCESS;
 }
 
