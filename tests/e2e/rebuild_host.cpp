@@ -9,7 +9,9 @@
 //   4 d      built with -cl-denorms-are-zero: denormal inputs read as zero
 //   5 add    run by a child process (this program again, with "child"), twice
 //   7 k      launched after a user event was created and released without being completed
-//   8.. v    variants: a program per -DV=i, each released after its launch (an autotuner);
+//   8 macros which of the device's macros the kernel sees (an extension clang knows for SPIR
+//            but PoCL lacks, cl_khr_fp16; __OPENCL_VERSION__, which only the driver defines)
+//   9.. v    variants: a program per -DV=i, each released after its launch (an autotuner);
 //            with "variants N" only these, and the peak resident memory is printed
 // Usage: rebuild_host DIR [child | variants N]. Prints one line per check; exits 1 when a
 // result is wrong.
@@ -223,7 +225,16 @@ int main(int argc, char** argv) {
   const float again = launch<float>(k, m, 16)[5];  // 1 * 2 * 2
   report("after a released user event x[5] " + std::to_string(static_cast<int>(again)), again == 4.0f);
 
-  // 8..: variants.
+  // 8: the device compiler's macros.
+  cl_program mp = build(
+      "__kernel void macros(__global int* x) { int v = 0;\n"
+      "#ifdef cl_khr_fp16\n v |= 1;\n#endif\n#ifdef cl_khr_fp64\n v |= 2;\n#endif\n"
+      "#ifdef __OPENCL_VERSION__\n v |= __OPENCL_VERSION__ << 4;\n#endif\n x[get_global_id(0)] = v; }",
+      "");
+  report("device macros " + std::to_string(launch<int>(kernel(mp, "macros"), buffer(4 * sizeof(int), nullptr), 4)[0]),
+         true);
+
+  // 9..: variants.
   variants(3);
   report("variants", true);
   std::fflush(stdout);

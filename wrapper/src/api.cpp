@@ -83,9 +83,14 @@ void Kernel::setArgBytes(cl_uint index, const void* data, size_t size) {
 
 wrapper::TracedKernel& Program::traced(const std::string& name) {
   std::unique_ptr<wrapper::TracedKernel>& slot = traced_[name];
-  if (!slot)
+  if (!slot) {
+    const std::vector<std::string> words = passes::splitOptions(options_);
+    std::vector<std::string> compileOptions = wrapper::deviceCompileOptions(ctx_.device());
+    compileOptions.insert(compileOptions.end(), words.begin(), words.end());
     slot = std::make_unique<wrapper::TracedKernel>(ctx_.get(), ctx_.device(),
-                                                   passes::instrumentSource(source_, name, passes::splitOptions(options_)));
+                                                   passes::instrumentSource(source_, name, compileOptions),
+                                                   wrapper::deviceBuildOptions(words));
+  }
   return *slot;
 }
 

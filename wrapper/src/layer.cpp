@@ -204,8 +204,23 @@ cl_program CL_API_CALL createProgramWithSource(cl_context context, cl_uint count
 
 // Compiles a program for tracing after the driver built or compiled it with `options` (see
 // ProgramInfo). A build that fails leaves the program as it was, and so do these books.
-void compileForTracing(cl_program program, const std::string& options, std::vector<passes::EmbeddedHeader> headers,
-                       const std::string& untraceable) {
+// The device a program was built for (the first, when several): its compiler's macros are the
+// ones the program's kernels saw (deviceCompileOptions).
+cl_device_id buildDevice(cl_program program, cl_uint n, const cl_device_id* devices) {
+  if (n > 0 && devices) return devices[0];
+  cl_uint count = 0;
+  if (target->clGetProgramInfo(program, CL_PROGRAM_NUM_DEVICES, sizeof count, &count, nullptr) != CL_SUCCESS ||
+      count == 0)
+    return nullptr;
+  std::vector<cl_device_id> all(count);
+  if (target->clGetProgramInfo(program, CL_PROGRAM_DEVICES, count * sizeof(cl_device_id), all.data(), nullptr) !=
+      CL_SUCCESS)
+    return nullptr;
+  return all[0];
+}
+
+void compileForTracing(cl_program program, cl_device_id device, const std::string& options,
+                       std::vector<passes::EmbeddedHeader> headers, const std::string& untraceable) {
   std::lock_guard<std::mutex> lock(state().mutex);
   auto it = state().programs.find(program);
   if (it == state().programs.end()) return;
@@ -218,7 +233,9 @@ void compileForTracing(cl_program program, const std::string& options, std::vect
   info.compileError.clear();
   if (!untraceable.empty()) return;
   try {
-    info.bitcode = passes::compileProgramSource(info.source, passes::splitOptions(options), info.headers);
+    std::vector<std::string> words = device ? deviceCompileOptions(device) : std::vector<std::string>{};
+    for (std::string& w : passes::splitOptions(options)) words.push_back(std::move(w));
+    info.bitcode = passes::compileProgramSource(info.source, words, info.headers);
   } catch (const std::exception& e) {
     info.compileError = e.what();
   }
@@ -228,7 +245,8 @@ cl_int CL_API_CALL buildProgram(cl_program program, cl_uint n, const cl_device_i
                                 const char* options, void(CL_CALLBACK* notify)(cl_program, void*),
                                 void* data) {
   const cl_int err = target->clBuildProgram(program, n, devices, options, notify, data);
-  if (err == CL_SUCCESS && !insideLayer) compileForTracing(program, options ? options : "", {}, "");
+  if (err == CL_SUCCESS && !insideLayer)
+    compileForTracing(program, buildDevice(program, n, devices), options ? options : "", {}, "");
   return err;
 }
 
@@ -252,7 +270,8 @@ cl_int CL_API_CALL compileProgram(cl_program program, cl_uint n, const cl_device
   }
   const cl_int err =
       target->clCompileProgram(program, n, devices, options, headers, headerPrograms, headerNames, notify, data);
-  if (err == CL_SUCCESS && !insideLayer) compileForTracing(program, options ? options : "", std::move(texts), untraceable);
+  if (err == CL_SUCCESS && !insideLayer)
+    compileForTracing(program, buildDevice(program, n, devices), options ? options : "", std::move(texts), untraceable);
   return err;
 }
 

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 
 namespace cltrace::wrapper {
 
@@ -38,6 +39,20 @@ const char* errorName(cl_int code) {
 
 void check(cl_int code, const char* what) {
   if (code != CL_SUCCESS) throw OpenCLError(what, code);
+}
+
+std::vector<std::string> deviceCompileOptions(cl_device_id device) {
+  std::vector<std::string> options;
+  // "OpenCL <major>.<minor> <vendor-specific>"
+  const std::string version = deviceString(device, CL_DEVICE_VERSION);
+  unsigned major = 0, minor = 0;
+  if (std::sscanf(version.c_str(), "OpenCL %u.%u", &major, &minor) == 2 && major < 10 && minor < 10)
+    options.push_back("-D__OPENCL_VERSION__=" + std::to_string(major * 100 + minor * 10));
+  std::string extensions = "-cl-ext=-all";
+  std::istringstream words(deviceString(device, CL_DEVICE_EXTENSIONS));
+  for (std::string name; words >> name;) extensions += ",+" + name;
+  options.insert(options.end(), {"-Xclang", extensions});  // a front-end option
+  return options;
 }
 
 std::string deviceString(cl_device_id device, cl_device_info what) {

@@ -503,13 +503,15 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
   auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   validateRange(spec.range);
   std::string source = readKernelSource(spec.sourcePath);
+  if (!device) device = defaultDevice();
   auto stage = Clock::now();
+  std::vector<std::string> compileOptions = deviceCompileOptions(device);
+  compileOptions.insert(compileOptions.end(), spec.buildOptions.begin(), spec.buildOptions.end());
   passes::InstrumentedKernel instrumented =
-      passes::instrumentSource(source, spec.kernel, passes::withSourceDirectory(spec.sourcePath, spec.buildOptions));
+      passes::instrumentSource(source, spec.kernel, passes::withSourceDirectory(spec.sourcePath, compileOptions));
   checkArgs(spec.args, instrumented.args);
   const std::vector<passes::KernelArg> params = instrumented.args;
 
-  if (!device) device = defaultDevice();
   RunOutput out;
   out.instrumentSeconds = since(stage);
   out.report = instrumented.report;
@@ -590,7 +592,7 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
   };
   if (!tracePath.empty()) {
     stage = Clock::now();
-    TracedKernel traced(cl.context, device, std::move(instrumented));
+    TracedKernel traced(cl.context, device, std::move(instrumented), deviceBuildOptions(spec.buildOptions));
     out.buildSeconds = since(stage);
     // Where the trace run's writes may differ from the kernel's own (SPIR-V), the buffers are
     // put back after tracing and the kernel itself writes them.

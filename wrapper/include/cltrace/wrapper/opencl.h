@@ -31,6 +31,12 @@ std::string describeDevice(cl_device_id device);
 // Whether `device` belongs to PoCL (its SPIR path needs passes::poclReady).
 bool isPocl(cl_device_id device);
 
+// Options that make cltrace's compile (clang for spir64) see the macros `device`'s own compiler
+// defines: __OPENCL_VERSION__ from its OpenCL version, and exactly its extensions (clang would
+// otherwise define every extension SPIR knows, cl_khr_fp16 included, and kernels that test
+// them would take another path). Put before the program's own options.
+std::vector<std::string> deviceCompileOptions(cl_device_id device);
+
 // An in-order command queue on `device`: clCreateCommandQueueWithProperties where the platform
 // is OpenCL 2.0 or later, clCreateCommandQueue on OpenCL 1.x platforms (whose ICD dispatch
 // table may lack the 2.0 entry point: calling it there can hang in the ICD loader).
