@@ -156,4 +156,19 @@ cmp -s "$KERNELS/vadd.cl" "$work/own/vadd.cl" && cmp -s "$KERNELS/vadd.json" "$w
 for opt in -D -I --kernel --device; do
   expect_error "$opt: must not be empty" "$CLTRACE" run "$KERNELS/vadd.cl" "$opt" "" -o "$work/t"
 done
+# A source that is not there is said so, by run and predict alike (not as a missing manifest).
+for cmd in run predict; do
+  expect_error "cannot open kernel source $work/nope.cl: no such file" "$CLTRACE" $cmd "$work/nope.cl"
+done
+# One work-item out of bounds reads as one.
+printf '__kernel void one(__global int* a) { a[get_global_id(0) == 5 ? 100 : 0] = 1; }\n' > "$work/one.cl"
+expect_error "1 work-item accesses memory outside their buffers; the first, work-item 5" \
+  "$CLTRACE" run "$work/one.cl" --kernel one --global 8 --local 8 --arg buffer:int:8 -o "$work/t"
+# An argument name longer than a trace keeps (4096 bytes) is cut, not refused.
+name=$(printf 'a%.0s' $(seq 5000))
+printf '__kernel void longname(__global int* %s) { %s[get_global_id(0)] = 1; }\n' "$name" "$name" > "$work/long.cl"
+"$CLTRACE" run "$work/long.cl" --kernel longname --global 8 --local 8 --arg buffer:int:8 -o "$work/long.cltrace" >/dev/null ||
+  fail "a long argument name was refused"
+[ "$("$CLTRACE" dump "$work/long.cltrace" --limit 0 | sed -n 's/^  arg 0 \(a*\): .*/\1/p' | tr -d '\n' | wc -c)" = 4096 ] ||
+  fail "the long name was not cut at 4096 bytes"
 echo "cli errors: all checks passed"

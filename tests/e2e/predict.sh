@@ -76,4 +76,9 @@ echo "ok: sm=random among the 2 busy SMs of 8 workgroups"
 [ "$(field "$work/flag.json" "(d['runs']['count'], d['sm'])")" = "(2, '0')" ] ||
   fail "flags over --set: $(field "$work/flag.json" "(d['runs']['count'], d['sm'])")"
 echo "ok: flags, --set and defaults in that order"
+# A kernel that reads nothing has no miss rate (0 of 0), rather than 0.00%.
+printf '__kernel void w(__global int* a) { a[get_global_id(0)] = 1; }\n' > "$work/w.cl"
+out=$("$CLTRACE" predict "$work/w.cl" --kernel w --global 64 --local 32 --arg buffer:int:64 --runs 3 --sm 0)
+echo "$out" | grep -x "predicted L1 read miss rate: none, the L1 sees no global reads (SM 0)" >/dev/null ||
+  fail "no reads: $out"
 echo "predict: all checks passed"

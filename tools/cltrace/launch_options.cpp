@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <filesystem>
+
 #include "commands.h"
 
 namespace cltrace::cli {
@@ -54,6 +56,9 @@ wrapper::RunSpec runSpecOf(const LaunchFlags& f) {
     } else if (!f.local.empty()) {
       throw UserError("--local needs --global");
     }
+    // (Said before the manifest is looked for, which a missing source would otherwise lack.)
+    std::error_code ec;
+    if (!std::filesystem::exists(f.source, ec)) throw UserError("cannot open kernel source " + f.source + ": no such file");
     bool manifest = wrapper::applyManifest(spec, !f.kernel.empty(), haveRange, !f.args.empty(),
                                            !f.buildOptions.empty() || !f.defines.empty());
     if (spec.kernel.empty()) throw UserError("no --kernel given and no launch manifest next to " + f.source);

@@ -463,7 +463,9 @@ class Rebaser {
       if (args[i].kind != ArgBinding::Kind::Buffer) continue;
       const uint64_t size = sizes.at(args[i].buffer);
       if (placed.insert(args[i].buffer).second) regions_.push_back({deviceAddresses[i], size, argumentVirtual[i]});
-      header.buffers.push_back({static_cast<uint32_t>(i), params[i].name, size, argumentVirtual[i]});
+      // (A name longer than a trace holds is cut, like an instruction text.)
+      header.buffers.push_back({static_cast<uint32_t>(i), params[i].name.substr(0, kMaxTraceStringLength), size,
+                                argumentVirtual[i]});
     }
     std::sort(regions_.begin(), regions_.end(), [](const Region& a, const Region& b) { return a.device < b.device; });
     bool disjoint = true;
@@ -616,7 +618,8 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
     uint64_t inst = (firstOutsideDiag >> kDiagFirstOutsideShift) - 1;
     std::string text = instructionText(inst);
     if (!text.empty()) text = " (" + text + ")";
-    throw TraceError(std::to_string(outsideItems) + " work-items access memory outside their buffers; "
+    throw TraceError(std::to_string(outsideItems) + (outsideItems == 1 ? " work-item accesses" : " work-items access") +
+                     " memory outside their buffers; "
                      "the first, work-item " + std::to_string(firstOutside) + " (linear global id), at instruction " +
                      std::to_string(inst) + text + ". Is a buffer smaller than the kernel reads or writes? "
                      "Nothing was traced and the buffers are as before the launch");
@@ -647,7 +650,7 @@ void TracedKernel::requireLocalMemory(const std::vector<ArgBinding>& args) const
 
 TraceHeader TracedKernel::headerFor(const NDRange& range, const LaunchOptions& options) const {
   TraceHeader h;
-  h.kernelName = kernel_.kernel;
+  h.kernelName = kernel_.kernel.substr(0, kMaxTraceStringLength);
   h.sourceHash = kernel_.sourceHash;
   h.device = describeDevice(device_);
   h.range = range;
