@@ -532,7 +532,7 @@ void releaseTraced(State& s, std::map<std::string, State::Traced>::iterator it) 
 
 // Runs the launch traced; `event` (may be null) receives the trace run's event when the launch
 // was traced in place. `written` receives the trace to announce.
-Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
+Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* offset,
                  const size_t* global, const size_t* local, uint64_t launch, const KernelInfo& info,
                  ProgramInfo& program, cl_event* event, WrittenTrace& written) {
   State& s = state();
@@ -579,7 +579,15 @@ Traced traceLaunch(cl_command_queue queue, cl_uint dims, const size_t* offset,
     if (local) {
       for (cl_uint d = 0; d < dims; ++d) range.local[d] = local[d];
     } else {
-      range.local = chooseLocalSize(range, maxWorkGroupSize(appDevice));
+      // The size the kernel requires (reqd_work_group_size), as the driver takes it; else a choice.
+      size_t required[3] = {0, 0, 0};
+      if (target->clGetKernelWorkGroupInfo(kernel, appDevice, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof required,
+                                           required, nullptr) == CL_SUCCESS &&
+          required[0] != 0) {
+        for (cl_uint d = 0; d < dims; ++d) range.local[d] = required[d];
+      } else {
+        range.local = chooseLocalSize(range, maxWorkGroupSize(appDevice));
+      }
     }
     std::filesystem::create_directories(s.settings.out);
     std::string path = s.settings.out + "/" + info.name + "-" + std::to_string(launch) + ".cltrace";
@@ -639,6 +647,26 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
     return forward();
   }
   if (dims < 1 || dims > 3 || !global) return forward();  // let the driver report the error
+  // An empty launch does nothing (OpenCL 2.1 allows it); one with work-groups that do not
+  // divide the range is not traced: either the driver refuses it (nothing ran, nothing to
+  // say) or it runs untraced, which is said.
+  bool empty = false, uneven = false;
+  for (cl_uint d = 0; d < dims; ++d) {
+    empty = empty || global[d] == 0;
+    uneven = uneven || (local && local[d] != 0 && global[d] % local[d] != 0);
+  }
+  if (empty) return forward();
+  if (uneven) {
+    const std::string name = k->second.name;  // the books may change while the driver runs
+    lock.unlock();
+    const cl_int err = forward();
+    lock.lock();
+    if (err == CL_SUCCESS)
+      untraced(s, launch, name,
+               "cannot trace " + name + " launch " + std::to_string(launch) +
+                   ": its work-groups do not divide the global size (non-uniform work-groups)");
+    return err;
+  }
   if (!s.pendingUserEvents.empty()) {
     untraced(s, launch, k->second.name,
              "cannot trace " + k->second.name + " launch " + std::to_string(launch) +
@@ -649,7 +677,7 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
   if (nEvents > 0 && clWaitForEvents(nEvents, events) != CL_SUCCESS) return forward();
   clFinish(queue);
   WrittenTrace written;
-  const Traced traced = traceLaunch(queue, dims, offset, global, local, launch, k->second, p->second, event, written);
+  const Traced traced = traceLaunch(queue, kernel, dims, offset, global, local, launch, k->second, p->second, event, written);
   if (traced == Traced::Done) {
     announce(s, launch, k->second.name, written);
     return CL_SUCCESS;
