@@ -11,7 +11,8 @@
 //   7 k      launched after a user event was created and released without being completed
 //   8 macros which of the device's macros the kernel sees (an extension clang knows for SPIR
 //            but PoCL lacks, cl_khr_fp16; __OPENCL_VERSION__, which only the driver defines)
-//   9.. v    variants: a program per -DV=i, each released after its launch (an autotuner);
+//   9 k      an empty launch (global size 0): whatever the driver says, nothing to trace
+//   10.. v   variants: a program per -DV=i, each released after its launch (an autotuner);
 //            with "variants N" only these, and the peak resident memory is printed
 // Usage: rebuild_host DIR [child | variants N]. Prints one line per check; exits 1 when a
 // result is wrong.
@@ -234,7 +235,12 @@ int main(int argc, char** argv) {
   report("device macros " + std::to_string(launch<int>(kernel(mp, "macros"), buffer(4 * sizeof(int), nullptr), 4)[0]),
          true);
 
-  // 9..: variants.
+  // 9: an empty launch.
+  const size_t none = 0;
+  const cl_int emptyLaunch = clEnqueueNDRangeKernel(q, k, 1, nullptr, &none, nullptr, 0, nullptr, nullptr);
+  report("empty launch " + std::to_string(emptyLaunch), true);
+
+  // 10..: variants.
   variants(3);
   report("variants", true);
   std::fflush(stdout);
