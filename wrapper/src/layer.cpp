@@ -202,8 +202,6 @@ cl_program CL_API_CALL createProgramWithSource(cl_context context, cl_uint count
   return p;
 }
 
-// Compiles a program for tracing after the driver built or compiled it with `options` (see
-// ProgramInfo). A build that fails leaves the program as it was, and so do these books.
 // The device a program was built for (the first, when several): its compiler's macros are the
 // ones the program's kernels saw (deviceCompileOptions).
 cl_device_id buildDevice(cl_program program, cl_uint n, const cl_device_id* devices) {
@@ -219,6 +217,8 @@ cl_device_id buildDevice(cl_program program, cl_uint n, const cl_device_id* devi
   return all[0];
 }
 
+// Compiles a program for tracing after the driver built or compiled it with `options` (see
+// ProgramInfo). A build that fails leaves the program as it was, and so do these books.
 void compileForTracing(cl_program program, cl_device_id device, const std::string& options,
                        std::vector<passes::EmbeddedHeader> headers, const std::string& untraceable) {
   std::lock_guard<std::mutex> lock(state().mutex);
