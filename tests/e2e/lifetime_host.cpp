@@ -13,14 +13,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(call)                                                                                  \
-  do {                                                                                               \
-    cl_int e_ = (call);                                                                              \
-    if (e_ != CL_SUCCESS) {                                                                          \
-      std::fprintf(stderr, "line %d: %s failed: %d\n", __LINE__, #call, static_cast<int>(e_));       \
-      std::exit(3);                                                                                  \
-    }                                                                                                \
-  } while (0)
+#include "host_check.h"
 
 static cl_program build(cl_context ctx, cl_device_id dev, const char* src) {
   cl_int err;

@@ -28,14 +28,7 @@
 #include <sys/wait.h>
 #include <vector>
 
-#define CHECK(call)                                                                                  \
-  do {                                                                                               \
-    cl_int e_ = (call);                                                                              \
-    if (e_ != CL_SUCCESS) {                                                                          \
-      std::fprintf(stderr, "line %d: %s failed: %d\n", __LINE__, #call, static_cast<int>(e_));       \
-      std::exit(3);                                                                                  \
-    }                                                                                                \
-  } while (0)
+#include "host_check.h"
 
 namespace {
 
