@@ -171,4 +171,8 @@ printf '__kernel void longname(__global int* %s) { %s[get_global_id(0)] = 1; }\n
   fail "a long argument name was refused"
 [ "$("$CLTRACE" dump "$work/long.cltrace" --limit 0 | sed -n 's/^  arg 0 \(a*\): .*/\1/p' | tr -d '\n' | wc -c)" = 4096 ] ||
   fail "the long name was not cut at 4096 bytes"
+# OpenCL C 3.0: the device's extensions and their 3.0 features go to clang together (a
+# mismatch made every -cl-std=CL3.0 compile fail).
+"$CLTRACE" run "$KERNELS/vadd.cl" --build-options=-cl-std=CL3.0 -o "$work/v3.cltrace" >/dev/null ||
+  fail "a -cl-std=CL3.0 build does not trace"
 echo "cli errors: all checks passed"

@@ -517,7 +517,9 @@ void announce(State& s, uint64_t launch, const std::string& kernel, const Writte
 // A selected launch that runs untraced: said now, and listed in OUT/untraced.tsv
 // ("<launch>\t<kernel>\t<reason>") for `cltrace wrap`'s summary.
 void untraced(State& s, uint64_t launch, const std::string& kernel, const std::string& said) {
-  std::ofstream(s.settings.out + "/untraced.tsv", std::ios::app) << launch << '\t' << kernel << '\t' << said << '\n';
+  std::string line = said;  // one line per launch (a compiler's message has several)
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  std::ofstream(s.settings.out + "/untraced.tsv", std::ios::app) << launch << '\t' << kernel << '\t' << line << '\n';
   message(said + "; it runs untraced");
 }
 

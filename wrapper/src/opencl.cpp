@@ -50,7 +50,19 @@ std::vector<std::string> deviceCompileOptions(cl_device_id device) {
     options.push_back("-D__OPENCL_VERSION__=" + std::to_string(major * 100 + minor * 10));
   std::string extensions = "-cl-ext=-all";
   std::istringstream words(deviceString(device, CL_DEVICE_EXTENSIONS));
-  for (std::string name; words >> name;) extensions += ",+" + name;
+  for (std::string name; words >> name;) {
+    extensions += ",+" + name;
+    // OpenCL C 3.0 wants each extension's feature set alike (clang refuses the compile else).
+    if (name == "cl_khr_fp64") extensions += ",+__opencl_c_fp64";
+    if (name == "cl_khr_3d_image_writes") extensions += ",+__opencl_c_3d_image_writes";
+  }
+  // The device's OpenCL C 3.0 features (an OpenCL 3.0 query; older devices refuse it).
+  size_t bytes = 0;
+  if (clGetDeviceInfo(device, CL_DEVICE_OPENCL_C_FEATURES, 0, nullptr, &bytes) == CL_SUCCESS && bytes > 0) {
+    std::vector<cl_name_version> features(bytes / sizeof(cl_name_version));
+    if (clGetDeviceInfo(device, CL_DEVICE_OPENCL_C_FEATURES, bytes, features.data(), nullptr) == CL_SUCCESS)
+      for (const cl_name_version& f : features) extensions += std::string(",+") + f.name;
+  }
   options.insert(options.end(), {"-Xclang", extensions});  // a front-end option
   return options;
 }
