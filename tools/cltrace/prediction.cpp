@@ -128,19 +128,18 @@ void printPrediction(std::ostream& out, const Prediction& p) {
              p.trace.workItemCount, p.trace.recordCount);
   fmt::print(out, "traced on {}\n\n", p.trace.device);
   cachesim::printText(out, p.report);
-  const bool noReads = s.reads == 0 && std::all_of(runs.values.begin(), runs.values.end(), [](double v) { return v == 0; });
-  if (noReads) {
+  if (s.reads == 0 && std::all_of(runs.values.begin(), runs.values.end(), [](double v) { return v == 0; })) {
     // 0 of 0 is no rate.
     fmt::print(out, "\npredicted L1 read miss rate: none, the L1 sees no global reads (SM {})\n", p.report.sm);
   } else {
     fmt::print(out, "\npredicted L1 read miss rate: {:.2f}% (median of {} run{}, SM {}; relative standard deviation {:.2f}%",
                100 * runs.median, runs.count, runs.count == 1 ? "" : "s", p.report.sm, runs.rsd);
+    if (!runs.values.empty()) {
+      auto [lo, hi] = std::minmax_element(runs.values.begin(), runs.values.end());
+      fmt::print(out, ", range {:.2f}%..{:.2f}%", 100 * *lo, 100 * *hi);
+    }
+    fmt::print(out, ")\n");
   }
-  if (!noReads && !runs.values.empty()) {
-    auto [lo, hi] = std::minmax_element(runs.values.begin(), runs.values.end());
-    fmt::print(out, ", range {:.2f}%..{:.2f}%", 100 * *lo, 100 * *hi);
-  }
-  if (!noReads) fmt::print(out, ")\n");
 
   std::vector<cachesim::InstructionStats> top = s.perInstruction;
   std::stable_sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.readMisses > b.readMisses; });

@@ -85,11 +85,9 @@ wrapper::TracedKernel& Program::traced(const std::string& name) {
   std::unique_ptr<wrapper::TracedKernel>& slot = traced_[name];
   if (!slot) {
     const std::vector<std::string> words = passes::splitOptions(options_);
-    std::vector<std::string> compileOptions = wrapper::deviceCompileOptions(ctx_.device());
-    compileOptions.insert(compileOptions.end(), words.begin(), words.end());
-    slot = std::make_unique<wrapper::TracedKernel>(ctx_.get(), ctx_.device(),
-                                                   passes::instrumentSource(source_, name, compileOptions),
-                                                   wrapper::deviceBuildOptions(words));
+    slot = std::make_unique<wrapper::TracedKernel>(
+        ctx_.get(), ctx_.device(), passes::instrumentSource(source_, name, wrapper::withDeviceMacros(ctx_.device(), words)),
+        wrapper::deviceBuildOptions(words));
   }
   return *slot;
 }

@@ -203,7 +203,7 @@ cl_program CL_API_CALL createProgramWithSource(cl_context context, cl_uint count
 }
 
 // The device a program was built for (the first, when several): its compiler's macros are the
-// ones the program's kernels saw (deviceCompileOptions).
+// ones the program's kernels saw (withDeviceMacros).
 cl_device_id buildDevice(cl_program program, cl_uint n, const cl_device_id* devices) {
   if (n > 0 && devices) return devices[0];
   cl_uint count = 0;
@@ -233,9 +233,8 @@ void compileForTracing(cl_program program, cl_device_id device, const std::strin
   info.compileError.clear();
   if (!untraceable.empty()) return;
   try {
-    std::vector<std::string> words = device ? deviceCompileOptions(device) : std::vector<std::string>{};
-    for (std::string& w : passes::splitOptions(options)) words.push_back(std::move(w));
-    info.bitcode = passes::compileProgramSource(info.source, words, info.headers);
+    info.bitcode =
+        passes::compileProgramSource(info.source, withDeviceMacros(device, passes::splitOptions(options)), info.headers);
   } catch (const std::exception& e) {
     info.compileError = e.what();
   }

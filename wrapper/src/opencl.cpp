@@ -41,7 +41,8 @@ void check(cl_int code, const char* what) {
   if (code != CL_SUCCESS) throw OpenCLError(what, code);
 }
 
-std::vector<std::string> deviceCompileOptions(cl_device_id device) {
+std::vector<std::string> withDeviceMacros(cl_device_id device, const std::vector<std::string>& programOptions) {
+  if (!device) return programOptions;
   std::vector<std::string> options;
   // "OpenCL <major>.<minor> <vendor-specific>"
   const std::string version = deviceString(device, CL_DEVICE_VERSION);
@@ -64,6 +65,7 @@ std::vector<std::string> deviceCompileOptions(cl_device_id device) {
       for (const cl_name_version& f : features) extensions += std::string(",+") + f.name;
   }
   options.insert(options.end(), {"-Xclang", extensions});  // a front-end option
+  options.insert(options.end(), programOptions.begin(), programOptions.end());
   return options;
 }
 

@@ -505,10 +505,8 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
   std::string source = readKernelSource(spec.sourcePath);
   if (!device) device = defaultDevice();
   auto stage = Clock::now();
-  std::vector<std::string> compileOptions = deviceCompileOptions(device);
-  compileOptions.insert(compileOptions.end(), spec.buildOptions.begin(), spec.buildOptions.end());
-  passes::InstrumentedKernel instrumented =
-      passes::instrumentSource(source, spec.kernel, passes::withSourceDirectory(spec.sourcePath, compileOptions));
+  passes::InstrumentedKernel instrumented = passes::instrumentSource(
+      source, spec.kernel, passes::withSourceDirectory(spec.sourcePath, withDeviceMacros(device, spec.buildOptions)));
   checkArgs(spec.args, instrumented.args);
   const std::vector<passes::KernelArg> params = instrumented.args;
 

@@ -31,11 +31,12 @@ std::string describeDevice(cl_device_id device);
 // Whether `device` belongs to PoCL (its SPIR path needs passes::poclReady).
 bool isPocl(cl_device_id device);
 
-// Options that make cltrace's compile (clang for spir64) see the macros `device`'s own compiler
-// defines: __OPENCL_VERSION__ from its OpenCL version, and exactly its extensions (clang would
-// otherwise define every extension SPIR knows, cl_khr_fp16 included, and kernels that test
-// them would take another path). Put before the program's own options.
-std::vector<std::string> deviceCompileOptions(cl_device_id device);
+// A program's build `options` for cltrace's compile (clang for spir64), preceded by what makes
+// it see the macros `device`'s own compiler defines: __OPENCL_VERSION__ from its OpenCL version,
+// and exactly its extensions and OpenCL C features (clang would otherwise define every
+// extension SPIR knows, cl_khr_fp16 included, and kernels that test them would take another
+// path). A null device adds nothing.
+std::vector<std::string> withDeviceMacros(cl_device_id device, const std::vector<std::string>& options);
 
 // An in-order command queue on `device`: clCreateCommandQueueWithProperties where the platform
 // is OpenCL 2.0 or later, clCreateCommandQueue on OpenCL 1.x platforms (whose ICD dispatch
