@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <system_error>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -682,20 +684,56 @@ void Stats::merge(const Stats& o) {
 
 Simulator::Simulator(Config config) : config_(std::move(config)) { config_.validate(); }
 
-Stats Simulator::run(sched::StepSource& source, uint64_t seed) { return runOne(source, seed, lastSm_); }
+Stats Simulator::run(sched::StepSource& source, uint64_t seed) {
+  BusySms busy;
+  if (config_.sm.kind == SmSelection::Kind::Random) busy = source.busySms();
+  return runOne(source, seed, busy, lastSm_);
+}
 
-Stats Simulator::runOne(sched::StepSource& source, uint64_t seed, uint32_t& sm) const {
+Stats Simulator::runOne(sched::StepSource& source, uint64_t seed, const BusySms& busy, uint32_t& sm) const {
   switch (config_.sm.kind) {
     case SmSelection::Kind::Index: sm = config_.sm.index; break;
     case SmSelection::Kind::All: sm = kAllSms; break;
-    case SmSelection::Kind::Random:
+    case SmSelection::Kind::Random: {
       // Uniform over the SMs that receive work (an idle SM's L1 sees nothing).
-      sm = static_cast<uint32_t>(Rng(mixSeed(seed, 0x736du))
-                                     .below(std::max<uint32_t>(1, std::min(config_.smCount, source.busySms()))));
+      Rng rng(mixSeed(seed, 0x736du));
+      if (!busy)
+        sm = static_cast<uint32_t>(rng.below(config_.smCount));
+      else
+        sm = busy->empty() ? 0 : (*busy)[rng.below(busy->size())];
       break;
+    }
   }
   Run run(config_, seed, sm, callback_);
   return run.execute(source);
+}
+
+namespace {
+
+// "SM 3", "SMs 0..4", "SMs 0..4, 8, 10..11": ascending SM indices, runs of consecutive ones
+// shortened.
+std::string smListText(const std::vector<uint32_t>& sms) {
+  std::string text = sms.size() == 1 ? "SM " : "SMs ";
+  for (size_t i = 0; i < sms.size();) {
+    size_t j = i;
+    while (j + 1 < sms.size() && sms[j + 1] == sms[j] + 1) ++j;
+    if (i > 0) text += ", ";
+    text += std::to_string(sms[i]);
+    if (j > i) text += (j == i + 1 ? ", " : "..") + std::to_string(sms[j]);
+    i = j + 1;
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string Simulator::idleSmWarning(const BusySms& busy) const {
+  const std::string sm = "SM " + std::to_string(config_.sm.index);
+  if (busy && busy->empty())
+    return sm + " sees no step: no workgroup of the launch makes an access, so every count is 0";
+  std::string text = sm + " receives no workgroup that makes an access";
+  if (busy) text += " (the launch keeps " + std::string(busy->size() == 1 ? "only " : "") + smListText(*busy) + " busy)";
+  return text + ", so every count is 0; choose " + (busy ? "one of those SMs" : "another SM") + ", all, or random";
 }
 
 void summarize(const std::vector<double>& values, double& median, double& rsd) {
@@ -721,7 +759,10 @@ Report Simulator::runMany(const StepSourceFactory& factory) {
   const uint32_t n = config_.runs;
   std::vector<Stats> all(n);
   std::vector<uint32_t> sms(n, 0);
-  std::atomic<uint32_t> busySms{UINT32_MAX};  // as the sources report it (the same for every run)
+  // sm=random draws among the busy SMs, the same for every run, and an idle sm=N is told them:
+  // asked of one source only, as a scheduled file finds them in a pass of its own.
+  BusySms busy;
+  std::once_flag busyFound;
   std::vector<std::exception_ptr> errors(n);
   std::atomic<uint32_t> nextRun{0};
   std::atomic<bool> failed{false};
@@ -732,8 +773,10 @@ Report Simulator::runMany(const StepSourceFactory& factory) {
         const uint64_t seed = config_.seed + i;
         std::unique_ptr<sched::StepSource> source = factory(seed);
         if (!source) throw std::runtime_error("cachesim: the step source factory returned no source");
-        busySms = source->busySms();
-        all[i] = runOne(*source, seed, sms[i]);
+        const auto findBusy = [&] { busy = source->busySms(); };
+        if (config_.sm.kind == SmSelection::Kind::Random) std::call_once(busyFound, findBusy);
+        all[i] = runOne(*source, seed, busy, sms[i]);
+        if (config_.sm.kind == SmSelection::Kind::Index && all[i].steps == 0) std::call_once(busyFound, findBusy);
       } catch (...) {
         errors[i] = std::current_exception();
         failed = true;
@@ -758,10 +801,8 @@ Report Simulator::runMany(const StepSourceFactory& factory) {
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
   if (n > 0) lastSm_ = sms[n - 1];
-  if (config_.sm.kind == SmSelection::Kind::Index && config_.sm.index >= busySms.load())
-    report.warnings.push_back("SM " + std::to_string(config_.sm.index) + " receives no workgroups (the launch keeps " +
-                              (busySms == 1 ? std::string("only SM 0") : "SMs 0.." + std::to_string(busySms - 1)) +
-                              " busy), so every count is 0; choose one of those SMs, all, or random");
+  if (config_.sm.kind == SmSelection::Kind::Index && n > 0 && all[0].steps == 0)
+    report.warnings.push_back(idleSmWarning(busy));
 
   RunSummary& rs = report.runs;
   rs.count = n;

@@ -43,7 +43,7 @@ class TraceStepSource final : public sched::StepSource {
   void delayWarps(const uint64_t* warpKeys, size_t count, uint64_t readyCycle) override {
     scheduler_.delayWarps(warpKeys, count, readyCycle);
   }
-  uint32_t busySms() const override { return scheduler_.busySms(); }
+  std::optional<std::vector<uint32_t>> busySms() const override { return scheduler_.busySms(); }
 
  private:
   // What the scheduler reads (once the read-ahead thread runs, only it calls source_).
@@ -103,17 +103,24 @@ class SharedPreparation {
 // The steps of a scheduled file, in its order. Delays cannot move them (timing is off).
 class ScheduleFileStepSource final : public sched::StepSource {
  public:
-  explicit ScheduleFileStepSource(const std::string& path) : reader_(path) {}
+  explicit ScheduleFileStepSource(const std::string& path) : path_(path), reader_(path) {}
   bool next(sched::WarpStep& out) override { return reader_.next(out); }
   void delayWarp(uint64_t, uint64_t) override {}
   void delayWarps(const uint64_t*, size_t, uint64_t) override {}
-  // Workgroups are dealt one per SM first, as the scheduler does.
-  uint32_t busySms() const override {
-    const sched::ScheduleInfo& info = reader_.info();
-    return static_cast<uint32_t>(std::min<uint64_t>(info.config.smCount, info.workgroupCount));
+  // The file does not list them: the SMs its steps name, read in a pass of their own.
+  std::optional<std::vector<uint32_t>> busySms() const override {
+    sched::ScheduleReader reader(path_);
+    std::vector<bool> seen(reader.info().config.smCount, false);
+    sched::WarpStep step;
+    while (reader.next(step)) seen[step.sm] = true;
+    std::vector<uint32_t> busy;
+    for (uint32_t s = 0; s < seen.size(); ++s)
+      if (seen[s]) busy.push_back(s);
+    return busy;
   }
 
  private:
+  std::string path_;
   sched::ScheduleReader reader_;
 };
 

@@ -216,7 +216,7 @@ class RecordingSource final : public sched::StepSource {
   void delayWarps(const uint64_t* warpKeys, size_t count, uint64_t readyCycle) override {
     scheduler_.delayWarps(warpKeys, count, readyCycle);
   }
-  uint32_t busySms() const override { return scheduler_.busySms(); }
+  std::optional<std::vector<uint32_t>> busySms() const override { return scheduler_.busySms(); }
 
  private:
   sched::Scheduler& scheduler_;

@@ -338,7 +338,7 @@ struct Scheduler::Impl {
   std::vector<std::pair<uint64_t, uint32_t>> heap;  // (clock, sm), min-heap
 
   bool started = false;
-  uint32_t busy = 0;  // SMs that received a workgroup in the first dealing
+  std::vector<uint32_t> busy;  // SMs that received a workgroup with records in the first dealing
   bool sourceDone = false;
   uint64_t nextWorkgroupId = 0;
   uint64_t heldBytes = 0;
@@ -432,8 +432,10 @@ void Scheduler::Impl::start() {
       if (fits(sms[s]) && pullInto(s)) progress = true;
   }
   for (uint32_t s = 0; s < cfg.smCount; ++s)
-    if (sms[s].residentWorkgroups > 0) heap.emplace_back(0, s);
-  busy = static_cast<uint32_t>(heap.size());
+    if (sms[s].residentWorkgroups > 0) {
+      heap.emplace_back(0, s);
+      busy.push_back(s);
+    }
   std::make_heap(heap.begin(), heap.end(), std::greater<>());
 }
 
@@ -1232,7 +1234,7 @@ const SchedulerStats& Scheduler::stats() const { return impl_->stats; }
 
 namespace cltrace::sched {
 
-uint32_t Scheduler::busySms() const {
+std::optional<std::vector<uint32_t>> Scheduler::busySms() const {
   if (!impl_->started) impl_->start();  // deals the first workgroups; next() carries on from there
   return impl_->busy;
 }

@@ -130,7 +130,7 @@ class RecordingSource : public sched::StepSource {
   void delayWarps(const uint64_t* warpKeys, size_t count, uint64_t readyCycle) override {
     inner_.delayWarps(warpKeys, count, readyCycle);
   }
-  uint32_t busySms() const override { return inner_.busySms(); }
+  std::optional<std::vector<uint32_t>> busySms() const override { return inner_.busySms(); }
 
  private:
   void record(const sched::WarpStep& step) {

@@ -37,11 +37,13 @@ Record loadAt(uint32_t instruction, uint64_t address) {
 }
 
 // 128 work-items in workgroups of 64 (two warps each), dealt to 2 SMs: work-item g reads the
-// float at 4g (instruction 1), then the same float again (instruction 2).
-std::string writeSchedule(const std::string& name) {
+// float at 4g (instruction 1), then the same float again (instruction 2). With `idleFirst`
+// workgroup 0 makes no access (its work-items have no records).
+std::string writeSchedule(const std::string& name, bool idleFirst = false) {
   const NDRange range = NDRange::fromSizes({128}, {64});
   std::vector<std::vector<Record>> items;
-  for (uint64_t g = 0; g < 128; ++g) items.push_back({loadAt(1, 4 * g), loadAt(2, 4 * g)});
+  for (uint64_t g = 0; g < 128; ++g)
+    items.push_back(idleFirst && g < 64 ? std::vector<Record>{} : std::vector<Record>{loadAt(1, 4 * g), loadAt(2, 4 * g)});
   sched::MemoryWorkgroupSource source(range, items, "reread");
   sched::SchedulerConfig config;
   config.smCount = 2;
@@ -88,6 +90,27 @@ TEST(ScheduledFile, IsSimulatedInItsOrderWithItsSchedulingKeys) {
   // Every SM of the file is busy: SM 2 does not exist there.
   one.sm.index = 2;
   EXPECT_THROW(configForSchedule(one, info), std::invalid_argument);
+  fs::remove(path);
+}
+
+TEST(ScheduledFile, RandomDrawsAmongTheSmsItsStepsName) {
+  // Workgroup 0 makes no access: it takes SM 0's turn, so only SM 1 (workgroup 1) ever works.
+  const std::string path = writeSchedule("idle-first", true);
+  Config config = configForSchedule(Config{}, sched::ScheduleReader(path).info());
+  config.runs = 5;
+  config.sm.kind = SmSelection::Kind::Random;
+  Report random = simulate(config, scheduleFileStepSourceFactory(path));
+  EXPECT_EQ(random.runs.sms, (std::vector<std::string>(5, "1")));
+  EXPECT_EQ(random.stats.reads, 4u);
+  EXPECT_EQ(random.stats.readMisses, 2u);
+  EXPECT_TRUE(random.warnings.empty());
+
+  config.sm = SmSelection{};  // SM 0
+  Report idle = simulate(config, scheduleFileStepSourceFactory(path));
+  EXPECT_EQ(idle.stats.reads, 0u);
+  EXPECT_EQ(idle.warnings, (std::vector<std::string>{
+                               "SM 0 receives no workgroup that makes an access (the launch keeps only SM 1 busy), so "
+                               "every count is 0; choose one of those SMs, all, or random"}));
   fs::remove(path);
 }
 

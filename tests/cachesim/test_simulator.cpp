@@ -300,7 +300,7 @@ TEST(SmSelection, OneSmAllSmsOrARandomOne) {
 TEST(SmSelection, AnIdleSmIsReportedNotJustZero) {
   // twoSms() gives work to SMs 0 and 1 only; SM 3 of 15 sees nothing.
   struct TwoBusySms : FakeStepSource {
-    uint32_t busySms() const override { return 2; }
+    std::optional<std::vector<uint32_t>> busySms() const override { return std::vector<uint32_t>{0, 1}; }
   };
   auto factory = [](uint64_t) {
     auto src = std::make_unique<TwoBusySms>();
@@ -310,11 +310,49 @@ TEST(SmSelection, AnIdleSmIsReportedNotJustZero) {
   Report idle = simulate(timed({"timing=off", "sm=3"}), factory);
   EXPECT_EQ(idle.stats.reads, 0u);
   EXPECT_EQ(idle.warnings, (std::vector<std::string>{
-                               "SM 3 receives no workgroups (the launch keeps SMs 0..1 busy), so every count is 0; "
-                               "choose one of those SMs, all, or random"}));
+                               "SM 3 receives no workgroup that makes an access (the launch keeps SMs 0, 1 busy), so "
+                               "every count is 0; choose one of those SMs, all, or random"}));
   Report busy = simulate(timed({"timing=off", "sm=1"}), factory);
   EXPECT_EQ(busy.stats.reads, 3u);
   EXPECT_TRUE(busy.warnings.empty());
+  // A source that does not know its busy SMs: the warning cannot name them.
+  auto unknown = [](uint64_t) { return std::unique_ptr<sched::StepSource>(new FakeStepSource(twoSms())); };
+  EXPECT_EQ(simulate(timed({"timing=off", "sm=3"}), unknown).warnings,
+            (std::vector<std::string>{"SM 3 receives no workgroup that makes an access, so every count is 0; "
+                                      "choose another SM, all, or random"}));
+  // No SM gets work: nothing to choose from.
+  auto none = [](uint64_t) {
+    struct NoBusySms : FakeStepSource {
+      std::optional<std::vector<uint32_t>> busySms() const override { return std::vector<uint32_t>{}; }
+    };
+    return std::unique_ptr<sched::StepSource>(new NoBusySms());
+  };
+  EXPECT_EQ(simulate(timed({"timing=off", "sm=0"}), none).warnings,
+            (std::vector<std::string>{
+                "SM 0 sees no step: no workgroup of the launch makes an access, so every count is 0"}));
+}
+
+TEST(SmSelection, RandomDrawsAmongTheBusySmsWhereverTheyAre) {
+  // Only SMs 2 and 5 of 8 get work (the workgroups dealt to 0, 1, 3, 4 made no access): a draw
+  // among SMs 0..1 would simulate an idle L1 and report 0 reads.
+  struct LateSms : FakeStepSource {
+    std::optional<std::vector<uint32_t>> busySms() const override { return std::vector<uint32_t>{2, 5}; }
+  };
+  auto lateSms = [] {
+    LateSms src;
+    src.addWarp(2, 1, {load(0, {0x0}), load(0, {0x0})});                       // SM 2: 1 miss, 1 hit
+    src.addWarp(5, 2, {load(0, {0x80}), load(0, {0x100}), load(0, {0x180})});  // SM 5: 3 misses
+    return src;
+  };
+  Simulator sim(timed({"timing=off", "sm=random", "sm_count=8"}));
+  std::set<uint32_t> seen;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    LateSms src = lateSms();
+    Stats s = sim.run(src, seed);
+    seen.insert(sim.lastSm());
+    EXPECT_EQ(s.reads, sim.lastSm() == 2 ? 2u : 3u);
+  }
+  EXPECT_EQ(seen, (std::set<uint32_t>{2, 5}));
 }
 
 // Seed s: 4 reads of which s are cold misses (miss rates 0.25, 0.5, 0.75 for seeds 1, 2, 3).

@@ -99,7 +99,7 @@ for cmd in stats simulate "dump --limit 3"; do
 done
 # An SM that receives no workgroups: every count is 0, and the report says why.
 "$CLTRACE" simulate "$work/v.cltrace" --sm 3 > "$work/idle.txt" 2> "$work/idle.err"
-idle="SM 3 receives no workgroups (the launch keeps only SM 0 busy), so every count is 0"
+idle="SM 3 receives no workgroup that makes an access (the launch keeps only SM 0 busy), so every count is 0"
 grep -qF "warning: $idle" "$work/idle.txt" && grep -qF "cltrace: warning: $idle" "$work/idle.err" ||
   fail "idle SM: $(cat "$work/idle.txt" "$work/idle.err")"
 echo "ok: idle SM reported"

@@ -66,6 +66,14 @@ printf '__kernel void guarded(__global const float* a, __global float* b, int n)
 [ "$(field "$work/guarded-report.json" "(d['runs']['median'], sorted(set(d['runs']['sms'])), d['reads'])")" = "(1.0, ['0', '1'], 2)" ] ||
   fail "guarded: $(field "$work/guarded-report.json" "(d['runs']['median'], d['runs']['sms'], d['reads'])")"
 echo "ok: sm=random among the 2 busy SMs of 8 workgroups"
+# The other way round: only workgroups 6 and 7 have accesses, and the workgroups before them take
+# SMs 0-5's turns of the deal, so SMs 6 and 7 are the busy ones (not 0 and 1, whose L1s see nothing).
+sed 's/if (g >= n) return;/if (g < n) return;/' "$work/guarded.cl" > "$work/tail.cl"
+"$CLTRACE" predict "$work/tail.cl" --kernel guarded --global 512 --local 64 --arg buffer:float:512 \
+  --arg buffer:float:512 --arg scalar:int:384 --json > "$work/tail-report.json"
+[ "$(field "$work/tail-report.json" "(d['runs']['median'], sorted(set(d['runs']['sms'])), d['reads'])")" = "(1.0, ['6', '7'], 2)" ] ||
+  fail "tail: $(field "$work/tail-report.json" "(d['runs']['median'], d['runs']['sms'], d['reads'])")"
+echo "ok: sm=random among the busy SMs 6 and 7 when workgroups 0-5 make no access"
 # Precedence: --set wins over a flag's default, a flag given on the command line over --set.
 "$CLTRACE" predict "$work/guarded.cl" --kernel guarded --global 512 --local 64 --arg buffer:float:512 \
   --arg buffer:float:512 --arg scalar:int:128 --set runs=3 --set sm=1 --json > "$work/set.json"

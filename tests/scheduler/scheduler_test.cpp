@@ -372,6 +372,32 @@ TEST(SmAssignment, EmptyWorkgroupTakesItsTurnOfTheDeal) {
             "c1 sm0 wg3 w0 s0 i1 load 0-3\n");
 }
 
+TEST(SmAssignment, BusySmsAreTheOnesHoldingWorkgroupsWithRecords) {
+  // 6 workgroups over 4 SMs; workgroups 0-2 have no record. Round one deals workgroups 0-3 to
+  // SMs 0-3 (only SM 3 keeps its one), round two 4 and 5 to SMs 0 and 1: SM 2 never gets work.
+  auto program = [](const Item& it, Emit& e) {
+    if (it.group >= 3) e.load(1, it.lid);
+  };
+  SchedulerConfig config = oneSm(Policy::Warp, 4);
+  config.smCount = 4;
+  config.maxWorkgroupsPerSm = 2;
+  const NDRange range = range1(24, 4);
+  MemoryWorkgroupSource source(range, buildTrace(range, program));
+  Scheduler scheduler(source, config);
+  EXPECT_EQ(scheduler.busySms(), (std::vector<uint32_t>{0, 1, 3}));
+  EXPECT_EQ(render(scheduler),
+            "c0 sm0 wg4 w0 s0 i1 load 0-3\n"
+            "c0 sm1 wg5 w0 s0 i1 load 0-3\n"
+            "c0 sm3 wg3 w0 s0 i1 load 0-3\n");
+  // Fewer workgroups than SMs: the first ones. None with records: none.
+  MemoryWorkgroupSource two(range1(8, 4), buildTrace(range1(8, 4), program));
+  MemoryWorkgroupSource twoBusy(range1(8, 4), buildTrace(range1(8, 4), [](const Item& it, Emit& e) {
+                                  e.load(1, it.lid);
+                                }));
+  EXPECT_EQ(Scheduler(twoBusy, config).busySms(), (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(Scheduler(two, config).busySms(), (std::vector<uint32_t>{}));
+}
+
 TEST(SmAssignment, ThreadLimit) {
   auto program = [](const Item& it, Emit& e) {
     e.load(1, it.lid);

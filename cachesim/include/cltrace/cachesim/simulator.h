@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -110,8 +111,12 @@ class Simulator {
   Report runMany(const StepSourceFactory& factory);
 
  private:
-  // One run; `sm` receives the SM it simulated.
-  Stats runOne(sched::StepSource& source, uint64_t seed, uint32_t& sm) const;
+  using BusySms = std::optional<std::vector<uint32_t>>;  // as StepSource::busySms() gives them
+  // One run; `sm` receives the SM it simulated. `busy` are the source's busy SMs (sm=random
+  // draws among them).
+  Stats runOne(sched::StepSource& source, uint64_t seed, const BusySms& busy, uint32_t& sm) const;
+  // The warning for an SM index whose L1 saw no step, naming the SMs that do get work.
+  std::string idleSmWarning(const BusySms& busy) const;
 
   Config config_;
   RequestCallback callback_;

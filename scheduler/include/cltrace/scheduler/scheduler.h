@@ -99,10 +99,11 @@ class Scheduler final : public StepSource {
   ~Scheduler() override;
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
-  // Workgroups with records are dealt round-robin from SM 0, and only an SM that holds one is
-  // refilled, so the SMs that ever get work are 0 .. n-1: n is found by dealing the first
-  // workgroups (which this call does if next() has not yet).
-  uint32_t busySms() const override;
+  // Workgroups are dealt round-robin from SM 0 until every SM is full or the input ends, and
+  // only an SM that holds one is refilled, so the SMs that ever get work are those holding a
+  // workgroup with records after the first dealing (which this call does if next() has not yet).
+  // Workgroups without records take their SM's turn of the deal, so these need not be 0 .. n-1.
+  std::optional<std::vector<uint32_t>> busySms() const override;
 
   // Next step in issue order: ascending (cycle, SM index). Returns false when every warp has
   // finished. Errors of the source (e.g. TraceFileError) and malformed workgroups

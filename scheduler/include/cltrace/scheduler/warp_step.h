@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "cltrace/record.h"
@@ -101,9 +102,10 @@ class StepSource {
   virtual void delayWarps(const uint64_t* warpKeys, size_t count, uint64_t readyCycle) {
     for (size_t i = 0; i < count; ++i) delayWarp(warpKeys[i], readyCycle);
   }
-  // How many SMs (0 .. n-1) receive any workgroup; a launch with fewer workgroups than SMs
-  // leaves the rest idle. Sources that do not know say UINT32_MAX.
-  virtual uint32_t busySms() const { return UINT32_MAX; }
+  // The SMs, ascending, that receive a workgroup with accesses: the other SMs' L1s see nothing
+  // (a launch with fewer workgroups than SMs, or whose workgroups on some SMs make no access).
+  // Sources that do not know return nullopt. May cost a pass over the input (a scheduled file).
+  virtual std::optional<std::vector<uint32_t>> busySms() const { return std::nullopt; }
 };
 
 }  // namespace cltrace::sched
