@@ -14,7 +14,10 @@
 //   9 k      an empty launch (global size 0): whatever the driver says, nothing to trace
 //   10.. v   variants: a program per -DV=i, each released after its launch (an autotuner);
 //            with "variants N" only these, and the peak resident memory is printed
-// Usage: rebuild_host DIR [child | variants N]. Prints one line per check; exits 1 when a
+// With "cwd" only one launch, run from DIR: a header found in the working directory without -I
+// (the driver searches it, before the -I directories): s reads x[4 * i] (DIR/stride.h), not
+// x[8 * i] (DIR/inc/stride.h).
+// Usage: rebuild_host DIR [child | variants N | cwd]. Prints one line per check; exits 1 when a
 // result is wrong.
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -96,6 +99,19 @@ int includeLaunch(const std::string& dir) {
   return first;
 }
 
+void workingDirectoryHeader(const std::string& dir) {
+  CHECK(chdir(dir.c_str()) == 0 ? CL_SUCCESS : CL_INVALID_VALUE);
+  std::ofstream("stride.h") << "#define STRIDE 4\n";
+  CHECK(system("mkdir -p inc") == 0 ? CL_SUCCESS : CL_INVALID_VALUE);
+  std::ofstream("inc/stride.h") << "#define STRIDE 8\n";
+  const char* src =
+      "#include \"stride.h\"\n__kernel void s(__global int* x) { x[get_global_id(0)] = x[get_global_id(0) * STRIDE]; }\n";
+  std::vector<int> values(32);
+  for (int i = 0; i < 32; ++i) values[i] = i;
+  const int second = launch<int>(kernel(build(src, "-I inc"), "s"), buffer(32 * sizeof(int), values.data()), 4)[1];
+  report("working directory header x[1] = " + std::to_string(second), second == 4);
+}
+
 void add(size_t n) {
   cl_program p = build("__kernel void add(__global int* x) { x[get_global_id(0)] += 1; }", "");
   cl_kernel k = kernel(p, "add");
@@ -137,7 +153,7 @@ void variants(int count) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: rebuild_host DIR [child | variants N]\n");
+    std::fprintf(stderr, "usage: rebuild_host DIR [child | variants N | cwd]\n");
     return 2;
   }
   const std::string dir = argv[1];
@@ -152,6 +168,10 @@ int main(int argc, char** argv) {
   CHECK(err);
   if (mode == "child") {
     add(32);  // two launches
+    return allOk ? 0 : 1;
+  }
+  if (mode == "cwd") {
+    workingDirectoryHeader(dir);
     return allOk ? 0 : 1;
   }
   if (mode == "variants") {

@@ -2,7 +2,8 @@
 # under `cltrace wrap`: its results do not change (a failed rebuild keeps the options of the
 # build that holds, a changed header is read again, linked units keep their own macros and
 # static functions, -cl-denorms-are-zero reaches the traced build, the kernel sees the device
-# compiler's extension macros and __OPENCL_VERSION__), a child process's launches
+# compiler's extension macros and __OPENCL_VERSION__, a header in the working directory is
+# found without -I), a child process's launches
 # are numbered after its parent's instead of overwriting them, and released variants do not
 # pile up in memory.
 source "$(dirname "$0")/lib.sh"
@@ -30,6 +31,15 @@ grep -q "12 launches traced" "$work/err" || fail "summary: $(cat "$work/err")"
 # The empty launch (9) is neither traced nor counted as one that could not be.
 ! grep -q "untraced" "$work/err" || fail "an untraced launch: $(cat "$work/err")"
 echo "ok: launches numbered across processes, record counts"
+# A header in the application's working directory, found without -I and before -I inc (as
+# PoCL does): it used to go untraced. Work-item 1 loads x[4] (byte 0x10), not x[8].
+mkdir -p "$work/cwd"
+"$CLTRACE" wrap --out "$work/c" -- "$REBUILD_HOST" "$work/cwd" cwd > "$work/cwd.out" 2> "$work/cwd.err" ||
+  fail "cwd header: $(cat "$work/cwd.out" "$work/cwd.err")"
+grep -q "x\[1\] = 4 correct" "$work/cwd.out" || fail "cwd header result: $(cat "$work/cwd.out")"
+"$CLTRACE" dump "$work/c/s-0.cltrace" | grep -qF "wi 1 group (0) local (1) load instr 0 addr 0x10 size 4" ||
+  fail "cwd header trace: $("$CLTRACE" dump "$work/c/s-0.cltrace" 2>&1 | tail -8) $(cat "$work/cwd.err")"
+echo "ok: a header in the working directory"
 # Each variant's instrumented programs and device memory are let go once a few released ones
 # are kept: 8 more variants must not add what tracing each holds (they did, about 10 MiB each here).
 peak() { "$CLTRACE" wrap --out "$work/v$1" -- "$REBUILD_HOST" "$work/inc" variants "$1" 2>/dev/null |
