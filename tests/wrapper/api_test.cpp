@@ -1,7 +1,11 @@
 // The C++ host API: a plain and a traced launch of the same kernel give the same results;
 // the traced one writes the trace with the counts derived by hand.
+// A host program may set its own OpenCL target version before cltrace's headers; they keep it.
+#define CL_TARGET_OPENCL_VERSION 120
 #include "cltrace/wrapper/api.h"
 #include "test_support.h"
+
+static_assert(CL_TARGET_OPENCL_VERSION == 120, "cltrace's headers changed the program's OpenCL target version");
 
 using namespace cltrace;
 
@@ -110,5 +114,50 @@ TEST(Api, InstrumentedOncePerProgramAndKernel) {
   ASSERT_EQ(t.workItems.size(), 16u);
   EXPECT_EQ(t.workItems[3].size(), 2u);  // load and store of x[3]
   EXPECT_EQ(t.workItems[3][1].address, 12u);
+  std::filesystem::remove(path);
+}
+
+// A trace path that cannot be one is refused before the kernel runs: the buffer is unchanged.
+TEST(Api, AnEmptyTracePathIsRefusedBeforeAnyRun) {
+  api::Context ctx;
+  api::Program prog(ctx, "__kernel void add(__global int* x) { x[get_global_id(0)] += 1; }");
+  prog.build();
+  api::Kernel k(prog, "add");
+  std::vector<int> host(16, 5);
+  api::Buffer b(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 64, host.data());
+  k.setArg(0, b);
+  api::CommandQueue q(ctx);
+  try {
+    q.enqueueNDRangeKernel(k, {16}, {8}, api::Trace{""});
+    ADD_FAILURE() << "an empty trace path was accepted";
+  } catch (const wrapper::TraceError& e) {
+    EXPECT_STREQ(e.what(), "the trace path is empty");
+  }
+  q.read(b, host.data(), 64);
+  EXPECT_EQ(host, std::vector<int>(16, 5));
+}
+
+// A cl_mem made with the OpenCL API is bound as a buffer, as the kernel expects it.
+TEST(Api, ARawClMemIsABuffer) {
+  api::Context ctx;
+  api::Program prog(ctx, "__kernel void add(__global int* x) { x[get_global_id(0)] += 1; }");
+  prog.build();
+  api::Kernel k(prog, "add");
+  std::vector<int> host(16, 5);
+  cl_int err = CL_SUCCESS;
+  cl_mem raw = clCreateBuffer(ctx.get(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 64, host.data(), &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  k.setArg(0, raw);
+  api::CommandQueue q(ctx);
+  const std::string path = test::tempPath("raw");
+  auto result = q.enqueueNDRangeKernel(k, {16}, {8}, api::Trace{path});
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->header.recordCount, 32u);  // a load and a store per work-item
+  ASSERT_EQ(clEnqueueReadBuffer(q.get(), raw, CL_TRUE, 0, 64, host.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(host, std::vector<int>(16, 6));
+  test::WholeTrace t = test::readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 16u);
+  EXPECT_EQ(t.workItems[3][1].address, 12u);
+  clReleaseMemObject(raw);
   std::filesystem::remove(path);
 }

@@ -65,10 +65,11 @@ void Kernel::bind(cl_uint index, wrapper::ArgBinding binding) {
   args_[index] = std::move(binding);
 }
 
-void Kernel::setArg(cl_uint index, const Buffer& buffer) {
-  cl_mem m = buffer.get();
-  check(clSetKernelArg(kernel_, index, sizeof m, &m), "clSetKernelArg");
-  bind(index, wrapper::ArgBinding::ofBuffer(m));
+void Kernel::setArg(cl_uint index, const Buffer& buffer) { setArg(index, buffer.get()); }
+
+void Kernel::setArg(cl_uint index, cl_mem buffer) {
+  check(clSetKernelArg(kernel_, index, sizeof buffer, &buffer), "clSetKernelArg");
+  bind(index, wrapper::ArgBinding::ofBuffer(buffer));
 }
 
 void Kernel::setArg(cl_uint index, LocalSpace local) {

@@ -588,6 +588,7 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
       range.global[d] = global[d];
       range.offset[d] = offset ? offset[d] : 0;
     }
+    const char* localNote = "";
     if (local) {
       for (cl_uint d = 0; d < dims; ++d) range.local[d] = local[d];
     } else {
@@ -597,8 +598,10 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
                                            required, nullptr) == CL_SUCCESS &&
           required[0] != 0) {
         for (cl_uint d = 0; d < dims; ++d) range.local[d] = required[d];
+        localNote = " (the local size the kernel requires)";
       } else {
         range.local = chooseLocalSize(range, maxWorkGroupSize(appDevice));
+        localNote = " (local size chosen by cltrace)";
       }
     }
     std::filesystem::create_directories(s.settings.out);
@@ -621,7 +624,7 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
     LaunchResult r = tk.launch(in ? in->queue : queue, args, range, path, options);
     for (const auto& w : r.warnings) message("warning: " + w);
     written.path = path;
-    written.note = std::string(local ? "" : " (local size chosen by cltrace)") +
+    written.note = std::string(localNote) +
                    (r.traceSlices > 1 ? " (in " + std::to_string(r.traceSlices) + " slices)" : "") +
                    (in ? " on the stand-in device '" + in->name + "'" : "");
     return inPlace ? Traced::Done : Traced::AppLaunchPending;

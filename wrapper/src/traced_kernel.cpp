@@ -834,6 +834,8 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
                                   const LaunchOptions& options) {
   const auto launchStart = Clock::now();
   validateRange(range);
+  // Before any run: the kernel would run twice for a trace that cannot be written.
+  if (tracePath.empty()) throw TraceError("the trace path is empty");
   if (args.size() != kernel_.args.size())
     throw TraceError("kernel '" + kernel_.kernel + "' takes " + std::to_string(kernel_.args.size()) +
                      " arguments, " + std::to_string(args.size()) + " given");

@@ -94,6 +94,8 @@ class Kernel {
   Kernel& operator=(const Kernel&) = delete;
 
   void setArg(cl_uint index, const Buffer& buffer);
+  // A buffer made with the OpenCL API itself (the template below would pass it as 8 bytes).
+  void setArg(cl_uint index, cl_mem buffer);
   void setArg(cl_uint index, LocalSpace local);
   template <typename T>
   void setArg(cl_uint index, const T& value) {

@@ -1,7 +1,10 @@
 // Small helpers over the OpenCL C API: error checking with readable names, device queries.
 #pragma once
 
+// A program that set its own target version first keeps it (cltrace's headers use OpenCL 1.2).
+#ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 300
+#endif
 #include <CL/cl.h>
 
 #include <stdexcept>
