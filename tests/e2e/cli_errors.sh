@@ -97,6 +97,11 @@ for cmd in stats simulate "dump --limit 3"; do
   expect_error "cannot write standard output: No space left on device" \
     bash -c "exec '$CLTRACE' $cmd '$work/mt.cltrace' > /dev/full"
 done
+# A pipe cannot be read twice: simulate and plot say so (they said "wrong magic" after a first look).
+for cmd in simulate "plot -o $work/pipe.png"; do
+  expect_error "/dev/stdin: not a regular file (a pipe or a device); ${cmd%% *} reads its input more than once" \
+    bash -c "cat '$work/mt.cltrace' | '$CLTRACE' $cmd /dev/stdin"
+done
 # An SM that receives no workgroups: every count is 0, and the report says why.
 "$CLTRACE" simulate "$work/v.cltrace" --sm 3 > "$work/idle.txt" 2> "$work/idle.err"
 idle="SM 3 receives no workgroup that makes an access (the launch keeps only SM 0 busy), so every count is 0"

@@ -172,6 +172,7 @@ void runPlot(const PlotOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   }
+  requireRereadable(o.trace, "plot");
   requireNotInput(o.trace, o.output, "-o");
   if (!o.raster.empty()) requireNotInput(o.trace, o.raster, "--raster");
   // Before the long part: can we draw at all?

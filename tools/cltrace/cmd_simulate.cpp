@@ -46,6 +46,7 @@ void runSimulate(const SimulateOptions& o) {
     throw UserError(e.what());
   }
   cachesim::Report report;
+  requireRereadable(o.trace, "simulate");
   if (cachesim::isScheduledFile(o.trace)) {
     // Keys the user chose must agree with the file: those set, and every key of a --config
     // preset or file (a schedule made for 14 SMs is not simulated as on a 15-SM GTX480) but

@@ -57,6 +57,10 @@ inline CLI::Validator nonEmpty() {
                         "TEXT");
 }
 
+// UserError when `input` is a pipe or a device (/dev/stdin): `command` reads it more than once.
+// A missing path passes (its reader names the problem).
+void requireRereadable(const std::string& input, const std::string& command);
+
 // UserError when `output` (given with `option`) is the file `input` names, through links too:
 // writing it would destroy `input` (described as `what`, e.g. "the input trace") while it is read.
 void requireNotInput(const std::string& input, const std::string& what, const std::string& output,

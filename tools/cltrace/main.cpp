@@ -37,6 +37,15 @@ CLI::Validator unsignedInteger() {
       "UINT");
 }
 
+void requireRereadable(const std::string& input, const std::string& command) {
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(input, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st) &&
+      !std::filesystem::is_directory(st))
+    throw UserError(input + ": not a regular file (a pipe or a device); " + command +
+                    " reads its input more than once, so save it to a file first");
+}
+
 void requireNotInput(const std::string& input, const std::string& what, const std::string& output,
                      const std::string& option) {
   std::error_code ec;
