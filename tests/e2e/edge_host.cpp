@@ -12,14 +12,23 @@
 //   -        a launch with twice the device's work-group size, which the device refuses
 //   9 overlap a sub-buffer and its parent as two arguments
 //  10 embed  from a program compiled with embedded headers (clCompileProgram's input headers)
+//  11-16 bump six launches whose event callbacks set another kernel's arguments (a driver may
+//            run callbacks on the thread that executes the queue: the layer must not hold them
+//            up while it waits for that queue); on PoCL the last callback enqueues
+//  17 mark   (not on other platforms: rusticl 22.3 hangs on an enqueue from a callback), then
+//  17/18 bump the kernel whose arguments the callbacks set
 // $EDGE_PLATFORM, when set, names part of the platform to use (default: the first platform).
 // Prints one line per launch; exits 1 when any result is wrong.
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "host_check.h"
@@ -32,6 +41,8 @@ __kernel void accum(__global const int* x, __global int* acc) { size_t i = get_g
 __kernel void scale(__constant float* c, __global float* x) { size_t i = get_global_id(0); x[i] = x[i] * c[0] + 1.0f; }
 __kernel void shape(__global int* out) { out[get_global_id(0)] = (int)get_local_size(0); }
 __kernel void one(__global int* out) { out[0] += 41; }
+__kernel void bump(__global int* x, int d) { size_t i = get_global_id(0); for (int j = 0; j < 8; ++j) x[i] += d; }
+__kernel void mark(__global int* x) { x[get_global_id(0)] = 9; }
 __kernel void overlap(__global const int* whole, __global int* part) {
   size_t i = get_global_id(0);
   part[i] = whole[i] * 2 + whole[128 + i];
@@ -42,6 +53,28 @@ __kernel void fill(__global int* out, int v) { out[get_global_id(0)] = v + (int)
 )CL";
 
 static cl_device_id device;
+
+// What the bump launches' event callbacks use (launches 11-17).
+struct CallbackShared {
+  cl_command_queue queue = nullptr;
+  cl_kernel next = nullptr;  // its arguments are set in every callback
+  cl_mem nextBuffer = nullptr;
+  cl_kernel fromCallback = nullptr;  // enqueued by the last callback, when set
+  std::atomic<int> calls{0};
+};
+static CallbackShared shared;
+
+static void CL_CALLBACK onBumped(cl_event, cl_int, void* data) {
+  const int d = 5;
+  clSetKernelArg(shared.next, 0, sizeof shared.nextBuffer, &shared.nextBuffer);
+  clSetKernelArg(shared.next, 1, sizeof d, &d);
+  if (shared.fromCallback && reinterpret_cast<intptr_t>(data) == 5) {
+    const size_t global = 64, local = 64;
+    clEnqueueNDRangeKernel(shared.queue, shared.fromCallback, 1, nullptr, &global, &local, 0, nullptr, nullptr);
+    clFlush(shared.queue);
+  }
+  ++shared.calls;
+}
 
 static cl_context makeContext() {
   cl_int err;
@@ -290,6 +323,53 @@ int main() {
   clReleaseKernel(embed);
   clReleaseProgram(embedProg);
   clReleaseProgram(embedUnit);
+
+  // 11-18: event callbacks that set arguments (and, on PoCL, enqueue a kernel).
+  char platformName[256] = {};
+  CHECK(clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof platformName - 1, platformName, nullptr));
+  std::vector<int> zeroInts(n, 0);
+  cl_mem bumped = buffer(ctx, CL_MEM_READ_WRITE, n * 4, zeroInts.data());
+  cl_mem bumpedNext = buffer(ctx, CL_MEM_READ_WRITE, n * 4, zeroInts.data());
+  cl_mem marked = buffer(ctx, CL_MEM_READ_WRITE, 64 * 4, zeroInts.data());
+  cl_kernel bump = clCreateKernel(prog, "bump", &err);
+  CHECK(err);
+  shared.queue = q;
+  shared.next = clCreateKernel(prog, "bump", &err);
+  CHECK(err);
+  shared.nextBuffer = bumpedNext;
+  cl_kernel mark = clCreateKernel(prog, "mark", &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(mark, 0, sizeof marked, &marked));
+  if (std::strstr(platformName, "Portable")) shared.fromCallback = mark;
+  const int one = 1;
+  CHECK(clSetKernelArg(bump, 0, sizeof bumped, &bumped));
+  CHECK(clSetKernelArg(bump, 1, sizeof one, &one));
+  for (intptr_t r = 0; r < 6; ++r) {
+    cl_event e;
+    CHECK(clEnqueueNDRangeKernel(q, bump, 1, nullptr, &global, &local, 0, nullptr, &e));
+    CHECK(clSetEventCallback(e, CL_COMPLETE, onBumped, reinterpret_cast<void*>(r)));
+    CHECK(clReleaseEvent(e));
+  }
+  CHECK(clFinish(q));
+  // Callbacks may still be running once the queue is finished.
+  for (int waited = 0; shared.calls.load() < 6 && waited < 30000; ++waited)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(clFinish(q));
+  CHECK(clEnqueueNDRangeKernel(q, shared.next, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+  const std::vector<int> b1 = readBack<int>(q, bumped, n), b2 = readBack<int>(q, bumpedNext, n);
+  report("callbacks set arguments x[5], y[5]:", shared.calls.load() == 6 && b1[5] == 48 && b2[5] == 40 &&
+                                                   b1[n - 1] == 48 && b2[n - 1] == 40,
+         long(b1[5]) * 1000 + b2[5]);
+  if (shared.fromCallback) {
+    const std::vector<int> m = readBack<int>(q, marked, 64);
+    report("kernel enqueued in a callback m[63]", m[0] == 9 && m[63] == 9, long(m[63]));
+  }
+  clReleaseKernel(mark);
+  clReleaseKernel(shared.next);
+  clReleaseKernel(bump);
+  clReleaseMemObject(marked);
+  clReleaseMemObject(bumpedNext);
+  clReleaseMemObject(bumped);
 
   clReleaseMemObject(fillOut);
   clReleaseKernel(fill);

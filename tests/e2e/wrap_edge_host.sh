@@ -2,7 +2,7 @@
 # the same output and exit status as unwrapped, and the launches traced that can be.
 source "$(dirname "$0")/lib.sh"
 plain=$("$EDGE_HOST")
-[ "$(echo "$plain" | grep -c ' correct$')" -eq 10 ] || fail "edge host alone: $plain"
+[ "$(echo "$plain" | grep -c ' correct$')" -eq 12 ] || fail "edge host alone: $plain"
 echo "$plain" | grep "oversized work-group refused: yes" >/dev/null || fail "oversized launch: $plain"
 wrapped=$("$CLTRACE" wrap --out "$work/t" -- "$EDGE_HOST" 2>"$work/err") || fail "wrapped exit status: $(cat "$work/err")"
 [ "$plain" = "$wrapped" ] || fail "output differs:
@@ -14,10 +14,14 @@ echo "ok: same output, including the event types and the driver's own work-group
 # 1024 x 3, scale 64 x (constant load + load + store), shape 6000 stores (local size 250 chosen
 # by cltrace: the largest divisor of 6000 up to 256), the task 1 x (load + store), fill 1024,
 # and the linked program's kernel 1024 x (load + store) after the untraced launch 6; the
-# sub-buffer launch 128 x 3; the kernel whose program embeds headers 1024 x (load + store).
-[ "$(cut -f2 "$work/t/launches.tsv" | tr '\n' ' ')" = "hist accum scale shape one fill twice overlap embed " ] ||
+# sub-buffer launch 128 x 3; the kernel whose program embeds headers 1024 x (load + store); bump
+# 1024 x 8 x (load + store), six times and once more after the callbacks set its copy's
+# arguments (launch 17, enqueued in a callback, runs untraced).
+[ "$(cut -f1,2 "$work/t/launches.tsv" | tr '\t\n' ': ')" = \
+  "0:hist 1:accum 2:scale 3:shape 4:one 5:fill 7:twice 9:overlap 10:embed 11:bump 12:bump 13:bump 14:bump 15:bump 16:bump 18:bump " ] ||
   fail "launches: $(cat "$work/t/launches.tsv")"
-for pair in hist-0:2048 accum-1:3072 scale-2:192 shape-3:6000 one-4:2 fill-5:1024 twice-7:2048 overlap-9:384 embed-10:2048; do
+for pair in hist-0:2048 accum-1:3072 scale-2:192 shape-3:6000 one-4:2 fill-5:1024 twice-7:2048 overlap-9:384 embed-10:2048 \
+            bump-11:16384 bump-16:16384 bump-18:16384; do
   f=${pair%:*}; n=${pair#*:}
   "$CLTRACE" stats "$work/t/$f.cltrace" | grep -E "^records: $n$" >/dev/null || fail "$f: $("$CLTRACE" stats "$work/t/$f.cltrace" | head -3)"
 done
@@ -34,6 +38,8 @@ done
   fail "overlap: $("$CLTRACE" dump "$work/t/overlap-9.cltrace" --limit 3)"
 grep -q "cannot trace fill launch 6: the program has user events it has not completed yet" "$work/err" ||
   fail "user event: $(cat "$work/err")"
+grep -q "^17	mark	cannot trace mark launch 17: it is enqueued from an event callback, where OpenCL forbids the waits" \
+  "$work/t/untraced.tsv" || fail "callback launch: $(cat "$work/t/untraced.tsv")"
 echo "ok: traces and record counts"
 # A trace that cannot be written (its path is a directory) fails after the trace run: the
 # buffers are put back and the launch runs as the program asked, once.

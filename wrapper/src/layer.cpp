@@ -64,6 +64,11 @@ struct Inside {
   ~Inside() { insideLayer = false; }
 };
 
+// Set while the program's event callback runs on this thread. OpenCL forbids waiting there
+// (clFinish, blocking reads), which tracing needs; and a driver may run callbacks on the thread
+// that executes the queue, so a callback that waited for a traced launch would wait for itself.
+thread_local int insideCallback = 0;
+
 // References are counted as the program makes and lets go of them (create, clRetain*,
 // clRelease*): the driver's own count also holds internal references (each kernel holds its
 // program), so it cannot tell when the program has let go.
@@ -130,16 +135,23 @@ struct StandIn {
   std::string name;
 };
 
+// Two locks. `mutex` guards the books (programs, kernels, traced, orphans, user events, the
+// output lists) and is held only briefly, never across a wait on a queue: the program's
+// callbacks (clSetKernelArg, clReleaseEvent in an event callback) take it, and a driver may run
+// them on the thread a waiting traced launch waits for. `tracing` makes traced launches one at a
+// time (the stand-in device and its queue are under it); callbacks never take it.
 struct State {
   std::mutex mutex;
+  std::mutex tracing;
   std::unique_ptr<StandIn> standIn;  // created on first need
   Settings settings;
   std::map<cl_program, ProgramInfo> programs;
   std::map<cl_kernel, KernelInfo> kernels;
   // By compiled code/options/kernel/device; the TracedKernel belongs to the context it was
   // built in (and keeps it alive): a launch in another context replaces it.
+  // Shared: a launch being traced keeps its TracedKernel while a release lets the entry go.
   struct Traced {
-    std::unique_ptr<TracedKernel> kernel;
+    std::shared_ptr<TracedKernel> kernel;
     cl_context context = nullptr;
   };
   std::map<std::string, Traced> traced;
@@ -542,11 +554,52 @@ void releaseTraced(State& s, std::map<std::string, State::Traced>::iterator it) 
   if (outer) insideLayer = false;
 }
 
-// Runs the launch traced; `event` (may be null) receives the trace run's event when the launch
-// was traced in place. `written` receives the trace to announce.
+// Lets the oldest entries of `traced` that no program uses go, beyond the few kept (s.mutex held).
+void trimOrphans(State& s) {
+  while (s.orphans.size() > State::kKeptOrphans) {
+    auto it = s.traced.find(s.orphans.front());
+    if (it == s.traced.end())
+      s.orphans.pop_front();
+    else
+      releaseTraced(s, it);
+  }
+}
+
+// The traced kernel filed under `key` for `context`, or null. One built for another context
+// (the program has moved on from it) is let go.
+std::shared_ptr<TracedKernel> findTraced(State& s, const std::string& key, cl_context context) {
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto it = s.traced.find(key);
+  if (it == s.traced.end()) return nullptr;
+  if (it->second.context != context) {
+    releaseTraced(s, it);
+    return nullptr;
+  }
+  s.orphans.erase(std::remove(s.orphans.begin(), s.orphans.end(), key), s.orphans.end());
+  return it->second.kernel;
+}
+
+// Files `kernel` under `key` as one `program` uses; if the program was let go meanwhile (on
+// another thread), it is an orphan at once.
+void keepTraced(State& s, const std::string& key, std::shared_ptr<TracedKernel> kernel, cl_context context,
+                cl_program program) {
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (kernel) s.traced[key] = State::Traced{std::move(kernel), context};
+  auto p = s.programs.find(program);
+  if (p != s.programs.end()) {
+    p->second.tracedKeys.insert(key);
+  } else if (std::find(s.orphans.begin(), s.orphans.end(), key) == s.orphans.end()) {
+    s.orphans.push_back(key);
+    trimOrphans(s);
+  }
+}
+
+// Runs the launch traced (s.tracing held, not s.mutex); `info` and `program` are copies of the
+// books taken when it was enqueued. `event` (may be null) receives the trace run's event when the
+// launch was traced in place. `written` receives the trace to announce.
 Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* offset,
                  const size_t* global, const size_t* local, uint64_t launch, const KernelInfo& info,
-                 ProgramInfo& program, cl_event* event, WrittenTrace& written) {
+                 const ProgramInfo& program, cl_event* event, WrittenTrace& written) {
   State& s = state();
   try {
     cl_context context = nullptr;
@@ -564,24 +617,19 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
     // The options stay in the key: some only matter to the device's build.
     std::string key = std::to_string(std::hash<std::string>()(program.bitcode)) + "|" + program.options + "|" +
                       info.name + "|" + std::to_string(reinterpret_cast<uintptr_t>(device));
-    auto it = s.traced.find(key);
-    if (it != s.traced.end() && it->second.context != context) {
-      releaseTraced(s, it);  // built for a context the program has moved on from
-      it = s.traced.end();
-    }
-    if (it == s.traced.end()) {
-      // A program's kernels are instrumented once and reused, also by programs made again
-      // from the same source.
+    // A program's kernels are instrumented once and reused, also by programs made again from
+    // the same source. Built without s.mutex held (it takes a while); s.tracing keeps a second
+    // launch from building the same one meanwhile.
+    std::shared_ptr<TracedKernel> traced = findTraced(s, key, context);
+    const bool made = !traced;
+    if (made) {
       passes::InstrumentedKernel ik = passes::instrumentBitcode(program.bitcode, info.name);
       ik.sourceHash = program.sourceHash;
-      it = s.traced.emplace(key, State::Traced{std::make_unique<TracedKernel>(
-                                         context, device, std::move(ik),
-                                         deviceBuildOptions(passes::splitOptions(program.options))), context})
-               .first;
+      traced = std::make_shared<TracedKernel>(context, device, std::move(ik),
+                                              deviceBuildOptions(passes::splitOptions(program.options)));
     }
-    program.tracedKeys.insert(key);
-    s.orphans.erase(std::remove(s.orphans.begin(), s.orphans.end(), key), s.orphans.end());
-    TracedKernel& tk = *it->second.kernel;
+    keepTraced(s, key, made ? traced : nullptr, context, info.program);
+    TracedKernel& tk = *traced;
     NDRange range;
     range.dims = dims;
     for (cl_uint d = 0; d < dims; ++d) {
@@ -629,6 +677,7 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
                    (in ? " on the stand-in device '" + in->name + "'" : "");
     return inPlace ? Traced::Done : Traced::AppLaunchPending;
   } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lock(s.mutex);
     untraced(s, launch, info.name, "could not trace " + info.name + " launch " + std::to_string(launch) + ": " + e.what());
     return Traced::No;
   }
@@ -688,26 +737,39 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
                  ": the program has user events it has not completed yet, and tracing would wait for them");
     return forward();
   }
+  if (insideCallback > 0) {
+    untraced(s, launch, k->second.name,
+             "cannot trace " + k->second.name + " launch " + std::to_string(launch) +
+                 ": it is enqueued from an event callback, where OpenCL forbids the waits tracing needs");
+    return forward();
+  }
+  // The books as they are now (the arguments set so far); then the trace, without s.mutex.
+  const KernelInfo info = k->second;
+  const ProgramInfo program = p->second;
+  lock.unlock();
+  std::lock_guard<std::mutex> tracing(s.tracing);
   Inside inside;
   if (nEvents > 0 && clWaitForEvents(nEvents, events) != CL_SUCCESS) return forward();
   clFinish(queue);
   WrittenTrace written;
-  const Traced traced = traceLaunch(queue, kernel, dims, offset, global, local, launch, k->second, p->second, event, written);
+  const Traced traced = traceLaunch(queue, kernel, dims, offset, global, local, launch, info, program, event, written);
   if (traced == Traced::Done) {
-    announce(s, launch, k->second.name, written);
+    std::lock_guard<std::mutex> books(s.mutex);
+    announce(s, launch, info.name, written);
     return CL_SUCCESS;
   }
   insideLayer = false;
   const cl_int err = forward();
   if (traced == Traced::AppLaunchPending) {
     if (err == CL_SUCCESS) {
-      announce(s, launch, k->second.name, written);
+      std::lock_guard<std::mutex> books(s.mutex);
+      announce(s, launch, info.name, written);
     } else {
       // The program's own launch failed (its device refused it): no trace of a launch that
       // did not happen.
       std::error_code ec;
       std::filesystem::remove(written.path, ec);
-      message("the program's " + k->second.name + " launch " + std::to_string(launch) + " failed (" +
+      message("the program's " + info.name + " launch " + std::to_string(launch) + " failed (" +
               errorName(err) + "); its trace was removed");
     }
   }
@@ -773,13 +835,7 @@ void forgetProgramIfUnused(State& s, cl_program program) {
     for (const auto& [other, info] : s.programs) used = used || info.tracedKeys.count(key);
     if (!used && s.traced.count(key)) s.orphans.push_back(key);
   }
-  while (s.orphans.size() > State::kKeptOrphans) {
-    auto it = s.traced.find(s.orphans.front());
-    if (it == s.traced.end())
-      s.orphans.pop_front();
-    else
-      releaseTraced(s, it);
-  }
+  trimOrphans(s);
 }
 
 cl_int CL_API_CALL retainProgram(cl_program program) {
@@ -861,6 +917,29 @@ cl_int CL_API_CALL releaseEvent(cl_event event) {
   return target->clReleaseEvent(event);
 }
 
+// The program's event callbacks run with insideCallback set (see there): each registration is
+// called once (CL_COMPLETE also when the command fails), so its record goes after the call.
+struct EventCallback {
+  void(CL_CALLBACK* notify)(cl_event, cl_int, void*);
+  void* data;
+};
+
+void CL_CALLBACK runEventCallback(cl_event event, cl_int status, void* call) {
+  const std::unique_ptr<EventCallback> callback(static_cast<EventCallback*>(call));
+  ++insideCallback;
+  callback->notify(event, status, callback->data);
+  --insideCallback;
+}
+
+cl_int CL_API_CALL setEventCallback(cl_event event, cl_int type, void(CL_CALLBACK* notify)(cl_event, cl_int, void*),
+                                    void* data) {
+  if (insideLayer || !notify) return target->clSetEventCallback(event, type, notify, data);
+  auto callback = std::make_unique<EventCallback>(EventCallback{notify, data});
+  const cl_int err = target->clSetEventCallback(event, type, &runEventCallback, callback.get());
+  if (err == CL_SUCCESS) callback.release();  // runEventCallback deletes it
+  return err;
+}
+
 }  // namespace
 
 extern "C" {
@@ -891,6 +970,7 @@ CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint numEntries, const _cl_icd_di
   dispatch.clCreateUserEvent = &createUserEvent;
   dispatch.clSetUserEventStatus = &setUserEventStatus;
   dispatch.clReleaseEvent = &releaseEvent;
+  dispatch.clSetEventCallback = &setEventCallback;
   return CL_SUCCESS;
 }
 
