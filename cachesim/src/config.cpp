@@ -200,7 +200,10 @@ const std::vector<KeyDef>& keyDefs() {
          c.hitLatency = parseUnsigned(k, v, false, uint64_t(1) << 40);
        },
        [](const Config& c) { return json(c.hitLatency); }},
-      {"sm_count", [](Config& c, const std::string& k, const std::string& v) { c.smCount = parseU32(k, v); },
+      {"sm_count",
+       [](Config& c, const std::string& k, const std::string& v) {
+         c.smCount = static_cast<uint32_t>(parseUnsigned(k, v, false, sched::kMaxSmCount));
+       },
        [](const Config& c) { return json(c.smCount); }},
       {"max_workgroups_per_sm",
        [](Config& c, const std::string& k, const std::string& v) { c.maxWorkgroupsPerSm = parseU32(k, v); },
@@ -214,7 +217,10 @@ const std::vector<KeyDef>& keyDefs() {
       {"registers_per_sm",
        [](Config& c, const std::string& k, const std::string& v) { c.registersPerSm = parseU32(k, v); },
        [](const Config& c) { return json(c.registersPerSm); }},
-      {"warp_size", [](Config& c, const std::string& k, const std::string& v) { c.warpSize = parseU32(k, v); },
+      {"warp_size",
+       [](Config& c, const std::string& k, const std::string& v) {
+         c.warpSize = static_cast<uint32_t>(parseUnsigned(k, v, false, sched::kMaxWarpSize));
+       },
        [](const Config& c) { return json(c.warpSize); }},
       {"scheduling",
        [](Config& c, const std::string& k, const std::string& v) {
@@ -334,11 +340,18 @@ void Config::validate() const {
   if (setIndex == SetIndexFunction::FermiXor && s != 32 && s != 64)
     badCombination("set_index", "fermi-xor supports 32 or 64 sets only; size / (line_size * associativity) = " +
                                     std::to_string(s));
+  // The scheduler's bounds, checked here too so that the error names the key (a Config built in
+  // code skips the parser's checks).
   if (smCount == 0) badCombination("sm_count", "must be at least 1");
+  if (smCount > sched::kMaxSmCount)
+    badCombination("sm_count", std::to_string(smCount) + " is over the limit of " + std::to_string(sched::kMaxSmCount));
   if (sm.kind == SmSelection::Kind::Index && sm.index >= smCount)
     badCombination("sm", "SM " + std::to_string(sm.index) + " does not exist (sm_count = " +
                              std::to_string(smCount) + ")");
   if (warpSize == 0) badCombination("warp_size", "must be at least 1");
+  if (warpSize > sched::kMaxWarpSize)
+    badCombination("warp_size",
+                   std::to_string(warpSize) + " is over the limit of " + std::to_string(sched::kMaxWarpSize));
   if (maxWorkgroupsPerSm == 0) badCombination("max_workgroups_per_sm", "must be at least 1");
   if (maxThreadsPerSm < warpSize)
     badCombination("max_threads_per_sm", "must be at least warp_size (" + std::to_string(warpSize) + ")");

@@ -189,15 +189,16 @@ sched::SchedulerConfig schedulerConfigFor(const Config& c, uint64_t seed) {
     const SchedulingChoice choice = parseScheduling(c.scheduling);
     s.policy = choice.policy;
     s.interWarp = choice.interWarp;
-    s.warpSize = c.warpSize;
-    s.smCount = c.smCount;
-    s.maxWorkgroupsPerSm = c.maxWorkgroupsPerSm;
-    s.maxThreadsPerSm = c.maxThreadsPerSm;
-    s.seed = seed;
-    s.validate();
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("configuration key 'scheduling': ") + e.what());
   }
+  s.warpSize = c.warpSize;
+  s.smCount = c.smCount;
+  s.maxWorkgroupsPerSm = c.maxWorkgroupsPerSm;
+  s.maxThreadsPerSm = c.maxThreadsPerSm;
+  s.seed = seed;
+  // Config::validate() has checked these keys, each under its own name.
+  s.validate();
   return s;
 }
 

@@ -19,9 +19,11 @@ void SchedulerConfig::validate() const {
   if (static_cast<uint8_t>(interWarp) > static_cast<uint8_t>(InterWarpOrder::TwoLevel))
     fail("inter_warp must be one of loose-round-robin, greedy-then-oldest, two-level");
   if (warpSize == 0) fail("warp_size must be > 0");
-  if (warpSize > 1024) fail("warp_size must be <= 1024 (got " + std::to_string(warpSize) + ")");
+  if (warpSize > kMaxWarpSize)
+    fail("warp_size must be <= " + std::to_string(kMaxWarpSize) + " (got " + std::to_string(warpSize) + ")");
   if (smCount == 0) fail("sm_count must be > 0");
-  if (smCount > 4096) fail("sm_count must be <= 4096 (got " + std::to_string(smCount) + ")");
+  if (smCount > kMaxSmCount)
+    fail("sm_count must be <= " + std::to_string(kMaxSmCount) + " (got " + std::to_string(smCount) + ")");
   if (maxWorkgroupsPerSm == 0) fail("max_workgroups_per_sm must be > 0");
   if (maxThreadsPerSm == 0) fail("max_threads_per_sm must be > 0");
   // An SM holds whole warps (the cache simulator's configuration has the same rule).

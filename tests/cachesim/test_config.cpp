@@ -164,6 +164,25 @@ TEST(Config, ExactMessagesForOddNumbers) {
             std::string::npos);
 }
 
+// The scheduler's bounds are the configuration's: errors name the key set, not 'scheduling'.
+TEST(Config, GpuLimitsNameTheirKeys) {
+  EXPECT_EQ(overrideError({"sm_count=5000"}),
+            "invalid value '5000' for configuration key 'sm_count': too large (at most 4096)");
+  EXPECT_EQ(overrideError({"warp_size=2048"}),
+            "invalid value '2048' for configuration key 'warp_size': too large (at most 1024)");
+  EXPECT_EQ(overrideError({"sm_count=4096", "warp_size=1024"}), "");
+  // A Config built in code skips the parser: validate() has the same bounds.
+  Config c = loadConfig("gtx480-16k");
+  c.smCount = 5000;
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { c.validate(); }),
+            "configuration key 'sm_count': 5000 is over the limit of 4096");
+  c.smCount = 15;
+  c.warpSize = 2048;
+  c.maxThreadsPerSm = 4096;
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { c.validate(); }),
+            "configuration key 'warp_size': 2048 is over the limit of 1024");
+}
+
 TEST(Config, RegisterLimitedResidency) {
   Config c = loadConfig("gtx480-16k", {});
   EXPECT_EQ(c.registersPerThread, 0u);

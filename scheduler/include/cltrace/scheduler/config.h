@@ -27,6 +27,11 @@ enum class InterWarpOrder : uint8_t {
   TwoLevel = 2,
 };
 
+// Upper bounds of validate(): far above any GPU (Fermi: warps of 32, 16 SMs), so that a typo is
+// an error rather than a scheduler sized for it.
+inline constexpr uint32_t kMaxWarpSize = 1024;
+inline constexpr uint32_t kMaxSmCount = 4096;
+
 struct SchedulerConfig {
   Policy policy = Policy::Warp;
   uint32_t warpSize = 32;           // threads per warp (Fermi: 32)
