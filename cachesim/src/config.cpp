@@ -325,11 +325,15 @@ void Config::applyOverride(const std::string& keyEqualsValue) {
 
 void Config::validate() const {
   if (size == 0) badCombination("size", "must be at least one line");
-  // Every SM's tags and replacement data are held (32 bytes per line, up to sm_count SMs): a
-  // limit far above any L1 or L2, so that a slip of the thumb is an error, not gigabytes.
+  // A limit far above any L1 or L2, so that a slip of the thumb is an error; the memory the
+  // tags take is bounded by the lines (kMaxLinesPerL1, kMaxLinesOverSms).
   constexpr uint64_t kMaxSize = uint64_t{64} << 20;
   if (size > kMaxSize) badCombination("size", std::to_string(size) + " bytes is over the model's limit of 64 MiB");
   if (!isPowerOfTwo(lineSize)) badCombination("line_size", std::to_string(lineSize) + " is not a power of two");
+  if (lines() > kMaxLinesPerL1)
+    badCombination("line_size", std::to_string(size) + " bytes of " + std::to_string(lineSize) + "-byte lines are " +
+                                    std::to_string(lines()) + " lines, over the model's limit of " +
+                                    std::to_string(kMaxLinesPerL1) + " per L1");
   if (associativity == 0) badCombination("associativity", "must be at least 1");
   uint64_t setBytes = uint64_t(lineSize) * associativity;
   if (size % setBytes != 0 || size / setBytes == 0)
@@ -345,6 +349,11 @@ void Config::validate() const {
   if (smCount == 0) badCombination("sm_count", "must be at least 1");
   if (smCount > sched::kMaxSmCount)
     badCombination("sm_count", std::to_string(smCount) + " is over the limit of " + std::to_string(sched::kMaxSmCount));
+  if (lines() * smCount > kMaxLinesOverSms)
+    throw std::invalid_argument("configuration keys 'sm_count' and 'size': " + std::to_string(smCount) +
+                                " SMs of " + std::to_string(lines()) + " lines are " +
+                                std::to_string(lines() * smCount) + " lines, over the model's limit of " +
+                                std::to_string(kMaxLinesOverSms) + " over all SMs");
   if (sm.kind == SmSelection::Kind::Index && sm.index >= smCount)
     badCombination("sm", "SM " + std::to_string(sm.index) + " does not exist (sm_count = " +
                              std::to_string(smCount) + ")");

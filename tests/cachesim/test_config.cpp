@@ -183,6 +183,19 @@ TEST(Config, GpuLimitsNameTheirKeys) {
             "configuration key 'warp_size': 2048 is over the limit of 1024");
 }
 
+// The tags of every L1 are held, so the lines are bounded per L1 and over all SMs.
+TEST(Config, LinesAreBounded) {
+  EXPECT_EQ(overrideError({"set_index=linear", "size=64M", "line_size=1"}),
+            "configuration key 'line_size': 67108864 bytes of 1-byte lines are 67108864 lines, over the model's "
+            "limit of 2097152 per L1");
+  EXPECT_EQ(overrideError({"set_index=linear", "size=64M", "line_size=32"}), "");  // 2 Mi lines, 15 SMs
+  EXPECT_EQ(overrideError({"set_index=linear", "size=64M", "sm_count=4096"}),
+            "configuration keys 'sm_count' and 'size': 4096 SMs of 524288 lines are 2147483648 lines, over the "
+            "model's limit of 33554432 over all SMs");
+  EXPECT_EQ(overrideError({"set_index=linear", "size=64M", "line_size=32", "sm_count=16"}), "");  // 2^25 lines
+  EXPECT_EQ(overrideError({"sm_count=4096"}), "");  // 128 lines each
+}
+
 TEST(Config, RegisterLimitedResidency) {
   Config c = loadConfig("gtx480-16k", {});
   EXPECT_EQ(c.registersPerThread, 0u);

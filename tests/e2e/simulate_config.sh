@@ -1,5 +1,5 @@
 # `cltrace simulate --set KEY=VALUE`: values out of the model's range are errors that name the
-# key the user set.
+# key the user set, before any memory is taken for them.
 source "$(dirname "$0")/lib.sh"
 "$CLTRACE" run "$KERNELS/vadd.cl" -o "$work/v.cltrace" > /dev/null
 sim() { "$CLTRACE" simulate "$work/v.cltrace" "$@"; }
@@ -9,4 +9,9 @@ expect_error "cltrace: error: invalid value '5000' for configuration key 'sm_cou
 expect_error "cltrace: error: invalid value '2048' for configuration key 'warp_size': too large (at most 1024)" \
   sim --set warp_size=2048
 sim --set sm_count=4096 --set warp_size=1024 > /dev/null || fail "the largest sm_count and warp_size were refused"
+# The tags of every L1 are held: a cache of 1-byte lines (64 Mi of them) used to take gigabytes.
+expect_error "cltrace: error: configuration key 'line_size': 67108864 bytes of 1-byte lines are 67108864 lines, over the model's limit of 2097152 per L1" \
+  sim --set set_index=linear --set size=64M --set line_size=1
+expect_error "cltrace: error: configuration keys 'sm_count' and 'size': 4096 SMs of 524288 lines are 2147483648 lines, over the model's limit of 33554432 over all SMs" \
+  sim --set set_index=linear --set size=64M --set sm_count=4096
 echo "simulate config: all checks passed"

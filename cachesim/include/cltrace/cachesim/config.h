@@ -37,6 +37,12 @@ std::string toString(const SmSelection& s);
 // gigabytes of per-run results.
 inline constexpr uint32_t kMaxRuns = 100000;
 
+// Every SM that receives work holds its L1's tags (about 24 bytes a line), so the lines are
+// bounded per L1 (a 64 MiB cache of 32-byte lines, the smallest sector of NVIDIA's caches) and
+// over all sm_count SMs: a typo is an error, not gigabytes.
+inline constexpr uint64_t kMaxLinesPerL1 = uint64_t{1} << 21;
+inline constexpr uint64_t kMaxLinesOverSms = uint64_t{1} << 25;
+
 struct Config {
   std::string presetName = "gtx480-16k";  // informational: the preset this config started from
 
