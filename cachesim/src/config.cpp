@@ -138,7 +138,10 @@ const std::vector<KeyDef>& keyDefs() {
   static const std::vector<KeyDef> defs = {
       {"size", [](Config& c, const std::string& k, const std::string& v) { c.size = parseUnsigned(k, v, true); },
        [](const Config& c) { return json(c.size); }},
-      {"line_size", [](Config& c, const std::string& k, const std::string& v) { c.lineSize = parseU32(k, v); },
+      {"line_size",
+       [](Config& c, const std::string& k, const std::string& v) {
+         c.lineSize = static_cast<uint32_t>(parseUnsigned(k, v, true, std::numeric_limits<uint32_t>::max()));
+       },
        [](const Config& c) { return json(c.lineSize); }},
       {"associativity",
        [](Config& c, const std::string& k, const std::string& v) { c.associativity = parseU32(k, v); },

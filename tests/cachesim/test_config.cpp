@@ -196,6 +196,19 @@ TEST(Config, LinesAreBounded) {
   EXPECT_EQ(overrideError({"sm_count=4096"}), "");  // 128 lines each
 }
 
+// line_size is a size like `size`: the same suffixes (it refused them, though the docs said
+// sizes take them).
+TEST(Config, LineSizeTakesSizeSuffixes) {
+  EXPECT_EQ(loadConfig("gtx480-16k", {"set_index=linear", "line_size=1K", "associativity=1"}).lineSize, 1024u);
+  EXPECT_EQ(loadConfig("gtx480-16k", {"set_index=linear", "line_size=1KiB", "associativity=1"}).lineSize, 1024u);
+  EXPECT_EQ(loadConfig("gtx480-16k", {"set_index=linear", "size=64M", "line_size=1M", "associativity=1"}).lineSize,
+            1048576u);
+  EXPECT_EQ(overrideError({"line_size=4G"}),
+            "invalid value '4G' for configuration key 'line_size': unknown size suffix 'g' (use K or M)");
+  EXPECT_EQ(overrideError({"line_size=4096M"}),
+            "invalid value '4096M' for configuration key 'line_size': too large (at most 4294967295)");
+}
+
 TEST(Config, RegisterLimitedResidency) {
   Config c = loadConfig("gtx480-16k", {});
   EXPECT_EQ(c.registersPerThread, 0u);

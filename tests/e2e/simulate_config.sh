@@ -14,4 +14,7 @@ expect_error "cltrace: error: configuration key 'line_size': 67108864 bytes of 1
   sim --set set_index=linear --set size=64M --set line_size=1
 expect_error "cltrace: error: configuration keys 'sm_count' and 'size': 4096 SMs of 524288 lines are 2147483648 lines, over the model's limit of 33554432 over all SMs" \
   sim --set set_index=linear --set size=64M --set sm_count=4096
+# line_size takes the size suffixes, as size does.
+sim --set set_index=linear --set associativity=1 --set line_size=1K --json > "$work/k.json"
+grep -F '"line_size": 1024,' "$work/k.json" > /dev/null || fail "line_size=1K: $(grep line_size "$work/k.json")"
 echo "simulate config: all checks passed"
