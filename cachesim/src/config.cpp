@@ -227,7 +227,8 @@ const std::vector<KeyDef>& keyDefs() {
        [](const Config& c) { return json(c.warpSize); }},
       {"scheduling",
        [](Config& c, const std::string& k, const std::string& v) {
-         std::string s = trim(v);
+         // Any case, as the other named values; kept in the scheduler's spelling (lower case).
+         std::string s = lower(trim(v));
          if (s.empty()) badValue(k, v, "expected a scheduling policy name");
          try {
            parseScheduling(s);

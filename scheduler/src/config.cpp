@@ -1,5 +1,6 @@
 #include "cltrace/scheduler/config.h"
 
+#include <cctype>
 #include <stdexcept>
 #include <string>
 
@@ -9,6 +10,14 @@ namespace {
 
 [[noreturn]] void fail(const std::string& what) {
   throw std::invalid_argument("scheduler: " + what);
+}
+
+// Names are read in any case ("WARP"), as the cache configuration's named values are.
+bool sameName(std::string_view given, std::string_view name) {
+  if (given.size() != name.size()) return false;
+  for (size_t i = 0; i < name.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(given[i])) != name[i]) return false;
+  return true;
 }
 
 }  // namespace
@@ -61,7 +70,7 @@ const char* interWarpOrderName(InterWarpOrder o) {
 
 Policy parsePolicy(std::string_view name) {
   for (Policy p : {Policy::Sequential, Policy::RoundRobin, Policy::Random, Policy::Warp})
-    if (name == policyName(p)) return p;
+    if (sameName(name, policyName(p))) return p;
   fail("policy must be one of sequential, round-robin, random, warp (got '" + std::string(name) +
        "')");
 }
@@ -69,7 +78,7 @@ Policy parsePolicy(std::string_view name) {
 InterWarpOrder parseInterWarpOrder(std::string_view name) {
   for (InterWarpOrder o : {InterWarpOrder::LooseRoundRobin, InterWarpOrder::GreedyThenOldest,
                            InterWarpOrder::TwoLevel})
-    if (name == interWarpOrderName(o)) return o;
+    if (sameName(name, interWarpOrderName(o))) return o;
   fail("inter_warp must be one of loose-round-robin, greedy-then-oldest, two-level (got '" +
        std::string(name) + "')");
 }

@@ -209,6 +209,18 @@ TEST(Config, LineSizeTakesSizeSuffixes) {
             "invalid value '4096M' for configuration key 'line_size': too large (at most 4294967295)");
 }
 
+// Every named value is read in any case, scheduling too (it was case-sensitive), and kept in
+// the scheduler's lower-case spelling.
+TEST(Config, NamesInAnyCase) {
+  EXPECT_EQ(loadConfig("gtx480-16k", {"scheduling=WARP"}).scheduling, "warp");
+  EXPECT_EQ(loadConfig("gtx480-16k", {"scheduling=Warp:Greedy-Then-Oldest"}).scheduling, "warp:greedy-then-oldest");
+  EXPECT_EQ(loadConfig("gtx480-16k", {"set_index=XOR"}).setIndex, SetIndexFunction::FermiXor);
+  EXPECT_EQ(loadConfig("gtx480-16k", {"replacement=Rand"}).replacement, Replacement::Random);
+  EXPECT_EQ(overrideError({"scheduling=WARPS"}),
+            "invalid value 'WARPS' for configuration key 'scheduling': scheduler: policy must be one of sequential, "
+            "round-robin, random, warp (got 'warps')");
+}
+
 TEST(Config, RegisterLimitedResidency) {
   Config c = loadConfig("gtx480-16k", {});
   EXPECT_EQ(c.registersPerThread, 0u);

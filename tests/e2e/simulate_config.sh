@@ -17,4 +17,10 @@ expect_error "cltrace: error: configuration keys 'sm_count' and 'size': 4096 SMs
 # line_size takes the size suffixes, as size does.
 sim --set set_index=linear --set associativity=1 --set line_size=1K --json > "$work/k.json"
 grep -F '"line_size": 1024,' "$work/k.json" > /dev/null || fail "line_size=1K: $(grep line_size "$work/k.json")"
+# Names in any case: scheduling as the other keys (it was case-sensitive), and schedule's --policy.
+sim --set scheduling=WARP:Two-Level --set set_index=XOR --json > "$work/case.json"
+grep -F '"scheduling": "warp:two-level",' "$work/case.json" > /dev/null || fail "scheduling=WARP:Two-Level: $(grep scheduling "$work/case.json")"
+"$CLTRACE" schedule "$work/v.cltrace" --policy WARP -o "$work/v.sched" > /dev/null || fail "schedule --policy WARP was refused"
+expect_error "cltrace: error: invalid value 'WARPS' for configuration key 'scheduling': scheduler: policy must be one of sequential, round-robin, random, warp (got 'warps')" \
+  sim --set scheduling=WARPS
 echo "simulate config: all checks passed"

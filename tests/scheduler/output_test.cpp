@@ -330,6 +330,9 @@ TEST(Config, NamesParse) {
   EXPECT_EQ(parsePolicy("round-robin"), Policy::RoundRobin);
   EXPECT_EQ(parsePolicy("warp"), Policy::Warp);
   EXPECT_EQ(parseInterWarpOrder("two-level"), InterWarpOrder::TwoLevel);
+  EXPECT_EQ(parsePolicy("WARP"), Policy::Warp);  // any case, as the cache configuration's names
+  EXPECT_EQ(parseInterWarpOrder("Two-Level"), InterWarpOrder::TwoLevel);
+  EXPECT_THROW(parsePolicy("warps"), std::invalid_argument);
   EXPECT_EQ(parseOutputFormat("csv"), OutputFormat::Csv);
   try {
     parsePolicy("fifo");

@@ -51,7 +51,7 @@ struct SchedulerConfig {
 const char* policyName(Policy p);
 // "loose-round-robin", "greedy-then-oldest", "two-level".
 const char* interWarpOrderName(InterWarpOrder o);
-// Throw std::invalid_argument listing the accepted names.
+// Read names in any case ("WARP"); throw std::invalid_argument listing the accepted names.
 Policy parsePolicy(std::string_view name);
 InterWarpOrder parseInterWarpOrder(std::string_view name);
 
