@@ -102,9 +102,14 @@ void printText(std::ostream& out, const Report& report) {
   fmt::print(out, "reads           {:>12}\n", s.reads);
   fmt::print(out, "  hits          {:>12}\n", s.readHits);
   fmt::print(out, "  misses        {:>12}  miss rate {:.2f}%\n", s.readMisses, 100.0 * s.missRate());
-  fmt::print(out, "    cold        {:>12}\n", s.misses.cold);
-  fmt::print(out, "    capacity    {:>12}\n", s.misses.capacity);
-  fmt::print(out, "    conflict    {:>12}\n", s.misses.conflict);
+  if (c.classify) {
+    fmt::print(out, "    cold        {:>12}\n", s.misses.cold);
+    fmt::print(out, "    capacity    {:>12}\n", s.misses.capacity);
+    fmt::print(out, "    conflict    {:>12}\n", s.misses.conflict);
+  } else {
+    // Unclassified misses are not cold, capacity or conflict: their counts would read 0.
+    fmt::print(out, "    not split into cold/capacity/conflict (classify=off)\n");
+  }
   fmt::print(out, "  latency miss  {:>12}\n", s.misses.latency);
   fmt::print(out, "MSHR stalls     {:>12}\n", s.misses.mshr);
   fmt::print(out, "writes          {:>12} ({} hits, {} misses, {} write-backs)\n", s.writes, s.writeHits,

@@ -349,5 +349,41 @@ TEST(Printers, JsonCarriesEveryDocumentedKey) {
   EXPECT_EQ(json::parse(js.str()), j);
 }
 
+// classify=off: the text says the misses are not classified (it listed three classes of 0);
+// the JSON keeps its keys, the classes and the histogram 0.
+TEST(Printers, ClassificationOff) {
+  testing::FakeStepSource src;
+  src.addWarp(0, 1, {testing::load(3, {0x0}), testing::load(3, {0x1000})});
+  auto text = [&](const std::string& classify) {
+    Report r = simulate(loadConfig("gtx480-16k", {"timing=off", "classify=" + classify}),
+                        [&](uint64_t) { return std::make_unique<testing::FakeStepSource>(src); });
+    std::ostringstream out;
+    printText(out, r);
+    return std::make_pair(out.str(), reportToJson(r));
+  };
+  const auto [on, onJson] = text("on");
+  EXPECT_NE(on.find("  misses                   2  miss rate 100.00%\n"
+                    "    cold                   2\n"
+                    "    capacity               0\n"
+                    "    conflict               0\n"
+                    "  latency miss             0\n"),
+            std::string::npos)
+      << on;
+  const auto [off, offJson] = text("off");
+  EXPECT_NE(off.find("  misses                   2  miss rate 100.00%\n"
+                     "    not split into cold/capacity/conflict (classify=off)\n"
+                     "  latency miss             0\n"),
+            std::string::npos)
+      << off;
+  EXPECT_EQ(off.find("cold "), std::string::npos) << off;
+  EXPECT_EQ(off.find("reuse distance"), std::string::npos) << off;
+  EXPECT_EQ(offJson["read_misses"], 2);
+  EXPECT_EQ(offJson["misses"], (json{{"cold", 0}, {"capacity", 0}, {"conflict", 0}, {"latency", 0}, {"mshr", 0}}));
+  EXPECT_EQ(offJson["per_instruction"][0]["misses"]["cold"], 0);
+  EXPECT_EQ(offJson["reuse_histogram"]["total"], 0);
+  EXPECT_EQ(offJson["config"]["classify"], false);
+  EXPECT_EQ(onJson["misses"]["cold"], 2);
+}
+
 }  // namespace
 }  // namespace cltrace::cachesim
