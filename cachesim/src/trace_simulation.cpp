@@ -141,6 +141,24 @@ std::string canonicalScheduling(const std::string& value) {
   }
 }
 
+// The `cltrace schedule` options that make a scheduled file with `asked`'s value of `key` (one
+// of the keys a file fixes). There is no register option: the residency the registers allow is
+// given as workgroups per SM.
+std::string scheduleOptions(const std::string& key, const Config& asked, uint64_t workgroupSize) {
+  if (key == "scheduling") {
+    const SchedulingChoice choice = parseScheduling(asked.scheduling);
+    return std::string("--policy ") + sched::policyName(choice.policy) + " --inter-warp " +
+           sched::interWarpOrderName(choice.interWarp);
+  }
+  if (key == "warp_size") return "--warp-size " + std::to_string(asked.warpSize);
+  if (key == "sm_count") return "--sms " + std::to_string(asked.smCount);
+  if (key == "max_threads_per_sm") return "--max-threads-per-sm " + std::to_string(asked.maxThreadsPerSm);
+  const uint32_t fit = std::min(asked.maxWorkgroupsPerSm, registerLimitedWorkgroups(asked, workgroupSize));
+  if (key == "registers_per_thread")
+    return "--max-workgroups-per-sm " + std::to_string(fit) + ", the workgroups per SM these registers allow";
+  return "--max-workgroups-per-sm " + std::to_string(fit);
+}
+
 }  // namespace
 
 bool isScheduledFile(const std::string& path) {
@@ -150,6 +168,7 @@ bool isScheduledFile(const std::string& path) {
 }
 
 Config configForSchedule(Config config, const sched::ScheduleInfo& info, const std::vector<std::string>& explicitKeys) {
+  const Config askedConfig = config;
   const nlohmann::json asked = config.toJson();
   const sched::SchedulerConfig& s = info.config;
   config.scheduling = schedulingName(s.policy, s.interWarp);
@@ -171,7 +190,9 @@ Config configForSchedule(Config config, const sched::ScheduleInfo& info, const s
     if (differs)
       throw std::invalid_argument("configuration key '" + key + "': " + asked[key].dump() +
                                   " disagrees with the scheduled file, which was made with " + fixed[key].dump() +
-                                  " (set it when scheduling, or simulate the trace file)");
+                                  " (schedule with " +
+                                  scheduleOptions(key, askedConfig, info.range.workgroupSize()) +
+                                  ", or simulate the trace file)");
   }
   config.validate();
   return config;

@@ -129,13 +129,36 @@ TEST(ScheduledFile, KeysTheUserSetMustAgreeWithTheFile) {
   EXPECT_EQ(message(c, {}), "accepted");
   EXPECT_EQ(message(c, {"timing"}).rfind("configuration key 'timing': a scheduled file fixes the issue order", 0), 0u);
   EXPECT_EQ(message(c, {"sm_count"}),
-            "configuration key 'sm_count': 15 disagrees with the scheduled file, which was made with 2 (set it when "
-            "scheduling, or simulate the trace file)");
+            "configuration key 'sm_count': 15 disagrees with the scheduled file, which was made with 2 (schedule "
+            "with --sms 15, or simulate the trace file)");
+  // cltrace schedule has no register option (the hint named one): the residency is the option.
+  Config regs = c;
+  regs.smCount = 2;
+  regs.registersPerThread = 25;
+  EXPECT_EQ(message(regs, {"registers_per_thread"}),
+            "configuration key 'registers_per_thread': 25 disagrees with the scheduled file, which was made with 0 "
+            "(schedule with --max-workgroups-per-sm 8, the workgroups per SM these registers allow, or simulate the "
+            "trace file)");
+  regs.registersPerSm = 3000;  // a workgroup (2 warps of 832 registers) takes 1664: 1 fits
+  EXPECT_NE(message(regs, {"registers_per_thread"}).find("--max-workgroups-per-sm 1,"), std::string::npos)
+      << message(regs, {"registers_per_thread"});
   c.smCount = 2;
   c.timing = false;
   EXPECT_EQ(message(c, {"sm_count", "timing", "scheduling", "warp_size"}), "accepted");  // "warp" = warp:loose-round-robin
   c.scheduling = "warp:two-level";
-  EXPECT_EQ(message(c, {"scheduling"}).rfind("configuration key 'scheduling': \"warp:two-level\" disagrees", 0), 0u);
+  EXPECT_EQ(message(c, {"scheduling"}),
+            "configuration key 'scheduling': \"warp:two-level\" disagrees with the scheduled file, which was made "
+            "with \"warp:loose-round-robin\" (schedule with --policy warp --inter-warp two-level, or simulate the "
+            "trace file)");
+  c.scheduling = "warp";
+  c.warpSize = 16;
+  EXPECT_NE(message(c, {"warp_size"}).find("(schedule with --warp-size 16, or"), std::string::npos);
+  c.warpSize = 32;
+  c.maxThreadsPerSm = 1024;
+  EXPECT_NE(message(c, {"max_threads_per_sm"}).find("(schedule with --max-threads-per-sm 1024, or"), std::string::npos);
+  c.maxWorkgroupsPerSm = 3;
+  EXPECT_NE(message(c, {"max_workgroups_per_sm"}).find("(schedule with --max-workgroups-per-sm 3, or"),
+            std::string::npos);
   fs::remove(path);
 }
 

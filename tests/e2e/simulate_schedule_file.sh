@@ -26,6 +26,17 @@ expect_error "configuration key 'sm_count': 15 disagrees with the scheduled file
 [ "$(results "$work/gtx470.json")" = "$(results "$work/default.json")" ] || fail "--config gtx470-16k (14 SMs) changed the results"
 expect_error "configuration key 'sm_count': 15 disagrees with the scheduled file, which was made with 14" \
   "$CLTRACE" simulate "$work/mm.sched" --config gtx480-16k
+# The hint names the schedule option that makes such a file; registers have none: residency.
+expect_error "configuration key 'sm_count': 15 disagrees with the scheduled file, which was made with 14 (schedule with --sms 15, or simulate the trace file)" \
+  "$CLTRACE" simulate "$work/mm.sched" --set sm_count=15
+expect_error "configuration key 'registers_per_thread': 25 disagrees with the scheduled file, which was made with 0 (schedule with --max-workgroups-per-sm 4, the workgroups per SM these registers allow, or simulate the trace file)" \
+  "$CLTRACE" simulate "$work/mm.sched" --set registers_per_thread=25
+# The commands that read traces say what a scheduled file is (they said "wrong magic").
+for cmd in stats dump schedule; do
+  expect_error "cltrace: error: '$work/mm.sched' is a scheduled file (the binary output of cltrace schedule), not a trace: cltrace simulate takes it; cltrace $cmd takes the trace it was scheduled from" \
+    "$CLTRACE" $cmd "$work/mm.sched" $([ $cmd = schedule ] && echo "-o $work/again.sched")
+done
+[ ! -e "$work/again.sched" ] || fail "schedule of a scheduled file left an output"
 head -c 3000 "$work/mm.sched" > "$work/cut.sched"
 expect_error "truncated" "$CLTRACE" simulate "$work/cut.sched"
 echo "simulate scheduled file: all checks passed"

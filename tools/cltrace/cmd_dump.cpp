@@ -15,7 +15,13 @@ static cltrace::cli::CommandRegistration reg("dump", [](CLI::App& app) {
   sub->add_option("file", *path, "trace file")->required();
   sub->add_option("--limit", *limit, "print at most N records")->transform(cltrace::cli::unsignedInteger());
   sub->callback([path, limit] {
-    cltrace::TraceReader reader(*path);
-    cltrace::dumpTrace(reader, stdout, *limit);
+    std::unique_ptr<cltrace::TraceReader> reader;
+    try {
+      reader = std::make_unique<cltrace::TraceReader>(*path);
+    } catch (const cltrace::TraceFileError&) {
+      cltrace::cli::explainScheduledFile(*path, "dump");
+      throw;
+    }
+    cltrace::dumpTrace(*reader, stdout, *limit);
   });
 });

@@ -27,6 +27,7 @@
 #include "cltrace/cachesim/config.h"
 #include "cltrace/plot/plot.h"
 #include "cltrace/plot/raster_file.h"
+#include "cltrace/trace_file.h"
 #include "commands.h"
 
 extern char** environ;
@@ -183,6 +184,9 @@ void runPlot(const PlotOptions& o) {
   plot::PlotData data;
   try {
     data = plot::rasterizeTraceFile(o.trace, request);  // TraceFileError names the file
+  } catch (const TraceFileError&) {
+    explainScheduledFile(o.trace, "plot");
+    throw;
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());  // e.g. a workgroup larger than max_threads_per_sm
   }

@@ -9,6 +9,7 @@
 #include "cltrace/scheduler/output.h"
 #include "cltrace/scheduler/scheduler.h"
 #include "cltrace/scheduler/trace_source.h"
+#include "cltrace/trace_file.h"
 #include "commands.h"
 
 namespace cltrace::cli {
@@ -45,10 +46,16 @@ void runSchedule(const ScheduleOptions& o) {
   }
 
   requireNotInput(o.trace, o.output, "-o");
-  sched::TraceReaderSource source(o.trace);  // TraceFileError names the file
+  std::unique_ptr<sched::TraceReaderSource> source;
+  try {
+    source = std::make_unique<sched::TraceReaderSource>(o.trace);  // TraceFileError names the file
+  } catch (const TraceFileError&) {
+    explainScheduledFile(o.trace, "schedule");
+    throw;
+  }
   std::unique_ptr<sched::Scheduler> scheduler;
   try {
-    scheduler = std::make_unique<sched::Scheduler>(source, config);
+    scheduler = std::make_unique<sched::Scheduler>(*source, config);
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());  // e.g. workgroup larger than --max-threads-per-sm
   }

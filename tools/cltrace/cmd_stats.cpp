@@ -13,7 +13,13 @@ static cltrace::cli::CommandRegistration reg("stats", [](CLI::App& app) {
   auto path = std::make_shared<std::string>();
   sub->add_option("file", *path, "trace file")->required();
   sub->callback([path] {
-    cltrace::TraceReader reader(*path);
-    cltrace::printTraceStats(reader, stdout);
+    std::unique_ptr<cltrace::TraceReader> reader;
+    try {
+      reader = std::make_unique<cltrace::TraceReader>(*path);
+    } catch (const cltrace::TraceFileError&) {
+      cltrace::cli::explainScheduledFile(*path, "stats");
+      throw;
+    }
+    cltrace::printTraceStats(*reader, stdout);
   });
 });

@@ -69,4 +69,10 @@ inline void requireNotInput(const std::string& input, const std::string& output,
   requireNotInput(input, "the input trace", output, option);
 }
 
+// For a command that reads traces (`command`: "stats", "dump", ...) whose trace reader has failed
+// on `path`: UserError when `path` is a binary scheduled file (cltrace schedule's output), saying
+// so and which command takes it (the reader says only "wrong magic"); otherwise returns, for the
+// caller to rethrow. Only a regular file is read again: a pipe's bytes are gone.
+void explainScheduledFile(const std::string& path, const std::string& command);
+
 }  // namespace cltrace::cli

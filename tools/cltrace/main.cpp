@@ -10,6 +10,9 @@
 #include <new>
 #include <string>
 
+#include <sys/stat.h>
+
+#include "cltrace/cachesim/trace_simulation.h"
 #include "cltrace/wrapper/standalone.h"
 #include "commands.h"
 
@@ -51,6 +54,13 @@ void requireNotInput(const std::string& input, const std::string& what, const st
   std::error_code ec;
   if (std::filesystem::exists(output, ec) && std::filesystem::equivalent(input, output, ec) && !ec)
     throw UserError(option + " " + output + " is " + what + " " + input + "; writing it would destroy it");
+}
+
+void explainScheduledFile(const std::string& path, const std::string& command) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || !cachesim::isScheduledFile(path)) return;
+  throw UserError("'" + path + "' is a scheduled file (the binary output of cltrace schedule), not a trace: " +
+                  "cltrace simulate takes it; cltrace " + command + " takes the trace it was scheduled from");
 }
 
 namespace {

@@ -49,7 +49,8 @@ bool isScheduledFile(const std::string& path);  // starts with the schedule file
 // `config` for the schedule `info`: scheduling, warp_size, sm_count, max_workgroups_per_sm and
 // max_threads_per_sm become the file's, registers_per_thread 0 (residency was decided) and
 // timing off. A key in `explicitKeys` (set by the user) whose value disagrees throws
-// std::invalid_argument naming the key; so does timing when set on.
+// std::invalid_argument naming the key and the `cltrace schedule` options that make a file with
+// its value; so does timing when set on.
 Config configForSchedule(Config config, const sched::ScheduleInfo& info,
                          const std::vector<std::string>& explicitKeys = {});
 
