@@ -12,6 +12,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <optional>
+
+#include "cltrace/output_file.h"
 
 // Records travel between device, memory and file without conversion; the header is encoded
 // explicitly, but the records are only little-endian on a little-endian host.
@@ -741,8 +744,7 @@ struct TraceWriter::Impl {
   std::unique_ptr<UnitRecordDecoder> shapes;  // version 2: walks the units
   bool closed = false;
   bool failed = false;
-  bool ownsFile = false;  // the file exists and is ours to remove until a successful close
-  std::string filePath;   // where it is: `path`, or the file a link at `path` names
+  std::optional<OutputFile> output;  // removed unless closed successfully, when we made it
 
   [[noreturn]] void error(const std::string& what) {
     failed = true;
@@ -784,10 +786,8 @@ struct TraceWriter::Impl {
     ++workItems;
   }
   void discard() {
-    if (!ownsFile) return;
     file.reset();
-    std::remove(filePath.c_str());
-    ownsFile = false;
+    if (output) output->discard();
   }
 };
 
@@ -798,35 +798,23 @@ TraceWriter::TraceWriter(const std::string& path, const TraceHeader& header)
   w.header = header;
   std::string problem = headerProblem(w.header);
   if (!problem.empty()) fail(path, "invalid header: " + problem);
-  // A failed write removes what it wrote, but only a file it made: a device (/dev/null), a pipe
-  // or anything else that is not a regular file is written as it is and never removed. A link
-  // is followed to what it names.
-  w.filePath = path;
-  struct stat old {}, link {};
-  const bool existed = stat(path.c_str(), &old) == 0;
-  const bool regular = !existed || S_ISREG(old.st_mode);
-  if (lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
-    if (!existed) fail(path, "is a link to nothing");
-    if (regular) {
-      std::unique_ptr<char, decltype(&std::free)> target(realpath(path.c_str(), nullptr), &std::free);
-      if (!target) fail(path, "cannot follow the link: " + systemError());
-      w.filePath = target.get();
-    }
+  // A failed write removes what it wrote, but only a file it made (OutputFile).
+  try {
+    w.output.emplace(path);
+  } catch (const std::runtime_error& e) {
+    fail(path, e.what());
   }
-  // An old trace is unlinked rather than truncated: on ext4, truncating a file and writing it
-  // again makes close() wait for the data to reach the disk (about 1 s for 1.6 GB).
-  if (existed && regular) std::remove(w.filePath.c_str());
+  const OutputFile& out = *w.output;
   const bool countsLater = w.header.recordCount == kUnknownRecordCount ||
                            (w.header.version == kTraceFormatUnits && w.header.unitCount == kUnknownRecordCount);
   const std::string unseekable =
       "cannot be written: the trace's header is completed at the end, which needs a file to seek in, not a pipe or "
       "terminal";
   // (Said before opening: opening a pipe would wait for a reader.)
-  if (countsLater && existed && (S_ISFIFO(old.st_mode) || S_ISSOCK(old.st_mode))) fail(path, unseekable);
-  w.file.reset(std::fopen(w.filePath.c_str(), "wb"));
+  if (countsLater && out.pipeOrSocket()) fail(path, unseekable);
+  w.file.reset(std::fopen(out.filePath().c_str(), "wb"));
   if (!w.file) fail(path, "cannot create: " + systemError());
-  w.ownsFile = regular;
-  if (countsLater && !regular && fseeko(w.file.get(), 0, SEEK_CUR) != 0) fail(path, unseekable);
+  if (countsLater && out.special() && fseeko(w.file.get(), 0, SEEK_CUR) != 0) fail(path, unseekable);
   if (w.header.version == kTraceFormatUnits) w.shapes = std::make_unique<UnitRecordDecoder>(w.header.instructions);
   try {
     std::string bytes = encodeHeader(w.header);
@@ -896,7 +884,7 @@ void TraceWriter::Impl::finish() {
     PlainSink(file.get(), path).write(bytes.data(), bytes.size());
   }
   if (std::fclose(file.release()) != 0) fail(path, "write error on close: " + systemError());
-  ownsFile = false;
+  output->keep();
 }
 
 void TraceWriter::close() {

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "cltrace/output_file.h"
 #include "cltrace/scheduler/output.h"
 #include "output_internal.h"
 
@@ -180,19 +181,49 @@ class CsvWriter final : public StreamWriter {
   }
 };
 
+// A writer of a file: destroyed before a successful close (a failed write, a failed source), it
+// removes the file if it made it, as the trace writer does (OutputFile).
+class FileWriter final : public StepWriter {
+ public:
+  FileWriter(const std::string& path, OutputFormat format, const ScheduleInfo& info)
+      : output_(prepare(path)), inner_(open(format, path, info)) {}
+
+  void write(const WarpStep& step) override { inner_->write(step); }
+  void close() override {
+    inner_->close();
+    output_->keep();
+  }
+
+ private:
+  static std::unique_ptr<OutputFile> prepare(const std::string& path) {
+    try {
+      return std::make_unique<OutputFile>(path);
+    } catch (const std::runtime_error& e) {
+      throw ScheduleFileError("cannot create scheduled file '" + path + "': " + e.what());
+    }
+  }
+  static std::unique_ptr<StepWriter> open(OutputFormat format, const std::string& path,
+                                          const ScheduleInfo& info) {
+    switch (format) {
+      case OutputFormat::Binary:
+        return detail::makeBinaryWriter(path, info);
+      case OutputFormat::Text:
+        return std::make_unique<TextWriter>(path, info);
+      case OutputFormat::Csv:
+        return std::make_unique<CsvWriter>(path);
+    }
+    throw std::invalid_argument("scheduler: unknown output format");
+  }
+
+  std::unique_ptr<OutputFile> output_;  // declared first: removed after inner_ closed its file
+  std::unique_ptr<StepWriter> inner_;
+};
+
 }  // namespace
 
 std::unique_ptr<StepWriter> openStepWriter(OutputFormat format, const std::string& path,
                                            const ScheduleInfo& info) {
-  switch (format) {
-    case OutputFormat::Binary:
-      return detail::makeBinaryWriter(path, info);
-    case OutputFormat::Text:
-      return std::make_unique<TextWriter>(path, info);
-    case OutputFormat::Csv:
-      return std::make_unique<CsvWriter>(path);
-  }
-  throw std::invalid_argument("scheduler: unknown output format");
+  return std::make_unique<FileWriter>(path, format, info);
 }
 
 std::unique_ptr<StepWriter> makeTextWriter(std::ostream& out, const ScheduleInfo& info) {

@@ -1,5 +1,5 @@
-# Where traces go: a failed write removes only a file it made, never a device, a pipe or a
-# link; a path that cannot hold a trace is refused before the launch; an empty output path is
+# Where traces and scheduled files go: a failed write removes only a file it made, never a
+# device, a pipe or a link; a path that cannot hold a trace is refused before the launch; an empty output path is
 # refused; a kernel may include a header next to it; `wrap` takes options after the program's
 # name as the program's only after --.
 source "$(dirname "$0")/lib.sh"
@@ -29,6 +29,28 @@ ln -s "$work/real.cltrace" "$work/link.cltrace"
 [ -L "$work/link.cltrace" ] || fail "the link was replaced"
 "$CLTRACE" stats "$work/real.cltrace" | grep -E "^records: 786432$" >/dev/null || fail "the linked file has no trace"
 echo "ok: devices, pipes and links"
+# schedule likewise: a failed schedule (a cut trace) removes the output it made, in every format,
+# the file a link names too (the link stays); a device stays.
+"$CLTRACE" run "$vadd" -o "$work/v.cltrace" > /dev/null
+head -c 20000 "$work/v.cltrace" > "$work/cut.cltrace"
+ln -s "$work/real.sched" "$work/link.sched"
+for format in binary text csv; do
+  for out in "$work/out.sched" "$work/link.sched"; do
+    touch "$work/real.sched"  # (a link to nothing is refused, as by the trace writer)
+    expect_error "cltrace: error: $work/cut.cltrace: truncated body: the body ends inside" \
+      "$CLTRACE" schedule "$work/cut.cltrace" --format $format -o "$out"
+    [ ! -e "$out" ] || fail "schedule --format $format left $out: $(ls -l "$out")"
+  done
+  [ -L "$work/link.sched" ] || fail "the link was removed"
+done
+if [ -c "$work/full" ]; then
+  expect_error "truncated body" "$CLTRACE" schedule "$work/cut.cltrace" -o "$work/full"
+  [ -c "$work/full" ] || fail "the device node was removed by schedule"
+fi
+touch "$work/real.sched"
+"$CLTRACE" schedule "$work/v.cltrace" -o "$work/link.sched" > /dev/null
+[ -L "$work/link.sched" ] && "$CLTRACE" simulate "$work/real.sched" > /dev/null || fail "schedule through a link"
+echo "ok: schedule's output"
 for cmd in "run $vadd -o" "predict $vadd --keep-trace" "instrument $vadd -o"; do
   # shellcheck disable=SC2086
   expect_error "must not be empty" "$CLTRACE" $cmd ""

@@ -238,16 +238,20 @@ TEST(BinaryFile, CorruptAndTruncatedFilesGiveClearErrors) {
     EXPECT_EQ(errorFor(m), "scheduled file '" + bad + "': corrupt header: reserved bytes are not zero") << at;
   }
 
-  // A writer that is never closed leaves the file marked incomplete.
+  // A writer that is never closed removes its file; what a killed process leaves (seen here
+  // through a second link to the file) is marked incomplete.
   const std::string unfinished = tempPath("unfinished.sched");
+  const std::string left = tempPath("left.sched");
   {
     MemoryWorkgroupSource source(kBusyRange, buildTrace(kBusyRange, busy));
     Scheduler scheduler(source, SchedulerConfig{});
     auto writer = openStepWriter(OutputFormat::Binary, unfinished, scheduler.info());
     WarpStep s;
     while (scheduler.next(s)) writer->write(s);
+    fs::create_hard_link(unfinished, left);
   }
-  e = readError(unfinished);
+  EXPECT_FALSE(fs::exists(unfinished));
+  e = readError(left);
   EXPECT_TRUE(contains(e, "incomplete: its writer did not finish it")) << e;
 
   EXPECT_TRUE(contains(readError(tempPath("missing.sched")), "cannot open scheduled file"));

@@ -68,7 +68,10 @@ class StepWriter {
   virtual void close() = 0;
 };
 
-// Creates `path` in the given format. Throws ScheduleFileError when it cannot be created.
+// Creates `path` in the given format. Throws ScheduleFileError when it cannot be created. A
+// writer destroyed before a successful close (a write or its source failed) removes the file if
+// it made it, as the trace writer does (cltrace/output_file.h): never a device or a pipe; through
+// a link, the file it names.
 std::unique_ptr<StepWriter> openStepWriter(OutputFormat format, const std::string& path,
                                            const ScheduleInfo& info);
 // Text and CSV to a stream (which must outlive the writer).
