@@ -44,6 +44,9 @@ struct OpInfo {
   uint32_t size;
   uint8_t kind;
   uint8_t flags;
+  // The first op of this instruction, kind and flags: ops that differ only in size (a memcpy
+  // whose length varies between lanes) are one SIMT instance, issued in one step.
+  uint32_t instance = 0;
 };
 
 struct OpCacheEntry {
@@ -642,7 +645,13 @@ uint32_t WorkgroupLoader::internOp(LoadedWorkgroup& wg, const Record& r) {
   if (e.valid && same(e.info)) return e.op;
   uint32_t op = 0;
   while (op < wg.ops.size() && !same(wg.ops[op])) ++op;
-  if (op == wg.ops.size()) wg.ops.push_back(OpInfo{r.instruction, r.size, r.kind, r.flags});
+  if (op == wg.ops.size()) {
+    uint32_t instance = op;
+    for (uint32_t o = 0; o < op && instance == op; ++o)
+      if (wg.ops[o].instruction == r.instruction && wg.ops[o].kind == r.kind && wg.ops[o].flags == r.flags)
+        instance = wg.ops[o].instance;
+    wg.ops.push_back(OpInfo{r.instruction, r.size, r.kind, r.flags, instance});
+  }
   e = OpCacheEntry{wg.ops[op], op, true};
   return op;
 }
@@ -912,7 +921,7 @@ void Scheduler::Impl::issueWarp(Workgroup& wg, uint32_t w, WarpStep& out) {
   for (uint32_t t = first; t < last; ++t) {
     if (state[t] != kRunning) continue;
     const CompactRecord* r = records + base[t] + cursor[t] * stride;
-    if (best && (r->op != best->op || r->iter != best->iter)) {
+    if (best && (r->iter != best->iter || (r->op != best->op && wg.op(*r).instance != wg.op(*best).instance))) {
       if (!earlier(wg, *r, *best)) continue;
       n = 0;  // an earlier instance: start the group again
     }
@@ -926,12 +935,14 @@ void Scheduler::Impl::issueWarp(Workgroup& wg, uint32_t w, WarpStep& out) {
   const uint32_t size = op.size;
   for (uint32_t i = 0; i < n; ++i) {
     const uint64_t address = chosenRecord[i]->address;
-    lanes[i] = LaneAccess{chosen[i], size, address};
-    bounds.add(address, size);
+    const uint32_t laneSize = chosenRecord[i]->op == best->op ? size : wg.op(*chosenRecord[i]).size;
+    lanes[i] = LaneAccess{chosen[i], laneSize, address};
+    bounds.add(address, laneSize);
   }
   out.bounds = bounds;
   out.hasBounds = true;
-  // The records just issued are one instance of one op: its kind is looked up once.
+  // The records just issued are one instance (of ops that differ at most in size): its kind is
+  // looked up once.
   const bool barrier = op.kind == static_cast<uint8_t>(AccessKind::Barrier);
   for (uint32_t i = 0; i < n; ++i) passRecord(wg, chosen[i], barrier);
 }

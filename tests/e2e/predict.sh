@@ -74,6 +74,15 @@ sed 's/if (g >= n) return;/if (g < n) return;/' "$work/guarded.cl" > "$work/tail
 [ "$(field "$work/tail-report.json" "(d['runs']['median'], sorted(set(d['runs']['sms'])), d['reads'])")" = "(1.0, ['6', '7'], 2)" ] ||
   fail "tail: $(field "$work/tail-report.json" "(d['runs']['median'], d['runs']['sms'], d['reads'])")"
 echo "ok: sm=random among the busy SMs 6 and 7 when workgroups 0-5 make no access"
+# A memcpy whose length differs between lanes (2 or 4 bytes) is one SIMT instruction: one read
+# and one write of one line each, not a step (and a request) per length.
+printf '__kernel void k(__global char* a, __global char* b) {\n  int l = get_local_id(0);\n  __builtin_memcpy(b + l * 4, a + l * 4, (l & 1) ? 4 : 2);\n}\n' > "$work/varcopy.cl"
+"$CLTRACE" run "$work/varcopy.cl" --kernel k --global 32 --local 32 --arg buffer:char:128 --arg buffer:char:128 \
+  -o "$work/varcopy.cltrace" > /dev/null
+"$CLTRACE" simulate "$work/varcopy.cltrace" --set timing=off --sm 0 --json > "$work/varcopy.json"
+[ "$(field "$work/varcopy.json" "(d['requests_before_coalescing'], d['reads'], d['read_misses'], d['writes'])")" = "(64, 1, 1, 1)" ] ||
+  fail "varcopy: $(field "$work/varcopy.json" "(d['requests_before_coalescing'], d['reads'], d['read_misses'], d['writes'])")"
+echo "ok: a memcpy of lane-dependent length is one step"
 # Precedence: --set wins over a flag's default, a flag given on the command line over --set.
 "$CLTRACE" predict "$work/guarded.cl" --kernel guarded --global 512 --local 64 --arg buffer:float:512 \
   --arg buffer:float:512 --arg scalar:int:128 --set runs=3 --set sm=1 --json > "$work/set.json"

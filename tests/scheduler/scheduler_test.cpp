@@ -69,6 +69,32 @@ TEST(WarpFormation, PartialLastWarp) {
             "c7 sm0 wg1 w1 s1 i2 store 32-39\n");
 }
 
+TEST(WarpFormation, LanesOfOneInstructionWithDifferentSizesAreOneStep) {
+  // A memcpy whose length differs between lanes (2 bytes for even lanes, 4 for odd): one SIMT
+  // instruction, so one step whose lanes keep their own sizes; it used to be a step per size.
+  auto program = [](const Item& it, Emit& e) {
+    e.access(AccessKind::Load, 1, 4 * it.lid, {}, it.lid % 2 ? 4 : 2);
+    e.store(2, 4 * it.lid);
+  };
+  const NDRange range = range1(8, 8);
+  EXPECT_EQ(schedule(range, program, oneSm(Policy::Warp, 8)),
+            "c0 sm0 wg0 w0 s0 i1 load 0-7\n"
+            "c1 sm0 wg0 w0 s1 i2 store 0-7\n");
+  MemoryWorkgroupSource source(range, buildTrace(range, program));
+  Scheduler scheduler(source, oneSm(Policy::Warp, 8));
+  WarpStep step;
+  ASSERT_TRUE(scheduler.next(step));
+  std::vector<uint32_t> sizes;
+  for (const LaneAccess& l : step.lanes) sizes.push_back(l.size);
+  EXPECT_EQ(sizes, (std::vector<uint32_t>{2, 4, 2, 4, 2, 4, 2, 4}));
+  EXPECT_TRUE(boundsMatchLanes(step));
+  // Another kind of the same instruction id is another instance.
+  auto kinds = [](const Item& it, Emit& e) { e.access(it.lid < 4 ? AccessKind::Load : AccessKind::Store, 1, 4 * it.lid); };
+  EXPECT_EQ(schedule(range, kinds, oneSm(Policy::Warp, 8)),
+            "c0 sm0 wg0 w0 s0 i1 load 0-3\n"
+            "c1 sm0 wg0 w0 s1 i1 store 4-7\n");
+}
+
 TEST(WarpFormation, TwoDimensionalWorkgroups) {
   // 8x4 work-items in 4x2 workgroups; warps of 4 are rows of a workgroup. Address = gy*8+gx.
   auto program = [](const Item& it, Emit& e) { e.load(1, it.global[1] * 8 + it.global[0]); };
