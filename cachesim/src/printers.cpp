@@ -18,6 +18,9 @@ json missesToJson(const MissCounts& m) {
 
 double ratio(uint64_t a, uint64_t b) { return b == 0 ? 0.0 : double(a) / double(b); }
 
+// A rate over no reads is none (JSON null), not 0: 0 would read as "every read hits".
+json rateOrNull(uint64_t reads, double rate) { return reads == 0 ? json(nullptr) : json(rate); }
+
 }  // namespace
 
 json statsToJson(const Stats& s) {
@@ -28,7 +31,7 @@ json statsToJson(const Stats& s) {
   j["reads"] = s.reads;
   j["read_hits"] = s.readHits;
   j["read_misses"] = s.readMisses;
-  j["miss_rate"] = s.missRate();
+  j["miss_rate"] = rateOrNull(s.reads, s.missRate());
   j["writes"] = s.writes;
   j["write_hits"] = s.writeHits;
   j["write_misses"] = s.writeMisses;
@@ -49,7 +52,7 @@ json statsToJson(const Stats& s) {
                        {"reads", i.reads},
                        {"read_hits", i.readHits},
                        {"read_misses", i.readMisses},
-                       {"miss_rate", i.missRate()},
+                       {"miss_rate", rateOrNull(i.reads, i.missRate())},
                        {"writes", i.writes},
                        {"write_misses", i.writeMisses},
                        {"atomics", i.atomics},
@@ -73,9 +76,15 @@ json reportToJson(const Report& r) {
   j["sm"] = r.sm;
   j["warnings"] = r.warnings;
   j["config"] = r.config.toJson();
-  j["runs"] = json{{"count", r.runs.count},           {"median", r.runs.median},
-                   {"rsd", r.runs.rsd},               {"values", r.runs.values},
-                   {"seeds", r.runs.seeds},           {"sms", r.runs.sms},
+  json values = json::array();
+  for (const std::optional<double>& v : r.runs.values) values.push_back(v ? json(*v) : json(nullptr));
+  j["runs"] = json{{"count", r.runs.count},
+                   {"with_reads", r.runs.withReads},
+                   {"median", r.runs.median ? json(*r.runs.median) : json(nullptr)},
+                   {"rsd", r.runs.rsd ? json(*r.runs.rsd) : json(nullptr)},
+                   {"values", std::move(values)},
+                   {"seeds", r.runs.seeds},
+                   {"sms", r.runs.sms},
                    {"representative", r.runs.representative}};
   return j;
 }
@@ -101,7 +110,8 @@ void printText(std::ostream& out, const Report& report) {
              s.requestsBeforeCoalescing);
   fmt::print(out, "reads           {:>12}\n", s.reads);
   fmt::print(out, "  hits          {:>12}\n", s.readHits);
-  fmt::print(out, "  misses        {:>12}  miss rate {:.2f}%\n", s.readMisses, 100.0 * s.missRate());
+  fmt::print(out, "  misses        {:>12}  miss rate {}\n", s.readMisses,
+             s.reads == 0 ? std::string("none (no reads)") : fmt::format("{:.2f}%", 100.0 * s.missRate()));
   if (c.classify) {
     fmt::print(out, "    cold        {:>12}\n", s.misses.cold);
     fmt::print(out, "    capacity    {:>12}\n", s.misses.capacity);
@@ -121,8 +131,9 @@ void printText(std::ostream& out, const Report& report) {
     fmt::print(out, "per instruction:\n  {:>6} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}\n", "instr", "reads", "misses",
                "latency", "rate", "writes", "other");
     for (const InstructionStats& i : s.perInstruction)
-      fmt::print(out, "  {:>6} {:>10} {:>10} {:>10} {:>7.2f}% {:>10} {:>10}\n", i.instruction, i.reads, i.readMisses,
-                 i.misses.latency, 100.0 * i.missRate(), i.writes, i.atomics + i.constantLoads);
+      fmt::print(out, "  {:>6} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}\n", i.instruction, i.reads, i.readMisses,
+                 i.misses.latency, i.reads == 0 ? std::string("-") : fmt::format("{:.2f}%", 100.0 * i.missRate()),
+                 i.writes, i.atomics + i.constantLoads);
   }
   if (s.reuse.total() != 0) {
     fmt::print(out, "reuse distance histogram (lines):\n  {:>21} {:>12} {:>7.2f}%\n", "cold (infinite)", s.reuse.cold,
@@ -132,9 +143,15 @@ void printText(std::ostream& out, const Report& report) {
                  fmt::format("[{}, {}]", ReuseHistogram::bucketMin(b), ReuseHistogram::bucketMax(b)),
                  s.reuse.buckets[b], 100.0 * ratio(s.reuse.buckets[b], s.reuse.total()));
   }
-  if (report.runs.count > 1) {
-    fmt::print(out, "runs: {}, median miss rate {:.2f}%, relative standard deviation {:.2f}%\n", report.runs.count,
-               100.0 * report.runs.median, report.runs.rsd);
+  const RunSummary& runs = report.runs;
+  if (runs.count > 1) {
+    fmt::print(out, "runs: {}", runs.count);
+    if (runs.withReads < runs.count)
+      fmt::print(out, ", {} with reads (a run whose L1 sees no reads has no miss rate)", runs.withReads);
+    if (runs.median)
+      fmt::print(out, ", median miss rate {:.2f}%, relative standard deviation {:.2f}%", 100.0 * *runs.median,
+                 *runs.rsd);
+    fmt::print(out, "\n");
   }
 }
 

@@ -684,9 +684,21 @@ void Stats::merge(const Stats& o) {
 
 Simulator::Simulator(Config config) : config_(std::move(config)) { config_.validate(); }
 
+namespace {
+
+// The SMs sm=random draws among: those whose workgroups load, as only their L1s have a read miss
+// rate, or those with any access when no SM loads (a kernel that only stores).
+std::optional<std::vector<uint32_t>> randomSmCandidates(const sched::StepSource& source) {
+  std::optional<std::vector<uint32_t>> reading = source.readingSms();
+  if (reading && reading->empty()) return source.busySms();
+  return reading;
+}
+
+}  // namespace
+
 Stats Simulator::run(sched::StepSource& source, uint64_t seed) {
   BusySms busy;
-  if (config_.sm.kind == SmSelection::Kind::Random) busy = source.busySms();
+  if (config_.sm.kind == SmSelection::Kind::Random) busy = randomSmCandidates(source);
   return runOne(source, seed, busy, lastSm_);
 }
 
@@ -695,7 +707,8 @@ Stats Simulator::runOne(sched::StepSource& source, uint64_t seed, const BusySms&
     case SmSelection::Kind::Index: sm = config_.sm.index; break;
     case SmSelection::Kind::All: sm = kAllSms; break;
     case SmSelection::Kind::Random: {
-      // Uniform over the SMs that receive work (an idle SM's L1 sees nothing).
+      // Uniform over the SMs that receive work (an idle SM's L1 sees nothing), loading work
+      // where some SM has it (randomSmCandidates).
       Rng rng(mixSeed(seed, 0x736du));
       if (!busy)
         sm = static_cast<uint32_t>(rng.below(config_.smCount));
@@ -750,6 +763,8 @@ void summarize(const std::vector<double>& values, double& median, double& rsd) {
   double var = 0.0;
   for (double v : values) var += (v - mean) * (v - mean);
   var /= double(n);
+  // Relative to a median of 0 only equal values (all 0) have a deviation: 0. (A run with reads
+  // always misses at least once, cold, so runMany never gives a median of 0.)
   rsd = median == 0.0 ? 0.0 : 100.0 * std::sqrt(var) / median;
 }
 
@@ -774,7 +789,8 @@ Report Simulator::runMany(const StepSourceFactory& factory) {
         std::unique_ptr<sched::StepSource> source = factory(seed);
         if (!source) throw std::runtime_error("cachesim: the step source factory returned no source");
         const auto findBusy = [&] { busy = source->busySms(); };
-        if (config_.sm.kind == SmSelection::Kind::Random) std::call_once(busyFound, findBusy);
+        const auto findCandidates = [&] { busy = randomSmCandidates(*source); };
+        if (config_.sm.kind == SmSelection::Kind::Random) std::call_once(busyFound, findCandidates);
         all[i] = runOne(*source, seed, busy, sms[i]);
         if (config_.sm.kind == SmSelection::Kind::Index && all[i].steps == 0) std::call_once(busyFound, findBusy);
       } catch (...) {
@@ -806,18 +822,27 @@ Report Simulator::runMany(const StepSourceFactory& factory) {
 
   RunSummary& rs = report.runs;
   rs.count = n;
+  std::vector<double> rates;  // of the runs with reads
   for (uint32_t i = 0; i < n; ++i) {
-    rs.values.push_back(all[i].missRate());
+    rs.values.push_back(all[i].reads == 0 ? std::nullopt : std::optional<double>(all[i].missRate()));
+    if (rs.values.back()) rates.push_back(*rs.values.back());
     rs.seeds.push_back(config_.seed + i);
     rs.sms.push_back(sms[i] == kAllSms ? std::string("all") : std::to_string(sms[i]));
   }
-  summarize(rs.values, rs.median, rs.rsd);
-  double best = -1.0;
-  for (uint32_t i = 0; i < rs.values.size(); ++i) {
-    double d = std::fabs(rs.values[i] - rs.median);
-    if (best < 0.0 || d < best) {
-      best = d;
-      rs.representative = i;
+  rs.withReads = uint32_t(rates.size());
+  if (!rates.empty()) {
+    double median = 0.0, rsd = 0.0;
+    summarize(rates, median, rsd);
+    rs.median = median;
+    rs.rsd = rsd;
+    double best = -1.0;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (!rs.values[i]) continue;
+      double d = std::fabs(*rs.values[i] - median);
+      if (best < 0.0 || d < best) {
+        best = d;
+        rs.representative = i;
+      }
     }
   }
   if (!all.empty()) {

@@ -44,6 +44,7 @@ class TraceStepSource final : public sched::StepSource {
     scheduler_.delayWarps(warpKeys, count, readyCycle);
   }
   std::optional<std::vector<uint32_t>> busySms() const override { return scheduler_.busySms(); }
+  std::optional<std::vector<uint32_t>> readingSms() const override { return scheduler_.readingSms(); }
 
  private:
   // What the scheduler reads (once the read-ahead thread runs, only it calls source_).
@@ -108,18 +109,23 @@ class ScheduleFileStepSource final : public sched::StepSource {
   void delayWarp(uint64_t, uint64_t) override {}
   void delayWarps(const uint64_t*, size_t, uint64_t) override {}
   // The file does not list them: the SMs its steps name, read in a pass of their own.
-  std::optional<std::vector<uint32_t>> busySms() const override {
+  std::optional<std::vector<uint32_t>> busySms() const override { return smsWith(false); }
+  std::optional<std::vector<uint32_t>> readingSms() const override { return smsWith(true); }
+
+ private:
+  // The SMs the file's steps name (only those of its loads when `loads`).
+  std::vector<uint32_t> smsWith(bool loads) const {
     sched::ScheduleReader reader(path_);
     std::vector<bool> seen(reader.info().config.smCount, false);
     sched::WarpStep step;
-    while (reader.next(step)) seen[step.sm] = true;
-    std::vector<uint32_t> busy;
+    while (reader.next(step))
+      if (!loads || step.kind == AccessKind::Load) seen[step.sm] = true;
+    std::vector<uint32_t> sms;
     for (uint32_t s = 0; s < seen.size(); ++s)
-      if (seen[s]) busy.push_back(s);
-    return busy;
+      if (seen[s]) sms.push_back(s);
+    return sms;
   }
 
- private:
   std::string path_;
   sched::ScheduleReader reader_;
 };

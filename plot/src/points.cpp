@@ -217,6 +217,7 @@ class RecordingSource final : public sched::StepSource {
     scheduler_.delayWarps(warpKeys, count, readyCycle);
   }
   std::optional<std::vector<uint32_t>> busySms() const override { return scheduler_.busySms(); }
+  std::optional<std::vector<uint32_t>> readingSms() const override { return scheduler_.readingSms(); }
 
  private:
   sched::Scheduler& scheduler_;

@@ -341,7 +341,8 @@ struct Scheduler::Impl {
   std::vector<std::pair<uint64_t, uint32_t>> heap;  // (clock, sm), min-heap
 
   bool started = false;
-  std::vector<uint32_t> busy;  // SMs that received a workgroup with records in the first dealing
+  std::vector<uint32_t> busy;     // SMs that received a workgroup with records in the first dealing
+  std::vector<uint32_t> reading;  // those of them that received one with a global load
   bool sourceDone = false;
   uint64_t nextWorkgroupId = 0;
   uint64_t heldBytes = 0;
@@ -434,10 +435,16 @@ void Scheduler::Impl::start() {
     for (uint32_t s = 0; s < cfg.smCount && !sourceDone; ++s)
       if (fits(sms[s]) && pullInto(s)) progress = true;
   }
+  std::vector<bool> loads(cfg.smCount, false);
+  for (const std::unique_ptr<Workgroup>& wg : slots)
+    if (wg->resident)
+      for (const OpInfo& op : wg->in->ops)
+        if (op.kind == static_cast<uint8_t>(AccessKind::Load)) loads[wg->sm] = true;
   for (uint32_t s = 0; s < cfg.smCount; ++s)
     if (sms[s].residentWorkgroups > 0) {
       heap.emplace_back(0, s);
       busy.push_back(s);
+      if (loads[s]) reading.push_back(s);
     }
   std::make_heap(heap.begin(), heap.end(), std::greater<>());
 }
@@ -1248,6 +1255,11 @@ namespace cltrace::sched {
 std::optional<std::vector<uint32_t>> Scheduler::busySms() const {
   if (!impl_->started) impl_->start();  // deals the first workgroups; next() carries on from there
   return impl_->busy;
+}
+
+std::optional<std::vector<uint32_t>> Scheduler::readingSms() const {
+  if (!impl_->started) impl_->start();
+  return impl_->reading;
 }
 
 }  // namespace cltrace::sched

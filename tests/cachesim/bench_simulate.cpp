@@ -131,6 +131,7 @@ class RecordingSource : public sched::StepSource {
     inner_.delayWarps(warpKeys, count, readyCycle);
   }
   std::optional<std::vector<uint32_t>> busySms() const override { return inner_.busySms(); }
+  std::optional<std::vector<uint32_t>> readingSms() const override { return inner_.readingSms(); }
 
  private:
   void record(const sched::WarpStep& step) {

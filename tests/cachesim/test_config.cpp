@@ -316,7 +316,7 @@ TEST(Printers, JsonCarriesEveryDocumentedKey) {
                           "read_misses", "miss_rate", "writes", "write_misses", "atomics", "constant_loads", "misses"})
     EXPECT_TRUE(j["per_instruction"][0].contains(key)) << key;
   for (const char* key : {"cold", "total", "buckets"}) EXPECT_TRUE(j["reuse_histogram"].contains(key)) << key;
-  for (const char* key : {"count", "median", "rsd", "values", "seeds", "sms", "representative"})
+  for (const char* key : {"count", "with_reads", "median", "rsd", "values", "seeds", "sms", "representative"})
     EXPECT_TRUE(j["runs"].contains(key)) << key;
   for (const std::string& key : Config::keys()) EXPECT_TRUE(j["config"].contains(key)) << key;
   for (const char* key : {"preset", "sets", "lines"}) EXPECT_TRUE(j["config"].contains(key)) << key;
@@ -333,6 +333,7 @@ TEST(Printers, JsonCarriesEveryDocumentedKey) {
   EXPECT_EQ(j["per_instruction"][0]["instruction"], 3);
   EXPECT_EQ(j["per_instruction"][0]["reads"], 2);
   EXPECT_EQ(j["per_instruction"][1]["writes"], 1);
+  EXPECT_TRUE(j["per_instruction"][1]["miss_rate"].is_null());  // a store instruction has no read miss rate
   EXPECT_EQ(j["reuse_histogram"]["cold"], 1);
   EXPECT_EQ(j["reuse_histogram"]["buckets"][0]["count"], 1);
   EXPECT_EQ(j["reuse_histogram"]["buckets"][0]["min"], 0);
@@ -383,6 +384,31 @@ TEST(Printers, ClassificationOff) {
   EXPECT_EQ(offJson["reuse_histogram"]["total"], 0);
   EXPECT_EQ(offJson["config"]["classify"], false);
   EXPECT_EQ(onJson["misses"]["cold"], 2);
+}
+
+// A report whose L1 sees no read has no miss rate: JSON null and "none" in the text, not 0
+// (which reads as every read hitting); the runs line says how many runs saw reads.
+TEST(Printers, NoReadsHaveNoMissRate) {
+  testing::FakeStepSource src;
+  src.addWarp(0, 1, {testing::store(4, {0x0})});
+  Report r = simulate(loadConfig("gtx480-16k", {"timing=off", "runs=2"}),
+                      [&](uint64_t) { return std::make_unique<testing::FakeStepSource>(src); });
+  json j = reportToJson(r);
+  EXPECT_TRUE(j["miss_rate"].is_null());
+  EXPECT_TRUE(j["per_instruction"][0]["miss_rate"].is_null());
+  EXPECT_EQ(j["runs"]["with_reads"], 0);
+  EXPECT_TRUE(j["runs"]["median"].is_null());
+  EXPECT_TRUE(j["runs"]["rsd"].is_null());
+  EXPECT_EQ(j["runs"]["values"], (json{nullptr, nullptr}));
+  std::ostringstream out;
+  printText(out, r);
+  EXPECT_NE(out.str().find("  misses                   0  miss rate none (no reads)\n"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("       4          0          0          0        -          1          0\n"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("runs: 2, 0 with reads (a run whose L1 sees no reads has no miss rate)\n"),
+            std::string::npos)
+      << out.str();
 }
 
 }  // namespace

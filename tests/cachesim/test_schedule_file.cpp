@@ -38,12 +38,19 @@ Record loadAt(uint32_t instruction, uint64_t address) {
 
 // 128 work-items in workgroups of 64 (two warps each), dealt to 2 SMs: work-item g reads the
 // float at 4g (instruction 1), then the same float again (instruction 2). With `idleFirst`
-// workgroup 0 makes no access (its work-items have no records).
-std::string writeSchedule(const std::string& name, bool idleFirst = false) {
+// workgroup 0 makes no access (its work-items have no records); with `storingFirst` it stores
+// its floats (instruction 3) instead of reading them.
+std::string writeSchedule(const std::string& name, bool idleFirst = false, bool storingFirst = false) {
   const NDRange range = NDRange::fromSizes({128}, {64});
   std::vector<std::vector<Record>> items;
-  for (uint64_t g = 0; g < 128; ++g)
-    items.push_back(idleFirst && g < 64 ? std::vector<Record>{} : std::vector<Record>{loadAt(1, 4 * g), loadAt(2, 4 * g)});
+  for (uint64_t g = 0; g < 128; ++g) {
+    Record store = loadAt(3, 4 * g);
+    store.kind = static_cast<uint8_t>(AccessKind::Store);
+    if (g >= 64) items.push_back({loadAt(1, 4 * g), loadAt(2, 4 * g)});
+    else if (idleFirst) items.push_back({});
+    else if (storingFirst) items.push_back({store});
+    else items.push_back({loadAt(1, 4 * g), loadAt(2, 4 * g)});
+  }
   sched::MemoryWorkgroupSource source(range, items, "reread");
   sched::SchedulerConfig config;
   config.smCount = 2;
@@ -111,6 +118,21 @@ TEST(ScheduledFile, RandomDrawsAmongTheSmsItsStepsName) {
   EXPECT_EQ(idle.warnings, (std::vector<std::string>{
                                "SM 0 receives no workgroup that makes an access (the launch keeps only SM 1 busy), so "
                                "every count is 0; choose one of those SMs, all, or random"}));
+  fs::remove(path);
+}
+
+TEST(ScheduledFile, RandomDrawsAmongTheSmsItsLoadsName) {
+  // SM 0's workgroup only stores: its L1 has no read miss rate, so every run simulates SM 1.
+  const std::string path = writeSchedule("storing-first", false, true);
+  Config config = configForSchedule(Config{}, sched::ScheduleReader(path).info());
+  config.runs = 5;
+  config.sm.kind = SmSelection::Kind::Random;
+  Report random = simulate(config, scheduleFileStepSourceFactory(path));
+  EXPECT_EQ(random.runs.sms, (std::vector<std::string>(5, "1")));
+  EXPECT_EQ(random.runs.withReads, 5u);
+  EXPECT_EQ(random.runs.median, 0.5);
+  EXPECT_EQ(random.stats.reads, 4u);
+  EXPECT_EQ(random.stats.readMisses, 2u);
   fs::remove(path);
 }
 

@@ -16,6 +16,7 @@ namespace {
 
 using testing::FakeStepSource;
 using testing::load;
+using testing::store;
 using testing::strided;
 
 // Timing on, no jitter, 100-cycle misses, linear indexing (line n -> set n % 32).
@@ -355,6 +356,41 @@ TEST(SmSelection, RandomDrawsAmongTheBusySmsWhereverTheyAre) {
   EXPECT_EQ(seen, (std::set<uint32_t>{2, 5}));
 }
 
+TEST(SmSelection, RandomDrawsAmongTheSmsThatReadUnlessNoneDoes) {
+  // SMs 0-2 get work, but SM 1 only stores: its L1 has no read miss rate to draw.
+  struct OneStoringSm : FakeStepSource {
+    bool reads = true;
+    std::optional<std::vector<uint32_t>> busySms() const override { return std::vector<uint32_t>{0, 1, 2}; }
+    std::optional<std::vector<uint32_t>> readingSms() const override {
+      return reads ? std::vector<uint32_t>{0, 2} : std::vector<uint32_t>{};
+    }
+  };
+  auto make = [](bool reads) {
+    OneStoringSm src;
+    src.reads = reads;
+    src.addWarp(0, 1, {load(0, {0x0})});
+    src.addWarp(1, 2, {store(1, {0x80})});
+    src.addWarp(2, 3, {load(0, {0x100})});
+    return src;
+  };
+  Simulator sim(timed({"timing=off", "sm=random", "sm_count=3"}));
+  std::set<uint32_t> seen;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    OneStoringSm src = make(true);
+    EXPECT_EQ(sim.run(src, seed).reads, 1u);
+    seen.insert(sim.lastSm());
+  }
+  EXPECT_EQ(seen, (std::set<uint32_t>{0, 2}));
+  // No SM reads (as the source says): the draw falls back to the busy SMs.
+  seen.clear();
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    OneStoringSm src = make(false);
+    sim.run(src, seed);
+    seen.insert(sim.lastSm());
+  }
+  EXPECT_EQ(seen, (std::set<uint32_t>{0, 1, 2}));
+}
+
 // Seed s: 4 reads of which s are cold misses (miss rates 0.25, 0.5, 0.75 for seeds 1, 2, 3).
 std::unique_ptr<sched::StepSource> seedManyColdMisses(uint64_t seed) {
   auto src = std::make_unique<FakeStepSource>();
@@ -368,10 +404,12 @@ TEST(Runs, MedianAndRelativeStandardDeviation) {
   StepSourceFactory factory = seedManyColdMisses;
   Report r = simulate(timed({"timing=off", "runs=3", "seed=1"}), factory);
   EXPECT_EQ(r.runs.count, 3u);
-  EXPECT_EQ(r.runs.values, (std::vector<double>{0.25, 0.5, 0.75}));
+  EXPECT_EQ(r.runs.values, (std::vector<std::optional<double>>{0.25, 0.5, 0.75}));
   EXPECT_EQ(r.runs.seeds, (std::vector<uint64_t>{1, 2, 3}));
-  EXPECT_DOUBLE_EQ(r.runs.median, 0.5);
-  EXPECT_NEAR(r.runs.rsd, 100.0 * std::sqrt(0.125 / 3.0) / 0.5, 1e-9);  // 40.82%
+  EXPECT_EQ(r.runs.withReads, 3u);
+  EXPECT_EQ(r.runs.median, 0.5);
+  ASSERT_TRUE(r.runs.rsd);
+  EXPECT_NEAR(*r.runs.rsd, 100.0 * std::sqrt(0.125 / 3.0) / 0.5, 1e-9);  // 40.82%
   EXPECT_EQ(r.runs.representative, 1u);
   EXPECT_EQ(r.stats.readMisses, 2u);
   EXPECT_EQ(r.sm, "0");
@@ -383,12 +421,45 @@ TEST(Runs, MedianAndRelativeStandardDeviation) {
   EXPECT_DOUBLE_EQ(rsd, 0.0);
 }
 
+// Seed 2 only stores: its L1 sees no read and has no miss rate. Seeds 1 and 3 read as above.
+std::unique_ptr<sched::StepSource> seedTwoOnlyStores(uint64_t seed) {
+  if (seed != 2) return seedManyColdMisses(seed);
+  auto src = std::make_unique<FakeStepSource>();
+  src->addWarp(0, 1, {store(0, {0}), store(0, {128})});
+  return src;
+}
+
+TEST(Runs, ARunWithoutReadsHasNoMissRateAndStaysOutOfTheMedian) {
+  // Counted as 0, the store-only run would pull the median of {0.25, 0, 0.75} down to 0.25.
+  Report r = simulate(timed({"timing=off", "runs=3", "seed=1"}), seedTwoOnlyStores);
+  EXPECT_EQ(r.runs.values, (std::vector<std::optional<double>>{0.25, std::nullopt, 0.75}));
+  EXPECT_EQ(r.runs.withReads, 2u);
+  EXPECT_EQ(r.runs.median, 0.5);
+  ASSERT_TRUE(r.runs.rsd);
+  EXPECT_DOUBLE_EQ(*r.runs.rsd, 50.0);  // population stddev of {0.25, 0.75} is 0.25, over 0.5
+  EXPECT_EQ(r.runs.representative, 0u);  // 0.25 and 0.75 are as close: the first
+  EXPECT_EQ(r.stats.readMisses, 1u);
+
+  // No run reads: no median, no deviation, and the first run stands for them.
+  Report none = simulate(timed({"timing=off", "runs=2", "seed=2"}), [](uint64_t) {
+    auto src = std::make_unique<FakeStepSource>();
+    src->addWarp(0, 1, {store(0, {0})});
+    return std::unique_ptr<sched::StepSource>(std::move(src));
+  });
+  EXPECT_EQ(none.runs.values, (std::vector<std::optional<double>>{std::nullopt, std::nullopt}));
+  EXPECT_EQ(none.runs.withReads, 0u);
+  EXPECT_FALSE(none.runs.median);
+  EXPECT_FALSE(none.runs.rsd);
+  EXPECT_EQ(none.runs.representative, 0u);
+  EXPECT_EQ(none.stats.writes, 1u);
+}
+
 TEST(Runs, ThreadsDoNotChangeTheReport) {
   // The same runs as above on 1, 2, 3 and 8 threads: identical values in run order.
   StepSourceFactory factory = seedManyColdMisses;
   for (uint32_t threads : {1u, 2u, 3u, 8u}) {
     Report r = simulate(timed({"timing=off", "runs=3", "seed=1", "sm=random", "sm_count=1"}), factory, {}, threads);
-    EXPECT_EQ(r.runs.values, (std::vector<double>{0.25, 0.5, 0.75})) << threads << " threads";
+    EXPECT_EQ(r.runs.values, (std::vector<std::optional<double>>{0.25, 0.5, 0.75})) << threads << " threads";
     EXPECT_EQ(r.runs.seeds, (std::vector<uint64_t>{1, 2, 3}));
     EXPECT_EQ(r.runs.sms, (std::vector<std::string>{"0", "0", "0"}));
     EXPECT_EQ(r.runs.representative, 1u);

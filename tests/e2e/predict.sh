@@ -74,6 +74,20 @@ sed 's/if (g >= n) return;/if (g < n) return;/' "$work/guarded.cl" > "$work/tail
 [ "$(field "$work/tail-report.json" "(d['runs']['median'], sorted(set(d['runs']['sms'])), d['reads'])")" = "(1.0, ['6', '7'], 2)" ] ||
   fail "tail: $(field "$work/tail-report.json" "(d['runs']['median'], d['runs']['sms'], d['reads'])")"
 echo "ok: sm=random among the busy SMs 6 and 7 when workgroups 0-5 make no access"
+# A padded launch: workgroups 0-4 (i < 160) read a and b (1 line each, 2 cold misses, 100%),
+# workgroups 5-15 only zero the padding. A store-only SM has no read miss rate: sm=random draws
+# among SMs 0-4, and its 0 of 0 must not enter the median as 0%.
+printf '__kernel void vadd_pad(__global const float* a, __global const float* b, __global float* c, int n) {\n  int i = get_global_id(0);\n  if (i < n) c[i] = a[i] + b[i];\n  else c[i] = 0.0f;\n}\n' > "$work/vadd_pad.cl"
+"$CLTRACE" predict "$work/vadd_pad.cl" --kernel vadd_pad --global 512 --local 32 --arg buffer:float:512:iota \
+  --arg buffer:float:512:iota --arg buffer:float:512 --arg scalar:int:160 --json > "$work/pad.json"
+[ "$(field "$work/pad.json" "(d['miss_rate'], d['runs']['median'], d['runs']['with_reads'], sorted(set(d['runs']['sms'])), d['reads'])")" = \
+  "(1.0, 1.0, 20, ['0', '1', '2', '3', '4'], 2)" ] || fail "vadd_pad: $(field "$work/pad.json" "d['runs']")"
+# An SM that only stores, asked for by index: its miss rate is none (JSON null), not 0.
+"$CLTRACE" predict "$work/vadd_pad.cl" --kernel vadd_pad --global 512 --local 32 --arg buffer:float:512:iota \
+  --arg buffer:float:512:iota --arg buffer:float:512 --arg scalar:int:160 --sm 9 --runs 2 --json > "$work/pad9.json"
+[ "$(field "$work/pad9.json" "(d['miss_rate'], d['runs']['median'], d['runs']['values'], d['reads'], d['writes'])")" = \
+  "(None, None, [None, None], 0, 1)" ] || fail "vadd_pad sm 9: $(field "$work/pad9.json" "d['runs']")"
+echo "ok: store-only SMs have no miss rate and stay out of the median"
 # A memcpy whose length differs between lanes (2 or 4 bytes) is one SIMT instruction: one read
 # and one write of one line each, not a step (and a request) per length.
 printf '__kernel void k(__global char* a, __global char* b) {\n  int l = get_local_id(0);\n  __builtin_memcpy(b + l * 4, a + l * 4, (l & 1) ? 4 : 2);\n}\n' > "$work/varcopy.cl"
@@ -96,6 +110,6 @@ echo "ok: flags, --set and defaults in that order"
 # A kernel that reads nothing has no miss rate (0 of 0), rather than 0.00%.
 printf '__kernel void w(__global int* a) { a[get_global_id(0)] = 1; }\n' > "$work/w.cl"
 out=$("$CLTRACE" predict "$work/w.cl" --kernel w --global 64 --local 32 --arg buffer:int:64 --runs 3 --sm 0)
-echo "$out" | grep -x "predicted L1 read miss rate: none, the L1 sees no global reads (SM 0)" >/dev/null ||
+echo "$out" | grep -x "predicted L1 read miss rate: none, the L1 sees no global reads in any of the 3 runs (SM 0)" >/dev/null ||
   fail "no reads: $out"
 echo "predict: all checks passed"

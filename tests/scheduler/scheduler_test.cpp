@@ -424,6 +424,29 @@ TEST(SmAssignment, BusySmsAreTheOnesHoldingWorkgroupsWithRecords) {
   EXPECT_EQ(Scheduler(two, config).busySms(), (std::vector<uint32_t>{}));
 }
 
+TEST(SmAssignment, ReadingSmsAreTheBusyOnesWhoseWorkgroupsLoad) {
+  // 5 workgroups over 4 SMs, 2 per SM: the first dealing gives SM s workgroups s and s + 4.
+  // Workgroup 1 only stores, 2 makes no access, 3 loads and stores, 0 and 4 load: SM 0 reads,
+  // SM 1 only stores, SM 2 is idle, SM 3 reads.
+  auto program = [](const Item& it, Emit& e) {
+    if (it.group == 0 || it.group == 3 || it.group == 4) e.load(1, it.lid);
+    if (it.group == 1 || it.group == 3) e.store(2, it.lid);
+  };
+  SchedulerConfig config = oneSm(Policy::Warp, 4);
+  config.smCount = 4;
+  config.maxWorkgroupsPerSm = 2;
+  const NDRange range = range1(20, 4);
+  MemoryWorkgroupSource source(range, buildTrace(range, program));
+  Scheduler scheduler(source, config);
+  EXPECT_EQ(scheduler.busySms(), (std::vector<uint32_t>{0, 1, 3}));
+  EXPECT_EQ(scheduler.readingSms(), (std::vector<uint32_t>{0, 3}));
+  // Nothing loads: none reads.
+  MemoryWorkgroupSource stores(range, buildTrace(range, [](const Item& it, Emit& e) { e.store(2, it.lid); }));
+  Scheduler storing(stores, config);
+  EXPECT_EQ(storing.busySms(), (std::vector<uint32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(storing.readingSms(), (std::vector<uint32_t>{}));
+}
+
 TEST(SmAssignment, ThreadLimit) {
   auto program = [](const Item& it, Emit& e) {
     e.load(1, it.lid);

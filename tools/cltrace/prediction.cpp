@@ -128,17 +128,20 @@ void printPrediction(std::ostream& out, const Prediction& p) {
              p.trace.workItemCount, p.trace.recordCount);
   fmt::print(out, "traced on {}\n\n", p.trace.device);
   cachesim::printText(out, p.report);
-  if (s.reads == 0 && std::all_of(runs.values.begin(), runs.values.end(), [](double v) { return v == 0; })) {
+  if (!runs.median) {
     // 0 of 0 is no rate.
-    fmt::print(out, "\npredicted L1 read miss rate: none, the L1 sees no global reads (SM {})\n", p.report.sm);
+    fmt::print(out, "\npredicted L1 read miss rate: none, the L1 sees no global reads{} (SM {})\n",
+               runs.count > 1 ? fmt::format(" in any of the {} runs", runs.count) : "", p.report.sm);
   } else {
-    fmt::print(out, "\npredicted L1 read miss rate: {:.2f}% (median of {} run{}, SM {}; relative standard deviation {:.2f}%",
-               100 * runs.median, runs.count, runs.count == 1 ? "" : "s", p.report.sm, runs.rsd);
-    if (!runs.values.empty()) {
-      auto [lo, hi] = std::minmax_element(runs.values.begin(), runs.values.end());
-      fmt::print(out, ", range {:.2f}%..{:.2f}%", 100 * *lo, 100 * *hi);
-    }
-    fmt::print(out, ")\n");
+    fmt::print(out, "\npredicted L1 read miss rate: {:.2f}% (median of {} run{}", 100 * *runs.median, runs.withReads,
+               runs.withReads == 1 ? "" : "s");
+    if (runs.withReads < runs.count)
+      fmt::print(out, " whose L1 sees reads, of {}", runs.count);
+    fmt::print(out, ", SM {}; relative standard deviation {:.2f}%", p.report.sm, *runs.rsd);
+    double lo = *runs.median, hi = *runs.median;
+    for (const std::optional<double>& v : runs.values)
+      if (v) lo = std::min(lo, *v), hi = std::max(hi, *v);
+    fmt::print(out, ", range {:.2f}%..{:.2f}%)\n", 100 * lo, 100 * hi);
   }
 
   std::vector<cachesim::InstructionStats> top = s.perInstruction;

@@ -65,13 +65,18 @@ using StepSourceFactory = std::function<std::unique_ptr<sched::StepSource>(uint6
 
 struct RunSummary {
   uint32_t count = 0;
-  double median = 0.0;  // median miss rate (mean of the two middle values for an even count)
-  double rsd = 0.0;     // relative standard deviation in percent: 100 * stddev / median
-                        // (population standard deviation; 0 when the median is 0)
-  std::vector<double> values;      // miss rate of each run, in run order
+  // Runs whose L1 saw reads: a run without reads (its SM only stores, or makes no access) has no
+  // miss rate (0 of 0) and is left out of the median and the deviation, rather than counted as 0.
+  uint32_t withReads = 0;
+  std::optional<double> median;  // median miss rate (mean of the two middle values for an even
+                                 // count); none when no run saw reads
+  std::optional<double> rsd;     // relative standard deviation in percent: 100 * stddev / median
+                                 // (population standard deviation, as the thesis defines it)
+  std::vector<std::optional<double>> values;  // miss rate of each run, in run order (none: no reads)
   std::vector<uint64_t> seeds;     // seed of each run
   std::vector<std::string> sms;    // SM each run simulated ("all" or an index)
-  uint32_t representative = 0;     // run whose miss rate is closest to the median
+  uint32_t representative = 0;     // first run with reads whose miss rate is closest to the median
+                                   // (run 0 when none saw reads)
 };
 
 struct Report {
@@ -112,8 +117,8 @@ class Simulator {
 
  private:
   using BusySms = std::optional<std::vector<uint32_t>>;  // as StepSource::busySms() gives them
-  // One run; `sm` receives the SM it simulated. `busy` are the source's busy SMs (sm=random
-  // draws among them).
+  // One run; `sm` receives the SM it simulated. With sm=random, `busy` are the SMs it draws
+  // among (the source's reading SMs, or its busy SMs when none reads).
   Stats runOne(sched::StepSource& source, uint64_t seed, const BusySms& busy, uint32_t& sm) const;
   // The warning for an SM index whose L1 saw no step, naming the SMs that do get work.
   std::string idleSmWarning(const BusySms& busy) const;

@@ -104,6 +104,10 @@ class Scheduler final : public StepSource {
   // workgroup with records after the first dealing (which this call does if next() has not yet).
   // Workgroups without records take their SM's turn of the deal, so these need not be 0 .. n-1.
   std::optional<std::vector<uint32_t>> busySms() const override;
+  // Those of busySms() holding, after the first dealing, a workgroup with a global load. (A
+  // later workgroup may bring an SM its first load, or an SM's loads may come only later: the
+  // first dealing is what is known before the run.)
+  std::optional<std::vector<uint32_t>> readingSms() const override;
 
   // Next step in issue order: ascending (cycle, SM index). Returns false when every warp has
   // finished. Errors of the source (e.g. TraceFileError) and malformed workgroups

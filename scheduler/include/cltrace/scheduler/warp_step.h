@@ -106,6 +106,9 @@ class StepSource {
   // (a launch with fewer workgroups than SMs, or whose workgroups on some SMs make no access).
   // Sources that do not know return nullopt. May cost a pass over the input (a scheduled file).
   virtual std::optional<std::vector<uint32_t>> busySms() const { return std::nullopt; }
+  // Those of busySms() whose workgroups make global loads: only their L1s can have a read miss
+  // rate (an SM whose workgroups only store has none). Defaults to busySms().
+  virtual std::optional<std::vector<uint32_t>> readingSms() const { return busySms(); }
 };
 
 }  // namespace cltrace::sched
