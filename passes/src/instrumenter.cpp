@@ -316,8 +316,43 @@ void verify(const Module& m, const char* what) {
 
 }  // namespace
 
+namespace {
+
+// Clang's diagnostics name the temporary copy it compiled (`dir`/kernel.cl, or "kernel.cl" after
+// a prelude's #line) and the embedded headers' copies (`dir`/embedded/NAME), which are gone once
+// cltrace exits: name the user's source and the headers' own names instead, so that an editor
+// can jump to the error. Only where a location starts a line ("PATH:LINE: error: ...") or follows
+// "In file included from ".
+std::string withSourceNamed(const std::string& log, const fs::path& dir, const std::string& sourceName) {
+  const std::string name = sourceName.empty() ? "kernel.cl" : sourceName;
+  const std::vector<std::pair<std::string, std::string>> renames = {
+      {(dir / "kernel.cl").string() + ":", name + ":"},
+      {"kernel.cl:", name + ":"},
+      {(dir / "embedded").string() + "/", ""}};
+  const std::string included = "In file included from ";
+  std::string out;
+  size_t pos = 0;
+  while (pos < log.size()) {
+    size_t end = log.find('\n', pos);
+    if (end == std::string::npos) end = log.size();
+    std::string line = log.substr(pos, end - pos);
+    const size_t at = line.rfind(included, 0) == 0 ? included.size() : 0;
+    for (const auto& [from, to] : renames)
+      if (line.compare(at, from.size(), from) == 0) {
+        line.replace(at, from.size(), to);
+        break;
+      }
+    out += line;
+    if (end < log.size()) out += '\n';
+    pos = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string compileOpenCL(const std::string& source, const std::vector<std::string>& options,
-                          const std::vector<EmbeddedHeader>& headers) {
+                          const std::vector<EmbeddedHeader>& headers, const std::string& sourceName) {
   TempDir dir;
   writeFile(dir.path() / "kernel.cl", source);
   // Embedded headers go in a directory of their own, searched first (-I before the program's).
@@ -356,7 +391,7 @@ std::string compileOpenCL(const std::string& source, const std::vector<std::stri
   std::string log = readFile(dir.path() / "clang.log");
   if (status != 0)
     throw InstrumentError("the kernel does not compile (clang-15 exit " + std::to_string(status) +
-                          "):\n" + log);
+                          "):\n" + withSourceNamed(log, dir.path(), sourceName));
   return readFile(dir.path() / "kernel.bc");
 }
 
@@ -464,14 +499,16 @@ void __attribute__((overloadable)) wait_group_events(int n, event_t* events) {
 std::string withPreludes(const std::string& source) {
   if (source.find("async_work_group") == std::string::npos && source.find("wait_group_events") == std::string::npos)
     return source;
+  // The source's lines keep their numbers after the prelude (the name is the temporary copy's,
+  // which the diagnostics then rename as they do without a prelude).
   return std::string(kAsyncCopyPrelude) + "#line 1 \"kernel.cl\"\n" + source;
 }
 
 }  // namespace
 
 std::string compileProgramSource(const std::string& source, const std::vector<std::string>& options,
-                                 const std::vector<EmbeddedHeader>& headers) {
-  return compileOpenCL(withPreludes(source), options, headers);
+                                 const std::vector<EmbeddedHeader>& headers, const std::string& sourceName) {
+  return compileOpenCL(withPreludes(source), options, headers, sourceName);
 }
 
 std::string linkBitcode(const std::vector<std::string>& units) {
@@ -517,8 +554,8 @@ uint64_t sourceHashOf(const std::string& source, const std::vector<EmbeddedHeade
 
 InstrumentedKernel instrumentSource(const std::string& source, const std::string& kernel,
                                     const std::vector<std::string>& options,
-                                    const std::vector<EmbeddedHeader>& headers) {
-  InstrumentedKernel k = instrumentBitcode(compileProgramSource(source, options, headers), kernel);
+                                    const std::vector<EmbeddedHeader>& headers, const std::string& sourceName) {
+  InstrumentedKernel k = instrumentBitcode(compileProgramSource(source, options, headers, sourceName), kernel);
   k.sourceHash = sourceHashOf(source, headers);
   return k;
 }

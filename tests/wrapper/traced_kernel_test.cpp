@@ -799,6 +799,32 @@ TEST(EmbeddedHeaders, AreIncludedByTheirNamesAndBadNamesAreRefused) {
   }
 }
 
+// Clang's diagnostics name the user's source, not the temporary copy cltrace compiled (gone
+// once it exits), with and without the prelude that a source using async copies gets.
+TEST(CompileErrors, NameTheUsersSource) {
+  auto diagnostics = [](const std::string& source, const std::string& name) -> std::string {
+    try {
+      passes::instrumentSource(source, "k", {}, {{"h.h", "int bad(void) { return undefined_thing; }\n"}}, name);
+    } catch (const passes::InstrumentError& e) {
+      return e.what();
+    }
+    return "compiled";
+  };
+  const std::string plain = "#include \"h.h\"\n__kernel void k(__global int* a) {\n  a[0] = foo;\n}\n";
+  std::string text = diagnostics(plain, "dir/ce.cl");
+  EXPECT_NE(text.find("\nIn file included from dir/ce.cl:1:\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\ndir/ce.cl:3:10: error: use of undeclared identifier 'foo'"), std::string::npos) << text;
+  EXPECT_EQ(text.find("cltrace-"), std::string::npos) << text;  // no temporary directory
+  // After the async-copy prelude the lines keep their numbers; without a name: kernel.cl.
+  const std::string async =
+      "__kernel void k(__global int* a, __local int* l) {\n  event_t e = async_work_group_copy(l, a, 4, 0);\n"
+      "  a[0] = foo;\n}\n";
+  text = diagnostics(async, "");
+  EXPECT_NE(text.find("\nkernel.cl:3:10: error: use of undeclared identifier 'foo'"), std::string::npos) << text;
+  text = diagnostics(async, "async.cl");
+  EXPECT_NE(text.find("\nasync.cl:3:10: error: use of undeclared identifier 'foo'"), std::string::npos) << text;
+}
+
 }  // namespace
 
 namespace {

@@ -63,7 +63,7 @@ void run(const InstrumentOptions& o) {
   for (const auto& i : o.includes) options.push_back("-I" + i);
   passes::InstrumentedKernel k;
   try {
-    k = passes::instrumentSource(source, o.kernel, passes::withSourceDirectory(o.source, options));
+    k = passes::instrumentSource(source, o.kernel, passes::withSourceDirectory(o.source, options), {}, o.source);
   } catch (const passes::InstrumentError& e) {
     throw cli::UserError(o.source + ": " + e.what());
   }

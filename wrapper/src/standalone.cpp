@@ -506,7 +506,8 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
   if (!device) device = defaultDevice();
   auto stage = Clock::now();
   passes::InstrumentedKernel instrumented = passes::instrumentSource(
-      source, spec.kernel, passes::withSourceDirectory(spec.sourcePath, withDeviceMacros(device, spec.buildOptions)));
+      source, spec.kernel, passes::withSourceDirectory(spec.sourcePath, withDeviceMacros(device, spec.buildOptions)),
+      {}, spec.sourcePath);
   checkArgs(spec.args, instrumented.args);
   const std::vector<passes::KernelArg> params = instrumented.args;
 

@@ -45,9 +45,11 @@ struct EmbeddedHeader {
 // left out, the passes need the -O0 code), returning
 // the bitcode clang produced; `headers` can be included by their names, before any -I
 // directory. Throws InstrumentError with clang's diagnostics, or naming a header whose name
-// is empty, absolute or climbs out with "..".
+// is empty, absolute or climbs out with "..". The diagnostics call the source `sourceName`
+// (the user's file; "kernel.cl" when empty) and the embedded headers by their names, rather
+// than the temporary copies clang compiled.
 std::string compileOpenCL(const std::string& source, const std::vector<std::string>& options,
-                          const std::vector<EmbeddedHeader>& headers = {});
+                          const std::vector<EmbeddedHeader>& headers = {}, const std::string& sourceName = {});
 
 // Names of the kernels in a compiled program.
 std::vector<std::string> listKernels(const std::string& bitcode);
@@ -60,7 +62,7 @@ InstrumentedKernel instrumentBitcode(const std::string& bitcode, const std::stri
 // builtins the passes cannot see into, such as the asynchronous work-group copies). A program's
 // units compiled so can be linked with linkBitcode.
 std::string compileProgramSource(const std::string& source, const std::vector<std::string>& options,
-                                 const std::vector<EmbeddedHeader>& headers = {});
+                                 const std::vector<EmbeddedHeader>& headers = {}, const std::string& sourceName = {});
 // Links separately compiled units into one module, as clLinkProgram does: each unit keeps its
 // own macros and static functions. Throws InstrumentError naming what clashes.
 std::string linkBitcode(const std::vector<std::string>& units);
@@ -69,7 +71,8 @@ uint64_t sourceHashOf(const std::string& source, const std::vector<EmbeddedHeade
 // compileProgramSource + instrumentBitcode. The source hash covers the embedded headers too.
 InstrumentedKernel instrumentSource(const std::string& source, const std::string& kernel,
                                     const std::vector<std::string>& options,
-                                    const std::vector<EmbeddedHeader>& headers = {});
+                                    const std::vector<EmbeddedHeader>& headers = {},
+                                    const std::string& sourceName = {});
 
 // Readable IR of a bitcode string.
 std::string bitcodeToText(const std::string& bitcode);
