@@ -26,7 +26,18 @@ printf 'global int hits;\n__kernel void k(__global int* out) { atomic_inc(&hits)
 expect_error "kernel 'k' writes the program-scope variable 'hits'" \
   "$CLTRACE" run "$work/gv2.cl" --kernel k --build-options=-cl-std=CL2.0 --global 8 --local 8 --arg buffer:int:8 -o "$work/t"
 printf '__kernel void broken(__global int* a) { a[0] = undefined_thing; }\n' > "$work/broken.cl"
-expect_error "use of undeclared identifier 'undefined_thing'" "$CLTRACE" instrument "$work/broken.cl" --kernel broken -o "$work/i"
+# The diagnostics name the user's file, not the temporary copy clang compiled.
+expect_error "$work/broken.cl:1:48: error: use of undeclared identifier 'undefined_thing'" \
+  "$CLTRACE" instrument "$work/broken.cl" --kernel broken -o "$work/i"
+expect_error "$work/broken.cl:1:48: error: use of undeclared identifier 'undefined_thing'" \
+  "$CLTRACE" run "$work/broken.cl" --kernel broken --global 1 --local 1 --arg buffer:int:1 -o "$work/t"
+# A kernel's reqd_work_group_size against another local size: the attribute, not an OpenCL code.
+printf '__kernel __attribute__((reqd_work_group_size(4,2,1))) void r(__global int* a) { a[get_global_id(0)] = 1; }\n' > "$work/reqd.cl"
+expect_error "the kernel requires work-groups of (4,2) (its reqd_work_group_size attribute); the launch's local size is (8,1)" \
+  "$CLTRACE" run "$work/reqd.cl" --kernel r --global 64,2 --local 8,1 --arg buffer:int:128 -o "$work/t"
+# A struct's name as a scalar type: what run can pass instead.
+expect_error "unknown OpenCL type 'Params'; a scalar is one of char" \
+  "$CLTRACE" run "$work/reqd.cl" --kernel r --global 8 --local 8 --arg scalar:Params:1 -o "$work/t"
 expect_error "cannot open kernel source" "$CLTRACE" run "$work/missing.cl" --kernel k --global 1 --local 1 -o "$work/t"
 # Unreadable and truncated trace files.
 expect_error "$work/none.cltrace" "$CLTRACE" dump "$work/none.cltrace"

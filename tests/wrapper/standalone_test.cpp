@@ -163,6 +163,12 @@ TEST(Standalone, ArgumentErrorsNameTheArgument) {
   };
   expectInvalid([] { wrapper::parseArgSpec("buffer:float"); }, "expected buffer:TYPE:COUNT[:INIT]");
   expectInvalid([] { wrapper::parseArgSpec("buffer:quux:4"); }, "unknown OpenCL type 'quux'");
+  // A struct's name as a scalar type: what run can pass, and where a struct can be traced.
+  expectInvalid([] { wrapper::parseArgSpec("scalar:Params:1"); },
+                "argument 'scalar:Params:1': unknown OpenCL type 'Params'; a scalar is one of char, uchar, short, "
+                "ushort, int, uint, long, ulong, float, double, half, size_t, or a vector of 2, 3, 4, 8 or 16 of "
+                "them. `cltrace run` cannot build a struct passed by value; the C++ API and `cltrace wrap` pass it "
+                "as the program sets it");
   expectInvalid([] { wrapper::parseArgSpec("buffer:int:4:sometimes"); }, "unknown initialiser 'sometimes'");
   expectInvalid([] { wrapper::parseArgSpec("scalar:int:abc"); }, "value 'abc' is not an integer (the argument is int)");
   expectInvalid([] { wrapper::parseArgSpec("scalar:float:x1"); }, "value 'x1' is not a number");

@@ -315,7 +315,16 @@ ArgSpec parseArgSpec(const std::string& text) {
     split(3, 3, "scalar:TYPE:VALUE");
     a.kind = ArgSpec::Kind::Scalar;
     a.type = p[1];
-    typeSize(a.type);
+    try {
+      typeSize(a.type);
+    } catch (const std::invalid_argument& e) {
+      // A struct's name is the likeliest unknown type here: say what run can pass.
+      throw std::invalid_argument("argument '" + text + "': " + e.what() +
+                                  "; a scalar is one of char, uchar, short, ushort, int, uint, long, ulong, "
+                                  "float, double, half, size_t, or a vector of 2, 3, 4, 8 or 16 of them. "
+                                  "`cltrace run` cannot build a struct passed by value; the C++ API and "
+                                  "`cltrace wrap` pass it as the program sets it");
+    }
     a.value = p[2];
     scalarBytes(a.type, a.value, text);  // validates the value(s) now
   } else if (kind == "local") {

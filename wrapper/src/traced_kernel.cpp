@@ -586,6 +586,7 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
         "writing the bounds buffer");
   setOriginalArgs(countKernel_, args);
   requireLocalMemory(args);
+  requireCompiledLocalSize(range);
   check(clSetKernelArg(countKernel_, argCount, sizeof(cl_mem), &countBuf), "clSetKernelArg (counts)");
   check(clSetKernelArg(countKernel_, argCount + 1, sizeof(cl_mem), &boundsBuf.mem), "clSetKernelArg (bounds)");
   const auto kernelStart = Clock::now();
@@ -628,6 +629,28 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
     result.warnings.push_back(std::to_string(truncated) + " work-items made accesses in loops nested deeper than " +
                               std::to_string(kMaxLoopDepth) + "; their records keep only the outermost counters");
   return run;
+}
+
+void TracedKernel::requireCompiledLocalSize(const NDRange& range) const {
+  // A kernel with reqd_work_group_size runs only with that local size: the driver's
+  // CL_INVALID_WORK_GROUP_SIZE from the count run would not say why.
+  size_t required[3] = {0, 0, 0};
+  if (clGetKernelWorkGroupInfo(countKernel_, device_, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof required, required,
+                               nullptr) != CL_SUCCESS ||
+      required[0] == 0)
+    return;  // not known, or not required
+  bool same = true;
+  for (uint32_t d = 0; d < 3; ++d) same = same && range.local[d] == required[d];
+  if (same) return;
+  auto sizes = [&](auto at) {
+    std::string text = "(" + std::to_string(at(0));
+    for (uint32_t d = 1; d < std::max<uint32_t>(range.dims, required[2] > 1 ? 3 : required[1] > 1 ? 2 : 1); ++d)
+      text += "," + std::to_string(at(d));
+    return text + ")";
+  };
+  throw TraceError("the kernel requires work-groups of " + sizes([&](uint32_t d) { return uint64_t(required[d]); }) +
+                   " (its reqd_work_group_size attribute); the launch's local size is " +
+                   sizes([&](uint32_t d) { return range.local[d]; }));
 }
 
 void TracedKernel::requireLocalMemory(const std::vector<ArgBinding>& args) const {
