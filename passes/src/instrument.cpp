@@ -130,6 +130,7 @@ class KernelInstrumenter {
         return false;
       }
     }
+    warnAboutProgramScopeReads(report);
     // Read before the body moves: afterwards the pointers derive from the new function's arguments.
     packed_.clear();
     for (const Access& a : accesses_) packed_.push_back({shapeOf(a), bufferArgumentOf(a)});
@@ -173,6 +174,23 @@ class KernelInstrumenter {
   }
 
  private:
+  // Reads of OpenCL 2.0 `global` program-scope variables go through the L1 on a GPU but are not
+  // recorded (no buffer holds them): say so rather than leave them silently out.
+  void warnAboutProgramScopeReads(KernelReport& report) const {
+    std::map<std::string, uint64_t> loads;  // variable -> load instructions
+    for (const BasicBlock& block : kernel_)
+      for (const Instruction& inst : block)
+        if (const auto* load = dyn_cast<LoadInst>(&inst))
+          if (load->getPointerAddressSpace() == kGlobalAddressSpace)
+            if (const GlobalVariable* variable = programScopeVariable(load->getPointerOperand()))
+              ++loads[variable->getName().str()];
+    for (const auto& [name, count] : loads)
+      report.warnings.push_back("kernel '" + report.name + "' reads the program-scope variable '" + name + "' (" +
+                                std::to_string(count) + (count == 1 ? " load" : " loads") +
+                                "): program-scope data is not recorded, so the trace and the L1 prediction leave "
+                                "those reads out");
+  }
+
   void fillReport(KernelReport& report) {
     report.loops = static_cast<uint32_t>(loops_.size());
     for (Loop* l : loops_)

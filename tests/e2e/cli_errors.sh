@@ -25,6 +25,13 @@ expect_error "kernel 'k' writes the program-scope variable 'seen': cltrace trace
 printf 'global int hits;\n__kernel void k(__global int* out) { atomic_inc(&hits); out[get_global_id(0)] = 1; }\n' > "$work/gv2.cl"
 expect_error "kernel 'k' writes the program-scope variable 'hits'" \
   "$CLTRACE" run "$work/gv2.cl" --kernel k --build-options=-cl-std=CL2.0 --global 8 --local 8 --arg buffer:int:8 -o "$work/t"
+# Reads of one are traced without them, and said so (not silently left out of the counts).
+printf 'global int table[64] = {1, 2, 3};\n__kernel void k(__global int* a) { int i = get_global_id(0); a[i] = table[i] + table[63 - i]; }\n' > "$work/gv3.cl"
+out=$("$CLTRACE" run "$work/gv3.cl" --kernel k --build-options=-cl-std=CL2.0 --global 64 --local 32 --arg buffer:int:64 -o "$work/gv3.cltrace" 2>&1) ||
+  fail "reads of a program-scope variable: $out"
+echo "$out" | grep -F "cltrace: warning: kernel 'k' reads the program-scope variable 'table' (2 loads): program-scope data is not recorded" >/dev/null ||
+  fail "no warning for reads of a program-scope variable: $out"
+echo "ok: reads of a program-scope variable are traced without them, with a warning"
 printf '__kernel void broken(__global int* a) { a[0] = undefined_thing; }\n' > "$work/broken.cl"
 # The diagnostics name the user's file, not the temporary copy clang compiled.
 expect_error "$work/broken.cl:1:48: error: use of undeclared identifier 'undefined_thing'" \

@@ -86,6 +86,8 @@ wrapper::RunOutput traceLaunch(const LaunchFlags& f, const wrapper::RunSpec& spe
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   }
+  // What the passes found (e.g. reads they cannot record), then what the launch found.
+  for (const auto& w : out.report.warnings) fmt::print(stderr, "cltrace: warning: {}\n", w);
   for (const auto& w : out.launch.warnings) fmt::print(stderr, "cltrace: warning: {}\n", w);
   return out;
 }

@@ -625,6 +625,7 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
     if (made) {
       passes::InstrumentedKernel ik = passes::instrumentBitcode(program.bitcode, info.name);
       ik.sourceHash = program.sourceHash;
+      for (const std::string& w : ik.report.warnings) message("warning: " + w);  // once per kernel
       traced = std::make_shared<TracedKernel>(context, device, std::move(ik),
                                               deviceBuildOptions(passes::splitOptions(program.options)));
     }
