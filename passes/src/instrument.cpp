@@ -16,6 +16,7 @@
 #include <map>
 
 #include "cltrace/passes/access_enumeration.h"
+#include "cltrace/passes/barrier_divergence.h"
 #include "cltrace/passes/count_slicing.h"
 #include "cltrace/passes/kernel_rewriter.h"
 
@@ -131,6 +132,7 @@ class KernelInstrumenter {
       }
     }
     warnAboutProgramScopeReads(report);
+    warnAboutDivergentBarriers(report);
     // Read before the body moves: afterwards the pointers derive from the new function's arguments.
     packed_.clear();
     for (const Access& a : accesses_) packed_.push_back({shapeOf(a), bufferArgumentOf(a)});
@@ -189,6 +191,28 @@ class KernelInstrumenter {
                                 std::to_string(count) + (count == 1 ? " load" : " loads") +
                                 "): program-scope data is not recorded, so the trace and the L1 prediction leave "
                                 "those reads out");
+  }
+
+  // A barrier that some work-items of a workgroup may skip is undefined in OpenCL, and PoCL's
+  // trace run can hang on one (an early return before a barrier): say so before it runs.
+  void warnAboutDivergentBarriers(KernelReport& report) const {
+    std::vector<const Instruction*> barriers;
+    std::map<const Instruction*, uint32_t> idOf;
+    for (const Access& a : accesses_)
+      if (a.kind == AccessKind::Barrier) {
+        barriers.push_back(a.inst);
+        idOf[a.inst] = a.id;
+      }
+    for (const DivergentBarrier& d : divergentBarriers(kernel_, barriers)) {
+      const auto* br = dyn_cast<BranchInst>(d.branch);
+      const auto* condition = br ? dyn_cast<Instruction>(br->getCondition()) : nullptr;
+      report.warnings.push_back("kernel '" + report.name + "': the barrier [" + std::to_string(idOf[d.barrier]) +
+                                "] may not be reached by every work-item of a workgroup, as it follows a branch on "
+                                "the work-item's id (" + describe(condition ? *condition : *d.branch) +
+                                ") before its ways meet again (an early return, or a barrier in a branch or loop "
+                                "that depends on the id). OpenCL leaves such a barrier undefined, and the trace "
+                                "run may hang on it (PoCL's can); let every work-item reach each barrier");
+    }
   }
 
   void fillReport(KernelReport& report) {

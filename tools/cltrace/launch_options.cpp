@@ -80,14 +80,17 @@ wrapper::LaunchOptions launchOptionsOf(const LaunchFlags& f) {
 wrapper::RunOutput traceLaunch(const LaunchFlags& f, const wrapper::RunSpec& spec, const std::string& tracePath) {
   wrapper::RunOutput out;
   try {
-    out = wrapper::runStandalone(spec, tracePath, launchOptionsOf(f), wrapper::selectDevice(f.device));
+    // What the passes found (e.g. reads they cannot record) is printed before the launch runs.
+    out = wrapper::runStandalone(spec, tracePath, launchOptionsOf(f), wrapper::selectDevice(f.device), false,
+                                 [](const passes::KernelReport& report) {
+                                   for (const auto& w : report.warnings)
+                                     fmt::print(stderr, "cltrace: warning: {}\n", w);
+                                 });
   } catch (const passes::InstrumentError& e) {
     throw UserError(f.source + ": " + e.what());
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   }
-  // What the passes found (e.g. reads they cannot record), then what the launch found.
-  for (const auto& w : out.report.warnings) fmt::print(stderr, "cltrace: warning: {}\n", w);
   for (const auto& w : out.launch.warnings) fmt::print(stderr, "cltrace: warning: {}\n", w);
   return out;
 }

@@ -507,7 +507,8 @@ bool applyManifest(RunSpec& spec, bool haveKernel, bool haveRange, bool haveArgs
 }
 
 RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
-                        const LaunchOptions& options, cl_device_id device, bool warmUp) {
+                        const LaunchOptions& options, cl_device_id device, bool warmUp,
+                        const std::function<void(const passes::KernelReport&)>& reportInstrumented) {
   using Clock = std::chrono::steady_clock;
   auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   validateRange(spec.range);
@@ -518,6 +519,7 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
       source, spec.kernel, passes::withSourceDirectory(spec.sourcePath, withDeviceMacros(device, spec.buildOptions)),
       {}, spec.sourcePath);
   checkArgs(spec.args, instrumented.args);
+  if (reportInstrumented) reportInstrumented(instrumented.report);
   const std::vector<passes::KernelArg> params = instrumented.args;
 
   RunOutput out;

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -80,10 +81,13 @@ struct RunOutput {
 // Runs the kernel once on `device` (default device when null). With a trace path the launch
 // is traced; without, it runs the original kernel (for comparisons and timing). `warmUp`
 // first runs the same launch once (traced or not) from the same initial buffers, so timings
-// exclude the device's one-off compilation for the work-group size.
+// exclude the device's one-off compilation for the work-group size. `instrumented`, when set,
+// receives the passes' report (with its warnings) before anything runs: a launch the warnings
+// are about may not come back (a device hanging on a barrier not every work-item reaches).
 RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
                         const LaunchOptions& options = {}, cl_device_id device = nullptr,
-                        bool warmUp = false);
+                        bool warmUp = false,
+                        const std::function<void(const passes::KernelReport&)>& instrumented = {});
 
 // The text of a kernel source file; std::invalid_argument naming the path when unreadable.
 std::string readKernelSource(const std::string& path);
