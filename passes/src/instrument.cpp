@@ -203,9 +203,14 @@ class KernelInstrumenter {
         barriers.push_back(a.inst);
         idOf[a.inst] = a.id;
       }
-    for (const DivergentBarrier& d : divergentBarriers(kernel_, barriers)) {
-      const auto* br = dyn_cast<BranchInst>(d.branch);
-      const auto* condition = br ? dyn_cast<Instruction>(br->getCondition()) : nullptr;
+    std::vector<DivergentBarrier> divergent = divergentBarriers(kernel_, barriers);
+    std::sort(divergent.begin(), divergent.end(),
+              [&](const DivergentBarrier& a, const DivergentBarrier& b) { return idOf[a.barrier] < idOf[b.barrier]; });
+    for (const DivergentBarrier& d : divergent) {
+      const Value* tested = nullptr;
+      if (const auto* br = dyn_cast<BranchInst>(d.branch)) tested = br->getCondition();
+      if (const auto* sw = dyn_cast<SwitchInst>(d.branch)) tested = sw->getCondition();
+      const auto* condition = dyn_cast_or_null<Instruction>(tested);
       report.warnings.push_back("kernel '" + report.name + "': the barrier [" + std::to_string(idOf[d.barrier]) +
                                 "] may not be reached by every work-item of a workgroup, as it follows a branch on "
                                 "the work-item's id (" + describe(condition ? *condition : *d.branch) +

@@ -60,3 +60,40 @@ __kernel void divergent_continue(__global float* a, int n) {
   }
 }
 // CHECK: warning: kernel 'divergent_continue': the barrier [1] may not be reached
+
+// A flag set on the id and tested later: the phi where the ways meet carries the id's
+// divergence (so does a trip count chosen by a ternary on the id).
+__kernel void flag_return(__global float* a, int w) {
+  int valid = 1;
+  if (get_global_id(0) >= w) valid = 0;
+  if (!valid) return;
+  a[get_global_id(0)] = 0;
+  barrier(CLK_GLOBAL_MEM_FENCE);
+}
+// CHECK-LABEL: kernel flag_return:
+// CHECK: warning: kernel 'flag_return': the barrier [1] may not be reached
+// CHECK-LABEL: kernel shared_out:
+
+__kernel void shared_out(__global float* a, int n, int per) {
+  int count = get_local_id(0) < n % 4 ? per + 1 : per;
+  for (int i = 0; i < count; ++i) {
+    a[i] = 0;
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
+}
+// CHECK: warning: kernel 'shared_out': the barrier [1] may not be reached
+
+// What every work-item of a group computes alike is no divergence: the group's first global id,
+// and a way that is undefined to take (unreachable) is no way taken.
+__kernel void group_base(__global float* a, __local float* s, int n) {
+  size_t base = get_global_id(0) - get_local_id(0);
+  if (base + get_local_size(0) <= n) {
+    s[get_local_id(0)] = a[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    a[get_global_id(0)] = s[0];
+  }
+  if (get_local_id(0) >= 256) __builtin_unreachable();
+  barrier(CLK_LOCAL_MEM_FENCE);
+}
+// CHECK-LABEL: kernel group_base:
+// CHECK-NOT: warning
