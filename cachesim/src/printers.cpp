@@ -23,6 +23,10 @@ json rateOrNull(uint64_t reads, double rate) { return reads == 0 ? json(nullptr)
 
 }  // namespace
 
+std::string rsdText(const std::optional<double>& rsd) {
+  return rsd ? fmt::format("{:.2f}%", *rsd) : std::string("none (the median is 0 and the runs differ)");
+}
+
 json statsToJson(const Stats& s) {
   json j = json::object();
   j["steps"] = s.steps;
@@ -149,8 +153,8 @@ void printText(std::ostream& out, const Report& report) {
     if (runs.withReads < runs.count)
       fmt::print(out, ", {} with reads (a run whose L1 sees no reads has no miss rate)", runs.withReads);
     if (runs.median)
-      fmt::print(out, ", median miss rate {:.2f}%, relative standard deviation {:.2f}%", 100.0 * *runs.median,
-                 *runs.rsd);
+      fmt::print(out, ", median miss rate {:.2f}%, relative standard deviation {}", 100.0 * *runs.median,
+                 rsdText(runs.rsd));
     fmt::print(out, "\n");
   }
 }

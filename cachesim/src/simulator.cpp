@@ -262,7 +262,17 @@ class Run {
         lineShift_(log2u(config.lineSize)),
         timing_(config.timing),
         callback_(callback ? &callback : nullptr),
-        replays_(config.smCount) {}
+        replays_(config.smCount),
+        loading_(config.smCount, 0) {}
+
+  // The SMs whose steps included a load in the last execute(), ascending: every SM's steps pass
+  // through here, simulated or not.
+  std::vector<uint32_t> loadingSms() const {
+    std::vector<uint32_t> sms;
+    for (uint32_t s = 0; s < loading_.size(); ++s)
+      if (loading_[s]) sms.push_back(s);
+    return sms;
+  }
 
   Stats execute(sched::StepSource& source) {
     sched::WarpStep buf;
@@ -446,6 +456,7 @@ class Run {
   void queue(uint64_t cycle, uint32_t sm, uint64_t warpKey) { replays_.push(cycle, sm, warpKey); }
 
   void fresh(sched::WarpStep& st, sched::StepSource& source) {
+    if (st.kind == AccessKind::Load && st.sm < loading_.size()) loading_[st.sm] = 1;
     if (!simulated(st.sm)) return;
     if (!held_.empty()) {
       if (Held* h = held_.find(st.warpKey)) {
@@ -638,6 +649,7 @@ class Run {
   // Held warps' retries and next steps; an entry whose key has kHerdKey set is herd
   // `key & ~kHerdKey` (warp keys stay far below: a launch has fewer than 2^63 warps).
   ReplayQueue replays_;
+  std::vector<uint8_t> loading_;  // per SM: a load step passed (loadingSms)
   static constexpr uint64_t kHerdKey = uint64_t(1) << 63;
   std::vector<std::unique_ptr<Herd>> herds_;  // by id; each herd's storage is reused
   std::vector<uint64_t> spareHerds_;
@@ -702,7 +714,8 @@ Stats Simulator::run(sched::StepSource& source, uint64_t seed) {
   return runOne(source, seed, busy, lastSm_);
 }
 
-Stats Simulator::runOne(sched::StepSource& source, uint64_t seed, const BusySms& busy, uint32_t& sm) const {
+Stats Simulator::runOne(sched::StepSource& source, uint64_t seed, const BusySms& busy, uint32_t& sm,
+                        std::vector<uint32_t>* loadingSms) const {
   switch (config_.sm.kind) {
     case SmSelection::Kind::Index: sm = config_.sm.index; break;
     case SmSelection::Kind::All: sm = kAllSms; break;
@@ -718,7 +731,9 @@ Stats Simulator::runOne(sched::StepSource& source, uint64_t seed, const BusySms&
     }
   }
   Run run(config_, seed, sm, callback_);
-  return run.execute(source);
+  Stats stats = run.execute(source);
+  if (loadingSms) *loadingSms = run.loadingSms();
+  return stats;
 }
 
 namespace {
@@ -749,7 +764,7 @@ std::string Simulator::idleSmWarning(const BusySms& busy) const {
   return text + ", so every count is 0; choose " + (busy ? "one of those SMs" : "another SM") + ", all, or random";
 }
 
-void summarize(const std::vector<double>& values, double& median, double& rsd) {
+void summarize(const std::vector<double>& values, double& median, std::optional<double>& rsd) {
   median = 0.0;
   rsd = 0.0;
   if (values.empty()) return;
@@ -763,9 +778,12 @@ void summarize(const std::vector<double>& values, double& median, double& rsd) {
   double var = 0.0;
   for (double v : values) var += (v - mean) * (v - mean);
   var /= double(n);
-  // Relative to a median of 0 only equal values (all 0) have a deviation: 0. (A run with reads
-  // always misses at least once, cold, so runMany never gives a median of 0.)
-  rsd = median == 0.0 ? 0.0 : 100.0 * std::sqrt(var) / median;
+  // Relative to a median of 0 a spread has no size (write-allocate stores can make most runs'
+  // reads hit): none. Equal values have none to measure: 0.
+  if (median != 0.0)
+    rsd = 100.0 * std::sqrt(var) / median;
+  else
+    rsd = var == 0.0 ? std::optional<double>(0.0) : std::nullopt;
 }
 
 Report Simulator::runMany(const StepSourceFactory& factory) {
@@ -791,7 +809,18 @@ Report Simulator::runMany(const StepSourceFactory& factory) {
         const auto findBusy = [&] { busy = source->busySms(); };
         const auto findCandidates = [&] { busy = randomSmCandidates(*source); };
         if (config_.sm.kind == SmSelection::Kind::Random) std::call_once(busyFound, findCandidates);
-        all[i] = runOne(*source, seed, busy, sms[i]);
+        std::vector<uint32_t> loading;
+        all[i] = runOne(*source, seed, busy, sms[i], &loading);
+        if (config_.sm.kind == SmSelection::Kind::Random && all[i].reads == 0 && !loading.empty()) {
+          // The drawn SM saw no read, though others did (their loads came with workgroups dealt
+          // later): the run again on one of those. The issue order does not depend on which SM
+          // is reported, so that SM sees its loads again.
+          Rng rng(mixSeed(seed, 0x6c6f6164u));
+          const BusySms again = std::vector<uint32_t>{loading[rng.below(loading.size())]};
+          std::unique_ptr<sched::StepSource> second = factory(seed);
+          if (!second) throw std::runtime_error("cachesim: the step source factory returned no source");
+          all[i] = runOne(*second, seed, again, sms[i]);
+        }
         if (config_.sm.kind == SmSelection::Kind::Index && all[i].steps == 0) std::call_once(busyFound, findBusy);
       } catch (...) {
         errors[i] = std::current_exception();
@@ -831,10 +860,9 @@ Report Simulator::runMany(const StepSourceFactory& factory) {
   }
   rs.withReads = uint32_t(rates.size());
   if (!rates.empty()) {
-    double median = 0.0, rsd = 0.0;
-    summarize(rates, median, rsd);
+    double median = 0.0;
+    summarize(rates, median, rs.rsd);
     rs.median = median;
-    rs.rsd = rsd;
     double best = -1.0;
     for (uint32_t i = 0; i < n; ++i) {
       if (!rs.values[i]) continue;

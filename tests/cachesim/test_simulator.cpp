@@ -391,6 +391,51 @@ TEST(SmSelection, RandomDrawsAmongTheSmsThatReadUnlessNoneDoes) {
   EXPECT_EQ(seen, (std::set<uint32_t>{0, 1, 2}));
 }
 
+TEST(SmSelection, ARandomRunWhoseSmSawNoReadIsRunAgainOnOneThatDid) {
+  // No SM loads in the first deal (the source says so), so the draw is among the busy SMs 0
+  // and 1; SM 0 only stores, and SM 1's load comes later. A run drawn on SM 0 is run again on
+  // SM 1, the one SM whose steps loaded: every run reports SM 1's cold miss.
+  struct LateLoads : FakeStepSource {
+    std::optional<std::vector<uint32_t>> busySms() const override { return std::vector<uint32_t>{0, 1}; }
+    std::optional<std::vector<uint32_t>> readingSms() const override { return std::vector<uint32_t>{}; }
+  };
+  auto factory = [](uint64_t) {
+    auto src = std::make_unique<LateLoads>();
+    src->addWarp(0, 1, {store(1, {0x0})});
+    src->addWarp(1, 2, {store(1, {0x80}), load(0, {0x100})});
+    return std::unique_ptr<sched::StepSource>(std::move(src));
+  };
+  Report r = simulate(timed({"timing=off", "sm=random", "sm_count=2", "runs=8"}), factory);
+  EXPECT_EQ(r.runs.sms, std::vector<std::string>(8, "1"));
+  EXPECT_EQ(r.runs.values, std::vector<std::optional<double>>(8, 1.0));
+  EXPECT_EQ(r.runs.withReads, 8u);
+  EXPECT_EQ(r.stats.reads, 1u);
+  EXPECT_EQ(r.stats.writes, 1u);
+  // An SM asked for by index is not replaced.
+  Report fixed = simulate(timed({"timing=off", "sm=0", "sm_count=2", "runs=2"}), factory);
+  EXPECT_EQ(fixed.runs.sms, (std::vector<std::string>{"0", "0"}));
+  EXPECT_EQ(fixed.runs.withReads, 0u);
+}
+
+TEST(Runs, AMedianOfZeroWithRunsThatDifferHasNoRelativeDeviation) {
+  // Write-back write-allocate: seeds 1 and 2 store a line and read it back (a hit, 0%); seed 3
+  // only reads (a cold miss, 100%). The median is 0, from which a spread of 0..1 has no
+  // relative size.
+  auto factory = [](uint64_t seed) {
+    auto src = std::make_unique<FakeStepSource>();
+    if (seed == 3)
+      src->addWarp(0, 1, {load(0, {0x0})});
+    else
+      src->addWarp(0, 1, {store(1, {0x0}), load(0, {0x0})});
+    return std::unique_ptr<sched::StepSource>(std::move(src));
+  };
+  Report r = simulate(timed({"timing=off", "write_policy=wbwa", "runs=3", "seed=1"}), factory);
+  EXPECT_EQ(r.runs.values, (std::vector<std::optional<double>>{0.0, 0.0, 1.0}));
+  EXPECT_EQ(r.runs.median, 0.0);
+  EXPECT_FALSE(r.runs.rsd);
+  EXPECT_EQ(r.runs.representative, 0u);
+}
+
 // Seed s: 4 reads of which s are cold misses (miss rates 0.25, 0.5, 0.75 for seeds 1, 2, 3).
 std::unique_ptr<sched::StepSource> seedManyColdMisses(uint64_t seed) {
   auto src = std::make_unique<FakeStepSource>();
@@ -414,11 +459,19 @@ TEST(Runs, MedianAndRelativeStandardDeviation) {
   EXPECT_EQ(r.stats.readMisses, 2u);
   EXPECT_EQ(r.sm, "0");
 
-  double median = 0, rsd = 0;
+  double median = 0;
+  std::optional<double> rsd;
   summarize({0.1, 0.4, 0.2, 0.3}, median, rsd);
   EXPECT_DOUBLE_EQ(median, 0.25);
   summarize({0.3, 0.3}, median, rsd);
-  EXPECT_DOUBLE_EQ(rsd, 0.0);
+  EXPECT_EQ(rsd, 0.0);
+  // A median of 0 (write-allocate stores make most runs' reads hit): equal values have no
+  // deviation; values that differ have one of no size relative to 0.
+  summarize({0, 0}, median, rsd);
+  EXPECT_EQ(rsd, 0.0);
+  summarize({0, 0, 1}, median, rsd);
+  EXPECT_DOUBLE_EQ(median, 0.0);
+  EXPECT_FALSE(rsd);
 }
 
 // Seed 2 only stores: its L1 sees no read and has no miss rate. Seeds 1 and 3 read as above.

@@ -88,6 +88,15 @@ printf '__kernel void vadd_pad(__global const float* a, __global const float* b,
 [ "$(field "$work/pad9.json" "(d['miss_rate'], d['runs']['median'], d['runs']['values'], d['reads'], d['writes'])")" = \
   "(None, None, [None, None], 0, 1)" ] || fail "vadd_pad sm 9: $(field "$work/pad9.json" "d['runs']")"
 echo "ok: store-only SMs have no miss rate and stay out of the median"
+# Loads only in a later round of the deal: workgroups 0-119 fill the 15 SMs x 8 slots and only
+# store; workgroup 120 (1 line read, a cold miss) goes to whichever SM frees a slot first. No SM
+# loads in the first deal, so a run drawn on another SM is run again on the one that loaded.
+printf '__kernel void late(__global const float* a, __global float* b, int n) {\n  int i = get_global_id(0);\n  if (get_group_id(0) < n) b[i] = 1.0f;\n  else b[i] = a[i];\n}\n' > "$work/late.cl"
+"$CLTRACE" predict "$work/late.cl" --kernel late --global 3872 --local 32 --arg buffer:float:3872:iota \
+  --arg buffer:float:3872 --arg scalar:int:120 --json > "$work/late-report.json"
+[ "$(field "$work/late-report.json" "(d['runs']['median'], d['runs']['with_reads'], len(set(d['runs']['sms'])), d['reads'], d['read_misses'])")" = \
+  "(1.0, 20, 1, 1, 1)" ] || fail "late loads: $(field "$work/late-report.json" "d['runs']")"
+echo "ok: loads dealt late are found by every run"
 # A memcpy whose length differs between lanes (2 or 4 bytes) is one SIMT instruction: one read
 # and one write of one line each, not a step (and a request) per length.
 printf '__kernel void k(__global char* a, __global char* b) {\n  int l = get_local_id(0);\n  __builtin_memcpy(b + l * 4, a + l * 4, (l & 1) ? 4 : 2);\n}\n' > "$work/varcopy.cl"

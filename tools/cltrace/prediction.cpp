@@ -137,7 +137,7 @@ void printPrediction(std::ostream& out, const Prediction& p) {
                runs.withReads == 1 ? "" : "s");
     if (runs.withReads < runs.count)
       fmt::print(out, " whose L1 sees reads, of {}", runs.count);
-    fmt::print(out, ", SM {}; relative standard deviation {:.2f}%", p.report.sm, *runs.rsd);
+    fmt::print(out, ", SM {}; relative standard deviation {}", p.report.sm, cachesim::rsdText(runs.rsd));
     double lo = *runs.median, hi = *runs.median;
     for (const std::optional<double>& v : runs.values)
       if (v) lo = std::min(lo, *v), hi = std::max(hi, *v);

@@ -2,7 +2,9 @@
 // human-readable text summary. Neither changes the statistics.
 #pragma once
 
+#include <optional>
 #include <ostream>
+#include <string>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -17,6 +19,9 @@ nlohmann::json statsToJson(const Stats& stats);
 nlohmann::json reportToJson(const Report& report);
 
 void printJson(std::ostream& out, const Report& report, int indent = 2);
+// "12.34%", or what an rsd of none means (RunSummary::rsd).
+std::string rsdText(const std::optional<double>& rsd);
+
 void printText(std::ostream& out, const Report& report);
 
 }  // namespace cltrace::cachesim

@@ -71,7 +71,8 @@ struct RunSummary {
   std::optional<double> median;  // median miss rate (mean of the two middle values for an even
                                  // count); none when no run saw reads
   std::optional<double> rsd;     // relative standard deviation in percent: 100 * stddev / median
-                                 // (population standard deviation, as the thesis defines it)
+                                 // (population standard deviation, as the thesis defines it);
+                                 // none also when the median is 0 and the runs differ
   std::vector<std::optional<double>> values;  // miss rate of each run, in run order (none: no reads)
   std::vector<uint64_t> seeds;     // seed of each run
   std::vector<std::string> sms;    // SM each run simulated ("all" or an index)
@@ -119,7 +120,9 @@ class Simulator {
   using BusySms = std::optional<std::vector<uint32_t>>;  // as StepSource::busySms() gives them
   // One run; `sm` receives the SM it simulated. With sm=random, `busy` are the SMs it draws
   // among (the source's reading SMs, or its busy SMs when none reads).
-  Stats runOne(sched::StepSource& source, uint64_t seed, const BusySms& busy, uint32_t& sm) const;
+  // `loadingSms`, when given, receives the SMs whose steps included a load.
+  Stats runOne(sched::StepSource& source, uint64_t seed, const BusySms& busy, uint32_t& sm,
+               std::vector<uint32_t>* loadingSms = nullptr) const;
   // The warning for an SM index whose L1 saw no step, naming the SMs that do get work.
   std::string idleSmWarning(const BusySms& busy) const;
 
@@ -134,6 +137,7 @@ Report simulate(const Config& config, const StepSourceFactory& factory, RequestC
                 uint32_t threads = 1);
 
 // Median and relative standard deviation of `values` as in RunSummary.
-void summarize(const std::vector<double>& values, double& median, double& rsd);
+// (`rsd` none when the median is 0 and the values differ.)
+void summarize(const std::vector<double>& values, double& median, std::optional<double>& rsd);
 
 }  // namespace cltrace::cachesim
