@@ -61,11 +61,27 @@ class BinaryWriter final : public StepWriter {
  public:
   BinaryWriter(const std::string& path, const ScheduleInfo& info)
       : path_(path), laneWidth_(info.laneWidth) {
+    if (info.kernelName.size() > kMaxKernelName)
+      throw ScheduleFileError(fileText(path) + ": kernel name too long");
     file_ = std::fopen(path.c_str(), "wb");
     if (!file_)
       throw ScheduleFileError("cannot create " + fileText(path) + ": " + std::strerror(errno));
-    if (info.kernelName.size() > kMaxKernelName)
-      throw ScheduleFileError(fileText(path) + ": kernel name too long");
+    try {
+      writeHeader(info);
+    } catch (...) {
+      std::fclose(file_);  // a constructor that throws runs no destructor
+      file_ = nullptr;
+      throw;
+    }
+    buf_.reserve(kBufferBytes + 4096);
+  }
+
+  ~BinaryWriter() override {
+    if (file_) std::fclose(file_);  // not closed: the counts stay "incomplete"
+  }
+
+ private:
+  void writeHeader(const ScheduleInfo& info) {
     const ScheduleInfo& i = info;
     std::vector<unsigned char> h(kScheduleHeaderFixedBytes + i.kernelName.size(), 0);
     unsigned char* p = h.data();
@@ -95,13 +111,9 @@ class BinaryWriter final : public StepWriter {
     std::memcpy(p + 164, i.kernelName.data(), i.kernelName.size());
     put(h.data(), h.size());
     hash_.update(h.data(), h.size());  // as written now: the counts still all ones
-    buf_.reserve(kBufferBytes + 4096);
   }
 
-  ~BinaryWriter() override {
-    if (file_) std::fclose(file_);  // not closed: the counts stay "incomplete"
-  }
-
+ public:
   void write(const WarpStep& s) override {
     if (!file_) throw ScheduleFileError(fileText(path_) + ": write after close");
     const size_t lanes = s.lanes.size();
