@@ -41,7 +41,7 @@ bool isRecordedSpace(unsigned as) {
 }
 
 // Reading program-scope data is not a buffer access.
-bool isProgramScopeData(const Value* pointer) { return programScopeVariable(pointer) != nullptr; }
+bool isProgramScopeData(const Value* pointer) { return onlyProgramScopeData(pointer); }
 
 unsigned addressSpaceOf(const Value* pointer) {
   return cast<PointerType>(pointer->getType())->getAddressSpace();
@@ -226,7 +226,20 @@ struct Enumerator {
 }  // namespace
 
 const GlobalVariable* programScopeVariable(const Value* pointer) {
-  return dyn_cast<GlobalVariable>(getUnderlyingObject(pointer));
+  // Every object the pointer may point into: a select or a phi may pick a variable or a buffer.
+  SmallVector<const Value*, 4> objects;
+  getUnderlyingObjects(pointer, objects);
+  for (const Value* o : objects)
+    if (const auto* variable = dyn_cast<GlobalVariable>(o)) return variable;
+  return nullptr;
+}
+
+bool onlyProgramScopeData(const Value* pointer) {
+  SmallVector<const Value*, 4> objects;
+  getUnderlyingObjects(pointer, objects);
+  return !objects.empty() && std::all_of(objects.begin(), objects.end(), [](const Value* o) {
+    return isa<GlobalVariable>(o);
+  });
 }
 
 const FenceBuiltin* fenceBuiltin(StringRef mangledName) {

@@ -123,13 +123,20 @@ class KernelInstrumenter {
     // runs would each change it (the trace run could then take another path), and a traced
     // launch, which runs instrumented copies, would leave the program's own variable as it was.
     for (const Access& a : accesses_) {
-      if ((a.kind != AccessKind::Store && a.kind != AccessKind::Atomic) || !a.pointer) continue;
-      if (const GlobalVariable* variable = programScopeVariable(a.pointer)) {
+      if (!a.pointer) continue;
+      const GlobalVariable* variable = programScopeVariable(a.pointer);
+      if (!variable) continue;
+      if (a.kind == AccessKind::Store || a.kind == AccessKind::Atomic) {
         error = "kernel '" + report.name + "' writes the program-scope variable '" + variable->getName().str() +
                 "': cltrace traces kernels whose writes go to buffers (a traced launch runs instrumented "
                 "copies, which would leave the program's own variable as it was)";
         return false;
       }
+      // A recorded read whose pointer may also point into a variable (chosen at run time).
+      error = "kernel '" + report.name + "' reads through a pointer that may point into the program-scope variable '" +
+              variable->getName().str() + "' or into a buffer (" + describe(*a.inst) +
+              "): cltrace records reads of buffers only and cannot tell these apart";
+      return false;
     }
     warnAboutProgramScopeReads(report);
     warnAboutDivergentBarriers(report);
@@ -183,9 +190,9 @@ class KernelInstrumenter {
     for (const BasicBlock& block : kernel_)
       for (const Instruction& inst : block)
         if (const auto* load = dyn_cast<LoadInst>(&inst))
-          if (load->getPointerAddressSpace() == kGlobalAddressSpace)
-            if (const GlobalVariable* variable = programScopeVariable(load->getPointerOperand()))
-              ++loads[variable->getName().str()];
+          if (load->getPointerAddressSpace() == kGlobalAddressSpace &&
+              onlyProgramScopeData(load->getPointerOperand()))
+            ++loads[programScopeVariable(load->getPointerOperand())->getName().str()];
     for (const auto& [name, count] : loads)
       report.warnings.push_back("kernel '" + report.name + "' reads the program-scope variable '" + name + "' (" +
                                 std::to_string(count) + (count == 1 ? " load" : " loads") +

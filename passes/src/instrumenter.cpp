@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -337,8 +338,15 @@ std::string withSourceNamed(const std::string& log, const fs::path& dir, const s
     if (end == std::string::npos) end = log.size();
     std::string line = log.substr(pos, end - pos);
     const size_t at = line.rfind(included, 0) == 0 ? included.size() : 0;
+    // A location ("PATH:LINE:"), not a quoted source line that happens to start alike: the
+    // line number follows the prefix (a file's) or the first ':' after it (the directory's).
+    auto isLocation = [&](const std::string& from) {
+      size_t colon = from.back() == ':' ? at + from.size() - 1 : line.find(':', at + from.size());
+      return colon != std::string::npos && colon + 1 < line.size() &&
+             std::isdigit(static_cast<unsigned char>(line[colon + 1]));
+    };
     for (const auto& [from, to] : renames)
-      if (line.compare(at, from.size(), from) == 0) {
+      if (line.compare(at, from.size(), from) == 0 && isLocation(from)) {
         line.replace(at, from.size(), to);
         break;
       }
@@ -392,7 +400,13 @@ std::string compileOpenCL(const std::string& source, const std::vector<std::stri
   if (status != 0)
     throw InstrumentError("the kernel does not compile (clang-15 exit " + std::to_string(status) +
                           "):\n" + withSourceNamed(log, dir.path(), sourceName));
-  return readFile(dir.path() / "kernel.bc");
+  // Clang names the module after the temporary copy: a fixed name makes the same source give
+  // the same bitcode, which the wrap layer's kernels and the device's program cache key on.
+  LLVMContext ctx;
+  std::unique_ptr<Module> m = parseBitcode(readFile(dir.path() / "kernel.bc"), ctx);
+  m->setModuleIdentifier("kernel.cl");
+  m->setSourceFileName("kernel.cl");
+  return toBitcode(*m);
 }
 
 std::vector<std::string> listKernels(const std::string& bitcode) {
@@ -499,9 +513,10 @@ void __attribute__((overloadable)) wait_group_events(int n, event_t* events) {
 std::string withPreludes(const std::string& source) {
   if (source.find("async_work_group") == std::string::npos && source.find("wait_group_events") == std::string::npos)
     return source;
-  // The source's lines keep their numbers after the prelude (the name is the temporary copy's,
-  // which the diagnostics then rename as they do without a prelude).
-  return std::string(kAsyncCopyPrelude) + "#line 1 \"kernel.cl\"\n" + source;
+  // The source's lines keep their numbers after the prelude, under a name the diagnostics
+  // rename to the user's file; the prelude's own lines are named as cltrace's.
+  return "#line 1 \"<cltrace async-copy prelude>\"\n" + std::string(kAsyncCopyPrelude) + "#line 1 \"kernel.cl\"\n" +
+         source;
 }
 
 }  // namespace

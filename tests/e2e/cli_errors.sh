@@ -32,6 +32,13 @@ out=$("$CLTRACE" run "$work/gv3.cl" --kernel k --build-options=-cl-std=CL2.0 --g
 echo "$out" | grep -F "cltrace: warning: kernel 'k' reads the program-scope variable 'table' (2 loads): program-scope data is not recorded" >/dev/null ||
   fail "no warning for reads of a program-scope variable: $out"
 echo "ok: reads of a program-scope variable are traced without them, with a warning"
+# A read through a pointer that may be the variable or a buffer cannot be told apart: refused by
+# name (it was "work-items access memory outside their buffers"); a write so is a write to it.
+printf 'global float lut[16];\n__kernel void sel(__global float* a, int c) { global float* q = c ? lut : a; a[get_global_id(0)] = q[1]; }\n__kernel void wsel(__global float* a, int c) { global float* q = c ? lut : a; q[get_global_id(0)] = 1.0f; }\n' > "$work/gv4.cl"
+expect_error "kernel 'sel' reads through a pointer that may point into the program-scope variable 'lut' or into a buffer" \
+  "$CLTRACE" run "$work/gv4.cl" --kernel sel --build-options=-cl-std=CL2.0 --global 16 --local 16 --arg buffer:float:16 --arg scalar:int:1 -o "$work/t"
+expect_error "kernel 'wsel' writes the program-scope variable 'lut'" \
+  "$CLTRACE" run "$work/gv4.cl" --kernel wsel --build-options=-cl-std=CL2.0 --global 16 --local 16 --arg buffer:float:16 --arg scalar:int:1 -o "$work/t"
 printf '__kernel void broken(__global int* a) { a[0] = undefined_thing; }\n' > "$work/broken.cl"
 # The diagnostics name the user's file, not the temporary copy clang compiled.
 expect_error "$work/broken.cl:1:48: error: use of undeclared identifier 'undefined_thing'" \

@@ -823,6 +823,27 @@ TEST(CompileErrors, NameTheUsersSource) {
   EXPECT_NE(text.find("\nkernel.cl:3:10: error: use of undeclared identifier 'foo'"), std::string::npos) << text;
   text = diagnostics(async, "async.cl");
   EXPECT_NE(text.find("\nasync.cl:3:10: error: use of undeclared identifier 'foo'"), std::string::npos) << text;
+  // The prelude's own lines are cltrace's (an ambiguous call's candidates), not the user's.
+  text = diagnostics(
+      "__kernel void k(__global int* a, __local float* l) {\n  event_t e = async_work_group_copy(l, a, 16, 0);\n"
+      "  wait_group_events(1, &e);\n}\n",
+      "amb.cl");
+  EXPECT_NE(text.find("\namb.cl:2:15: error: call to 'async_work_group_copy' is ambiguous"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n<cltrace async-copy prelude>:"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\namb.cl:2" "6:"), std::string::npos) << text;  // the prelude's line 26 is not amb.cl's
+  // A quoted source line that starts like a location keeps its text.
+  text = diagnostics("__kernel void k(__global int* a) {\n  a[0] = sizeof(\"\\\nkernel.cl: x\") + foo;\n}\n", "q.cl");
+  EXPECT_NE(text.find("\nkernel.cl: x\") + foo;\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nq.cl:3:18: error: use of undeclared identifier 'foo'"), std::string::npos) << text;
+}
+
+// The same source gives the same bitcode wherever clang compiled it (a temporary copy): the
+// wrap layer's instrumented kernels and the device's program cache key on it.
+TEST(CompileOpenCL, GivesTheSameBitcodeForTheSameSource) {
+  const std::string source = "__kernel void k(__global int* a) { a[get_global_id(0)] = 1; }\n";
+  const std::string first = passes::compileOpenCL(source, {});
+  EXPECT_EQ(passes::compileOpenCL(source, {}), first);
+  EXPECT_EQ(passes::bitcodeToText(first).find("cltrace-"), std::string::npos);
 }
 
 }  // namespace

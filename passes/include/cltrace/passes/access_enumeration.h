@@ -46,10 +46,13 @@ bool isKernel(const llvm::Function& f);
 llvm::StringRef demangledStem(llvm::StringRef mangled);
 std::vector<llvm::Function*> kernelsOf(llvm::Module& m);
 
-// The program-scope variable `pointer` points into (the constant initialiser clang emits for a
-// private array, an OpenCL 2.0 `global` variable), or null. Such data lives in no buffer the
-// host can see: reads of it are not recorded, writes to it are refused (instrument.cpp).
+// A program-scope variable `pointer` may point into (the constant initialiser clang emits for a
+// private array, an OpenCL 2.0 `global` variable; a select or phi may choose one), or null.
+// Such data lives in no buffer the host can see: reads of it alone are not recorded, writes to
+// it are refused, and so are reads that may go to it or to a buffer (instrument.cpp).
 const llvm::GlobalVariable* programScopeVariable(const llvm::Value* pointer);
+// Whether every object `pointer` may point into is a program-scope variable.
+bool onlyProgramScopeData(const llvm::Value* pointer);
 
 // The barrier and fence builtins (barrier, work_group_barrier, mem_fence, read_mem_fence,
 // write_mem_fence) by mangled name: recorded as Barrier or Fence with `flags`, and known to
