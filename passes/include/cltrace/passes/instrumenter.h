@@ -88,13 +88,18 @@ std::string bitcodeToText(const std::string& bitcode);
 //   bounds, which makes the module invalid.
 // - llvm.bitreverse (clang's __builtin_bitreverse8/16/32/64), which llvm-spirv-15 cannot write,
 //   becomes shifts and masks.
+// - as in poclReady, builtins called with a generic pointer cast from a named space call that
+//   space's overload.
 std::string spirvReady(const std::string& bitcode);
 
 // `bitcode` made ready for PoCL's SPIR path: calls to OpenCL's half_* math builtins (half_sqrt,
 // half_exp, ...) go to the _cl_half_* functions of PoCL's kernel library. PoCL's own source
 // compile renames them so (its _builtin_renames.h), and its library has no function under the
 // standard name, so a SPIR module calling them would not link; with the rename the traced
-// kernel computes exactly what PoCL computes for the program's own kernel.
+// kernel computes exactly what PoCL computes for the program's own kernel. And OpenCL C 2.0's
+// generic-pointer overloads of builtins (vload4 of a private array, sincos's out-parameter),
+// which PoCL's library lacks, give way to the overload of the space the pointer was cast from
+// (_Z6vload4mPU3AS4Kf -> _Z6vload4mPKf), where the builtin has one pointer parameter.
 std::string poclReady(const std::string& bitcode);
 
 // `options` with the directory of the source file at `path` searched first for #include "...",
