@@ -107,6 +107,16 @@ HalfBuiltin halfBuiltin(StringRef name) {
   return h;
 }
 
+// The math builtins that write a result through a pointer parameter: its index, or -1.
+// sincos(x, &c), fract(x, &i), modf(x, &i), frexp(x, &e), lgamma_r(x, &s), remquo(x, y, &q).
+int outPointerIndex(StringRef name, size_t args) {
+  const StringRef stem = demangledStem(name);
+  if (args == 2 && (stem == "sincos" || stem == "fract" || stem == "modf" || stem == "frexp" || stem == "lgamma_r"))
+    return 1;
+  if (args == 3 && stem == "remquo") return 2;
+  return -1;
+}
+
 struct Enumerator {
   const DataLayout& dl;
   LoopInfo& loopInfo;
@@ -173,6 +183,19 @@ struct Enumerator {
     } else if (unsigned n = vectorWidth(name, "vstore"); n && call.arg_size() == 3) {
       visitVectorBuiltin(call, AccessKind::Store, n, call.getArgOperand(1), call.getArgOperand(2),
                          call.getArgOperand(0)->getType());
+    } else if (int out = outPointerIndex(name, call.arg_size());
+               out >= 0 && call.getArgOperand(out)->getType()->isPointerTy()) {
+      // The builtin stores its second result (a gentype, or an int per lane) through the pointer.
+      Value* p = call.getArgOperand(out);
+      if (addressSpaceOf(p) != kGlobalAddressSpace) return;
+      uint64_t size = pointeeOf(p) ? storeSize(dl, pointeeOf(p)) : 0;
+      if (size == 0) {
+        const StringRef stem = demangledStem(name);
+        const bool sameType = stem == "sincos" || stem == "fract" || stem == "modf";
+        auto* vec = dyn_cast<FixedVectorType>(call.getType());
+        size = sameType ? storeSize(dl, call.getType()) : 4 * (vec ? vec->getNumElements() : 1);
+      }
+      add(call, AccessKind::Store, p, size);
     }
   }
 
@@ -246,7 +269,8 @@ const FenceBuiltin* fenceBuiltin(StringRef mangledName) {
   static const std::pair<const char*, FenceBuiltin> kBuiltins[] = {
       {"_Z7barrierj", {AccessKind::Barrier, 0}},        {"_Z18work_group_barrierj", {AccessKind::Barrier, 0}},
       {"_Z9mem_fencej", {AccessKind::Fence, 0}},        {"_Z14read_mem_fencej", {AccessKind::Fence, kFenceRead}},
-      {"_Z15write_mem_fencej", {AccessKind::Fence, kFenceWrite}}};
+      {"_Z15write_mem_fencej", {AccessKind::Fence, kFenceWrite}},
+      {"_Z22atomic_work_item_fencej", {AccessKind::Fence, 0}}};  // (flags, order, scope)
   for (const auto& [prefix, builtin] : kBuiltins)
     if (mangledName.startswith(prefix)) return &builtin;
   return nullptr;

@@ -619,64 +619,6 @@ std::vector<std::string> splitOptions(const std::string& options) {
   return words;
 }
 
-namespace {
-
-// OpenCL C 2.0 resolves a builtin with a pointer parameter (vload4 of a private array, sincos's
-// out-parameter) to its generic-address-space overload, which PoCL's kernel library lacks
-// ("Cannot find symbol _Z6vload4mPU3AS4Kf"). Where the generic pointer is a cast of a named
-// space's one, call that space's overload instead: _Z6vload4mPKf for a private array. Only
-// builtins with a single generic pointer parameter (one "PU3AS4" in the name), so that the
-// mangling's substitutions stay as they are. Returns whether anything changed.
-bool useNamedSpaceOverloads(Module& m) {
-  constexpr unsigned kGeneric = 4;
-  bool changed = false;
-  std::vector<Function*> declarations;
-  for (Function& f : m)
-    if (f.isDeclaration() && f.getName().startswith("_Z")) declarations.push_back(&f);
-  for (Function* f : declarations) {
-    const std::string name = f->getName().str();
-    const size_t at = name.find("PU3AS4");
-    if (at == std::string::npos || name.find("PU3AS4", at + 1) != std::string::npos) continue;
-    int pointer = -1;
-    for (unsigned i = 0; i < f->arg_size(); ++i)
-      if (auto* t = dyn_cast<PointerType>(f->getArg(i)->getType()); t && t->getAddressSpace() == kGeneric)
-        pointer = pointer == -1 ? int(i) : -2;
-    if (pointer < 0) continue;
-    for (User* user : make_early_inc_range(f->users())) {
-      auto* call = dyn_cast<CallInst>(user);
-      if (!call || call->getCalledFunction() != f) continue;
-      Value* arg = call->getArgOperand(pointer);
-      Value* named = nullptr;
-      if (auto* cast = dyn_cast<AddrSpaceCastInst>(arg)) named = cast->getPointerOperand();
-      if (auto* cast = dyn_cast<ConstantExpr>(arg); cast && cast->getOpcode() == Instruction::AddrSpaceCast)
-        named = cast->getOperand(0);
-      if (!named) continue;
-      const unsigned space = named->getType()->getPointerAddressSpace();
-      if (space == kGeneric || space > 3) continue;
-      const std::string qualifier = space == 0 ? "P" : "PU3AS" + std::to_string(space);
-      const std::string overload = name.substr(0, at) + qualifier + name.substr(at + 6);
-      std::vector<Type*> params(f->getFunctionType()->param_begin(), f->getFunctionType()->param_end());
-      params[pointer] = named->getType();
-      FunctionType* type = FunctionType::get(f->getReturnType(), params, f->isVarArg());
-      FunctionCallee callee = m.getOrInsertFunction(overload, type, f->getAttributes());
-      if (auto* g = dyn_cast<Function>(callee.getCallee())) g->setCallingConv(f->getCallingConv());
-      std::vector<Value*> args(call->arg_begin(), call->arg_end());
-      args[pointer] = named;
-      CallInst* replacement = CallInst::Create(callee, args, "", call);
-      replacement->setCallingConv(call->getCallingConv());
-      replacement->setAttributes(call->getAttributes());
-      replacement->takeName(call);
-      call->replaceAllUsesWith(replacement);
-      call->eraseFromParent();
-      changed = true;
-    }
-    if (f->use_empty()) f->eraseFromParent();
-  }
-  return changed;
-}
-
-}  // namespace
-
 std::string spirvReady(const std::string& bitcode) {
   LLVMContext ctx;
   std::unique_ptr<Module> m = parseBitcode(bitcode, ctx);

@@ -11,6 +11,10 @@
 #include <llvm/Transforms/Scalar/InferAddressSpaces.h>
 #include <llvm/Transforms/Utils/Mem2Reg.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
 #include "cltrace/passes/access_enumeration.h"
 #include "cltrace/passes/instrument.h"
 
@@ -63,6 +67,97 @@ const Instruction* genericAccess(Module& m) {
 
 }  // namespace
 
+namespace {
+
+// The named space a generic pointer argument was cast from, or null.
+Value* castFromNamedSpace(Value* arg) {
+  Value* named = nullptr;
+  if (auto* cast = dyn_cast<AddrSpaceCastInst>(arg)) named = cast->getPointerOperand();
+  if (auto* cast = dyn_cast<ConstantExpr>(arg); cast && cast->getOpcode() == Instruction::AddrSpaceCast)
+    named = cast->getOperand(0);
+  if (!named) return nullptr;
+  const unsigned space = named->getType()->getPointerAddressSpace();
+  return space <= 3 ? named : nullptr;  // private, global, constant, local
+}
+
+}  // namespace
+
+// Whether the parameter types of the Itanium-mangled `name` use a substitution (S_, S0_, ...),
+// vendor qualifiers such as U3AS1 and U7_Atomic aside.
+static bool hasSubstitution(const std::string& name) {
+  size_t i = 2;  // after "_Z"
+  size_t length = 0;
+  while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) length = length * 10 + (name[i++] - '0');
+  std::string params = i + length <= name.size() ? name.substr(i + length) : std::string();
+  for (const char* vendor : {"U3AS0", "U3AS1", "U3AS2", "U3AS3", "U3AS4", "U7_Atomic"})
+    for (size_t at; (at = params.find(vendor)) != std::string::npos;) params.erase(at, std::strlen(vendor));
+  for (size_t at = params.find('S'); at != std::string::npos; at = params.find('S', at + 1)) {
+    size_t j = at + 1;
+    while (j < params.size() && (std::isdigit(static_cast<unsigned char>(params[j])) || std::isupper(static_cast<unsigned char>(params[j])))) ++j;
+    if (j < params.size() && params[j] == '_') return true;
+  }
+  return false;
+}
+
+// The generic pointer parameters are the "PU3AS4" qualifiers of the mangled name, in order.
+// Another named space's qualifier (U3AS1) takes its place with the same substitution candidates;
+// the private space has none ("P" alone), which would renumber the candidates after it, so a
+// name with substitutions ("S_", "S0_", ...) keeps a generic pointer to private memory.
+bool useNamedSpaceOverloads(Module& m) {
+  constexpr unsigned kGeneric = 4;
+  bool changed = false;
+  std::vector<Function*> declarations;
+  for (Function& f : m)
+    if (f.isDeclaration() && f.getName().startswith("_Z")) declarations.push_back(&f);
+  for (Function* f : declarations) {
+    const std::string name = f->getName().str();
+    std::vector<size_t> qualifiers;  // positions of "PU3AS4"
+    for (size_t at = name.find("PU3AS4"); at != std::string::npos; at = name.find("PU3AS4", at + 1))
+      qualifiers.push_back(at);
+    std::vector<unsigned> pointers;  // generic pointer parameters, in order
+    for (unsigned i = 0; i < f->arg_size(); ++i)
+      if (auto* t = dyn_cast<PointerType>(f->getArg(i)->getType()); t && t->getAddressSpace() == kGeneric)
+        pointers.push_back(i);
+    if (qualifiers.empty() || qualifiers.size() != pointers.size()) continue;
+    const bool substitutes = hasSubstitution(name);
+    for (User* user : make_early_inc_range(f->users())) {
+      auto* call = dyn_cast<CallInst>(user);
+      if (!call || call->getCalledFunction() != f) continue;
+      std::vector<Value*> args(call->arg_begin(), call->arg_end());
+      std::vector<Type*> params(f->getFunctionType()->param_begin(), f->getFunctionType()->param_end());
+      std::string overload;
+      size_t from = 0;
+      bool all = true;
+      for (size_t k = 0; k < pointers.size() && all; ++k) {
+        Value* named = castFromNamedSpace(args[pointers[k]]);
+        const unsigned space = named ? named->getType()->getPointerAddressSpace() : kGeneric;
+        if (!named || (space == 0 && substitutes)) {
+          all = false;
+          break;
+        }
+        overload += name.substr(from, qualifiers[k] - from) + (space == 0 ? "P" : "PU3AS" + std::to_string(space));
+        from = qualifiers[k] + 6;
+        args[pointers[k]] = named;
+        params[pointers[k]] = named->getType();
+      }
+      if (!all) continue;
+      overload += name.substr(from);
+      FunctionType* type = FunctionType::get(f->getReturnType(), params, f->isVarArg());
+      FunctionCallee callee = m.getOrInsertFunction(overload, type, f->getAttributes());
+      if (auto* g = dyn_cast<Function>(callee.getCallee())) g->setCallingConv(f->getCallingConv());
+      CallInst* replacement = CallInst::Create(callee, args, "", call);
+      replacement->setCallingConv(call->getCallingConv());
+      replacement->setAttributes(call->getAttributes());
+      replacement->takeName(call);
+      call->replaceAllUsesWith(replacement);
+      call->eraseFromParent();
+      changed = true;
+    }
+    if (f->use_empty()) f->eraseFromParent();
+  }
+  return changed;
+}
+
 bool prepareModule(Module& m, std::string& error) {
   for (Function& f : m) {
     if (f.isDeclaration() || isKernel(f)) continue;
@@ -92,6 +187,9 @@ bool prepareModule(Module& m, std::string& error) {
   fpm.addPass(InferAddressSpacesPass(kGenericAddressSpace));
   mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.run(m, mam);
+  // Once the pointers' spaces are known, builtins given one (vload4, atomic_fetch_add) are the
+  // named-space calls the passes recognise as accesses.
+  useNamedSpaceOverloads(m);
 
   const Function* callee = nullptr;
   if (const CallBase* call = remainingCall(m, callee)) {

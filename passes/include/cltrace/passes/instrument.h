@@ -62,6 +62,13 @@ std::vector<PackedShape> packedShapes(const KernelReport& report);
 // Returns false with `error` naming the function when something cannot be inlined.
 bool prepareModule(llvm::Module& m, std::string& error);
 
+// OpenCL C 2.0 resolves a builtin with pointer parameters (vload4, sincos, atomic_fetch_add) to
+// its generic-address-space overload. Where each generic pointer argument is a cast from a named
+// space, calls that space's overload instead (_Z6vload4mPU3AS4Kf -> _Z6vload4mPKf for a private
+// array): the passes recognise those as accesses, and PoCL's library lacks the generic ones.
+// Returns whether anything changed.
+bool useNamedSpaceOverloads(llvm::Module& m);
+
 // Instruments the named kernels (all kernels when `kernels` is empty). Other kernels are left
 // as they are. Returns false with `error` set when a kernel is missing or cannot be changed.
 bool instrumentModule(llvm::Module& m, Mode mode, const std::vector<std::string>& kernels,
