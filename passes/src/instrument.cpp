@@ -186,18 +186,24 @@ class KernelInstrumenter {
   // Reads of OpenCL 2.0 `global` program-scope variables go through the L1 on a GPU but are not
   // recorded (no buffer holds them): say so rather than leave them silently out.
   void warnAboutProgramScopeReads(KernelReport& report) const {
-    std::map<std::string, uint64_t> loads;  // variable -> load instructions
+    // variable -> load instructions, for `global` variables and `__constant` tables apart
+    std::map<std::string, uint64_t> loads[2];
     for (const BasicBlock& block : kernel_)
       for (const Instruction& inst : block)
-        if (const auto* load = dyn_cast<LoadInst>(&inst))
-          if (load->getPointerAddressSpace() == kGlobalAddressSpace &&
+        if (const auto* load = dyn_cast<LoadInst>(&inst)) {
+          const unsigned space = load->getPointerAddressSpace();
+          if ((space == kGlobalAddressSpace || space == kConstantAddressSpace) &&
               onlyProgramScopeData(load->getPointerOperand()))
-            ++loads[programScopeVariable(load->getPointerOperand())->getName().str()];
-    for (const auto& [name, count] : loads)
-      report.warnings.push_back("kernel '" + report.name + "' reads the program-scope variable '" + name + "' (" +
-                                std::to_string(count) + (count == 1 ? " load" : " loads") +
-                                "): program-scope data is not recorded, so the trace and the L1 prediction leave "
-                                "those reads out");
+            ++loads[space == kConstantAddressSpace][programScopeVariable(load->getPointerOperand())->getName().str()];
+        }
+    for (int constant = 0; constant < 2; ++constant)
+      for (const auto& [name, count] : loads[constant])
+        report.warnings.push_back(
+            "kernel '" + report.name + "' reads the program-scope " + (constant ? "__constant " : "") + "variable '" +
+            name + "' (" + std::to_string(count) + (count == 1 ? " load" : " loads") +
+            "): program-scope data is not recorded, so " +
+            (constant ? "the trace and the constant loads counted apart leave those reads out"
+                      : "the trace and the L1 prediction leave those reads out"));
   }
 
   // A barrier that some work-items of a workgroup may skip is undefined in OpenCL, and PoCL's
