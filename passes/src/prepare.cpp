@@ -60,6 +60,17 @@ const Instruction* genericAccess(Module& m) {
         if (auto* a = dyn_cast<AtomicCmpXchgInst>(&inst); a && generic(a->getPointerOperand())) return &inst;
         if (auto* mi = dyn_cast<MemIntrinsic>(&inst); mi && generic(mi->getRawDest())) return &inst;
         if (auto* mt = dyn_cast<MemTransferInst>(&inst); mt && generic(mt->getRawSource())) return &inst;
+        // A builtin given a generic pointer that useNamedSpaceOverloads could not resolve
+        // (vload4 of a pointer chosen at run time between global and local memory); the casts
+        // to_global/to_local/to_private and get_fence only look at the pointer.
+        if (auto* call = dyn_cast<CallInst>(&inst); call && !isa<IntrinsicInst>(call) && call->getCalledFunction() &&
+                                                    call->getCalledFunction()->isDeclaration()) {
+          const StringRef name = call->getCalledFunction()->getName();
+          const StringRef stem = demangledStem(name);
+          if (name.startswith("__to_") || stem.startswith("to_") || stem == "get_fence") continue;
+          for (const Value* arg : call->args())
+            if (generic(arg)) return &inst;
+        }
       }
   }
   return nullptr;

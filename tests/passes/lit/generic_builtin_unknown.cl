@@ -1,0 +1,18 @@
+// OpenCL C 2.0: a builtin given a generic pointer chosen at run time between global and local
+// memory has no named-space overload to call, and its access could not be recorded: refused,
+// like a load through such a pointer. to_global only looks at the pointer: no access.
+// RUN: %clang-spir -cl-std=CL2.0 %s -o %t.bc
+// RUN: not %opt -passes=cltrace-prepare -disable-output %t.bc 2>&1 | FileCheck %s
+// RUN: %clang-spir -cl-std=CL2.0 -DONLY_CAST %s -o %t2.bc
+// RUN: %opt -passes=cltrace-prepare,cltrace-print-accesses -disable-output %t2.bc | FileCheck %s --check-prefix=CAST
+
+__kernel void k(__global float* a, __local float* l, int c) {
+  float* p = c ? (float*)a : (float*)l;
+#ifndef ONLY_CAST
+  float4 v = vload4(0, p);
+  a[0] = v.x;
+#endif
+  a[get_global_id(0)] = (to_global(p) != 0);
+}
+// CHECK: error: cltrace: kernel 'k' accesses memory through a generic pointer whose address space cannot be told from the code ({{.*}}@_Z6vload4mPU3AS4Kf(
+// CAST: kernel k: 0 loops (max depth 0), 1 sites
