@@ -18,8 +18,10 @@ json missesToJson(const MissCounts& m) {
 
 double ratio(uint64_t a, uint64_t b) { return b == 0 ? 0.0 : double(a) / double(b); }
 
+json orNull(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
 // A rate over no reads is none (JSON null), not 0: 0 would read as "every read hits".
-json rateOrNull(uint64_t reads, double rate) { return reads == 0 ? json(nullptr) : json(rate); }
+json rateOrNull(uint64_t reads, double rate) { return orNull(reads == 0 ? std::nullopt : std::optional(rate)); }
 
 }  // namespace
 
@@ -81,11 +83,11 @@ json reportToJson(const Report& r) {
   j["warnings"] = r.warnings;
   j["config"] = r.config.toJson();
   json values = json::array();
-  for (const std::optional<double>& v : r.runs.values) values.push_back(v ? json(*v) : json(nullptr));
+  for (const std::optional<double>& v : r.runs.values) values.push_back(orNull(v));
   j["runs"] = json{{"count", r.runs.count},
                    {"with_reads", r.runs.withReads},
-                   {"median", r.runs.median ? json(*r.runs.median) : json(nullptr)},
-                   {"rsd", r.runs.rsd ? json(*r.runs.rsd) : json(nullptr)},
+                   {"median", orNull(r.runs.median)},
+                   {"rsd", orNull(r.runs.rsd)},
                    {"values", std::move(values)},
                    {"seeds", r.runs.seeds},
                    {"sms", r.runs.sms},

@@ -799,13 +799,17 @@ Report Simulator::runMany(const StepSourceFactory& factory) {
   std::vector<std::exception_ptr> errors(n);
   std::atomic<uint32_t> nextRun{0};
   std::atomic<bool> failed{false};
+  auto sourceFor = [&](uint64_t seed) {
+    std::unique_ptr<sched::StepSource> source = factory(seed);
+    if (!source) throw std::runtime_error("cachesim: the step source factory returned no source");
+    return source;
+  };
   // Takes runs in order until none is left or one has failed.
   auto worker = [&] {
     for (uint32_t i; !failed.load() && (i = nextRun.fetch_add(1)) < n;) {
       try {
         const uint64_t seed = config_.seed + i;
-        std::unique_ptr<sched::StepSource> source = factory(seed);
-        if (!source) throw std::runtime_error("cachesim: the step source factory returned no source");
+        std::unique_ptr<sched::StepSource> source = sourceFor(seed);
         const auto findBusy = [&] { busy = source->busySms(); };
         const auto findCandidates = [&] { busy = randomSmCandidates(*source); };
         if (config_.sm.kind == SmSelection::Kind::Random) std::call_once(busyFound, findCandidates);
@@ -813,13 +817,11 @@ Report Simulator::runMany(const StepSourceFactory& factory) {
         all[i] = runOne(*source, seed, busy, sms[i], &loading);
         if (config_.sm.kind == SmSelection::Kind::Random && all[i].reads == 0 && !loading.empty()) {
           // The drawn SM saw no read, though others did (their loads came with workgroups dealt
-          // later): the run again on one of those. The issue order does not depend on which SM
+          // later): run the seed again on one of those. The issue order does not depend on which SM
           // is reported, so that SM sees its loads again.
           Rng rng(mixSeed(seed, 0x6c6f6164u));
           const BusySms again = std::vector<uint32_t>{loading[rng.below(loading.size())]};
-          std::unique_ptr<sched::StepSource> second = factory(seed);
-          if (!second) throw std::runtime_error("cachesim: the step source factory returned no source");
-          all[i] = runOne(*second, seed, again, sms[i]);
+          all[i] = runOne(*sourceFor(seed), seed, again, sms[i]);
         }
         if (config_.sm.kind == SmSelection::Kind::Index && all[i].steps == 0) std::call_once(busyFound, findBusy);
       } catch (...) {

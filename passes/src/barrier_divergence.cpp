@@ -135,6 +135,7 @@ std::vector<DivergentBarrier> divergentBarriers(const Function& kernel, const st
       if (isWorkItemId(&inst)) mark(&inst);
   struct Region {
     const Instruction* branch;
+    const Value* condition;
     SmallPtrSet<const BasicBlock*, 16> blocks;  // from the branch until its ways meet
   };
   std::vector<Region> regions;
@@ -161,7 +162,7 @@ std::vector<DivergentBarrier> divergentBarriers(const Function& kernel, const st
         if (postDominance.canReturn(s)) ways.insert(s);
       if (ways.size() < 2) continue;  // the other ways are undefined or never end
       branchesSeen.insert(terminator);
-      Region region{terminator, {}};
+      Region region{terminator, condition, {}};
       const BasicBlock* join = postDominance.join(&block);
       std::vector<const BasicBlock*> blocks(ways.begin(), ways.end());
       while (!blocks.empty()) {
@@ -191,7 +192,7 @@ std::vector<DivergentBarrier> divergentBarriers(const Function& kernel, const st
       auto it = barriersIn.find(b);
       if (it == barriersIn.end()) continue;
       for (const Instruction* barrier : it->second)
-        if (reported.insert(barrier).second) found.push_back({barrier, region.branch});
+        if (reported.insert(barrier).second) found.push_back({barrier, region.branch, region.condition});
     }
   return found;
 }

@@ -220,10 +220,7 @@ class KernelInstrumenter {
     std::sort(divergent.begin(), divergent.end(),
               [&](const DivergentBarrier& a, const DivergentBarrier& b) { return idOf[a.barrier] < idOf[b.barrier]; });
     for (const DivergentBarrier& d : divergent) {
-      const Value* tested = nullptr;
-      if (const auto* br = dyn_cast<BranchInst>(d.branch)) tested = br->getCondition();
-      if (const auto* sw = dyn_cast<SwitchInst>(d.branch)) tested = sw->getCondition();
-      const auto* condition = dyn_cast_or_null<Instruction>(tested);
+      const auto* condition = dyn_cast<Instruction>(d.condition);
       report.warnings.push_back("kernel '" + report.name + "': the barrier [" + std::to_string(idOf[d.barrier]) +
                                 "] may not be reached by every work-item of a workgroup, as it follows a branch on "
                                 "the work-item's id (" + describe(condition ? *condition : *d.branch) +

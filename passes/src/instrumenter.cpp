@@ -314,11 +314,6 @@ void verify(const Module& m, const char* what) {
                           " module does not verify:\n" + os.str());
 }
 
-
-}  // namespace
-
-namespace {
-
 // Clang's diagnostics name the temporary copy it compiled (`dir`/kernel.cl, or "kernel.cl" after
 // a prelude's #line) and the embedded headers' copies (`dir`/embedded/NAME), which are gone once
 // cltrace exits: name the user's source and the headers' own names instead, so that an editor

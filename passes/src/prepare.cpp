@@ -76,10 +76,6 @@ const Instruction* genericAccess(Module& m) {
   return nullptr;
 }
 
-}  // namespace
-
-namespace {
-
 // The named space a generic pointer argument was cast from, or null.
 Value* castFromNamedSpace(Value* arg) {
   Value* named = nullptr;
@@ -91,11 +87,9 @@ Value* castFromNamedSpace(Value* arg) {
   return space <= 3 ? named : nullptr;  // private, global, constant, local
 }
 
-}  // namespace
-
 // Whether the parameter types of the Itanium-mangled `name` use a substitution (S_, S0_, ...),
 // vendor qualifiers such as U3AS1 and U7_Atomic aside.
-static bool hasSubstitution(const std::string& name) {
+bool hasSubstitution(const std::string& name) {
   size_t i = 2;  // after "_Z"
   size_t length = 0;
   while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) length = length * 10 + (name[i++] - '0');
@@ -109,6 +103,8 @@ static bool hasSubstitution(const std::string& name) {
   }
   return false;
 }
+
+}  // namespace
 
 // The generic pointer parameters are the "PU3AS4" qualifiers of the mangled name, in order.
 // Another named space's qualifier (U3AS1) takes its place with the same substitution candidates;

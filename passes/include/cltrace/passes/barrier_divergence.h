@@ -14,6 +14,7 @@ namespace cltrace::passes {
 struct DivergentBarrier {
   const llvm::Instruction* barrier;  // one of the barriers asked about
   const llvm::Instruction* branch;   // the first branch on an id that leads to it or around it
+  const llvm::Value* condition;      // what that branch tests
 };
 
 // The `barriers` of `kernel` that lie between a branch whose condition depends on
