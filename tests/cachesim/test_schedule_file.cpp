@@ -100,12 +100,18 @@ TEST(ScheduledFile, IsSimulatedInItsOrderWithItsSchedulingKeys) {
   fs::remove(path);
 }
 
-TEST(ScheduledFile, RandomDrawsAmongTheSmsItsStepsName) {
-  // Workgroup 0 makes no access: it takes SM 0's turn, so only SM 1 (workgroup 1) ever works.
-  const std::string path = writeSchedule("idle-first", true);
+// The file's scheduling keys, 5 runs on a random SM each.
+Config fiveRandomRuns(const std::string& path) {
   Config config = configForSchedule(Config{}, sched::ScheduleReader(path).info());
   config.runs = 5;
   config.sm.kind = SmSelection::Kind::Random;
+  return config;
+}
+
+TEST(ScheduledFile, RandomDrawsAmongTheSmsItsStepsName) {
+  // Workgroup 0 makes no access: it takes SM 0's turn, so only SM 1 (workgroup 1) ever works.
+  const std::string path = writeSchedule("idle-first", true);
+  Config config = fiveRandomRuns(path);
   Report random = simulate(config, scheduleFileStepSourceFactory(path));
   EXPECT_EQ(random.runs.sms, (std::vector<std::string>(5, "1")));
   EXPECT_EQ(random.stats.reads, 4u);
@@ -124,9 +130,7 @@ TEST(ScheduledFile, RandomDrawsAmongTheSmsItsStepsName) {
 TEST(ScheduledFile, RandomDrawsAmongTheSmsItsLoadsName) {
   // SM 0's workgroup only stores: its L1 has no read miss rate, so every run simulates SM 1.
   const std::string path = writeSchedule("storing-first", false, true);
-  Config config = configForSchedule(Config{}, sched::ScheduleReader(path).info());
-  config.runs = 5;
-  config.sm.kind = SmSelection::Kind::Random;
+  Config config = fiveRandomRuns(path);
   Report random = simulate(config, scheduleFileStepSourceFactory(path));
   EXPECT_EQ(random.runs.sms, (std::vector<std::string>(5, "1")));
   EXPECT_EQ(random.runs.withReads, 5u);

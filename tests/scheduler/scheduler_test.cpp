@@ -398,15 +398,21 @@ TEST(SmAssignment, EmptyWorkgroupTakesItsTurnOfTheDeal) {
             "c1 sm0 wg3 w0 s0 i1 load 0-3\n");
 }
 
+// Warps of 4 lanes, 4 SMs holding 2 workgroups each.
+SchedulerConfig fourSmsOfTwoWorkgroups() {
+  SchedulerConfig config = oneSm(Policy::Warp, 4);
+  config.smCount = 4;
+  config.maxWorkgroupsPerSm = 2;
+  return config;
+}
+
 TEST(SmAssignment, BusySmsAreTheOnesHoldingWorkgroupsWithRecords) {
   // 6 workgroups over 4 SMs; workgroups 0-2 have no record. Round one deals workgroups 0-3 to
   // SMs 0-3 (only SM 3 keeps its one), round two 4 and 5 to SMs 0 and 1: SM 2 never gets work.
   auto program = [](const Item& it, Emit& e) {
     if (it.group >= 3) e.load(1, it.lid);
   };
-  SchedulerConfig config = oneSm(Policy::Warp, 4);
-  config.smCount = 4;
-  config.maxWorkgroupsPerSm = 2;
+  SchedulerConfig config = fourSmsOfTwoWorkgroups();
   const NDRange range = range1(24, 4);
   MemoryWorkgroupSource source(range, buildTrace(range, program));
   Scheduler scheduler(source, config);
@@ -432,9 +438,7 @@ TEST(SmAssignment, ReadingSmsAreTheBusyOnesWhoseWorkgroupsLoad) {
     if (it.group == 0 || it.group == 3 || it.group == 4) e.load(1, it.lid);
     if (it.group == 1 || it.group == 3) e.store(2, it.lid);
   };
-  SchedulerConfig config = oneSm(Policy::Warp, 4);
-  config.smCount = 4;
-  config.maxWorkgroupsPerSm = 2;
+  SchedulerConfig config = fourSmsOfTwoWorkgroups();
   const NDRange range = range1(20, 4);
   MemoryWorkgroupSource source(range, buildTrace(range, program));
   Scheduler scheduler(source, config);
