@@ -220,6 +220,7 @@ class KernelInstrumenter {
     std::sort(divergent.begin(), divergent.end(),
               [&](const DivergentBarrier& a, const DivergentBarrier& b) { return idOf[a.barrier] < idOf[b.barrier]; });
     for (const DivergentBarrier& d : divergent) {
+      report.divergentBarriers.push_back(idOf[d.barrier]);
       const auto* condition = dyn_cast<Instruction>(d.condition);
       report.warnings.push_back("kernel '" + report.name + "': the barrier [" + std::to_string(idOf[d.barrier]) +
                                 "] may not be reached by every work-item of a workgroup, as it follows a branch on "

@@ -34,6 +34,7 @@ struct WrapFlags {
   uint32_t runs = 20;
   uint32_t threads = 0;
   std::optional<uint64_t> traceBufferMiB;  // unset: $CLTRACE_TRACE_BUFFER_BYTES, else 256 MiB
+  std::optional<uint64_t> traceTimeout;    // unset: $CLTRACE_TRACE_TIMEOUT, else worked out per launch
   std::vector<std::string> kernels;
   std::vector<uint64_t> launches;
   std::vector<std::string> command;
@@ -92,6 +93,7 @@ int run(const WrapFlags& f) {
   for (uint64_t n : f.launches) launches.push_back(std::to_string(n));
   setenv("CLTRACE_LAUNCHES", joined(launches).c_str(), 1);
   if (f.traceBufferMiB) setenv("CLTRACE_TRACE_BUFFER_BYTES", std::to_string(*f.traceBufferMiB << 20).c_str(), 1);
+  if (f.traceTimeout) setenv("CLTRACE_TRACE_TIMEOUT", std::to_string(*f.traceTimeout).c_str(), 1);
 
   std::vector<char*> argv;
   for (const auto& a : f.command) argv.push_back(const_cast<char*>(a.c_str()));
@@ -162,6 +164,10 @@ cli::CommandRegistration registration("wrap", [](CLI::App& app) {
                   "most MiB of packed device records held at once per launch; more are traced in slices "
                   "(default 256)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  sub->add_option("--trace-timeout", f->traceTimeout,
+                  "seconds a launch's trace run may take before cltrace gives it up as hung and ends the "
+                  "program with status 1 (default: 50 times its count run, at least 120)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}));
   sub->add_flag("--predict", f->predict, "simulate each traced launch and print its report (on stderr)");
   sub->add_option("--config", f->config, "with --predict: preset or JSON file")
       ->capture_default_str()

@@ -29,6 +29,10 @@ void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
                  "slices of work-group layers (the trace is the same)")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  sub.add_option("--trace-timeout", f.traceTimeout,
+                 "seconds the trace run may take before cltrace gives it up as hung and exits with status 1 "
+                 "(default: 50 times the count run, at least 120)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}));
   sub.add_option("--device", f.device,
                  "OpenCL device to trace on: P:D (see `cltrace devices`) or part of its name "
                  "(default: $CLTRACE_DEVICE, else the first device that takes SPIR or SPIR-V)")
@@ -74,6 +78,7 @@ wrapper::LaunchOptions launchOptionsOf(const LaunchFlags& f) {
   o.alignment = f.alignment;
   o.compress = f.compress;
   o.traceBufferBytes = f.traceBufferMiB << 20;
+  o.traceRunLimitSeconds = static_cast<double>(f.traceTimeout);
   return o;
 }
 

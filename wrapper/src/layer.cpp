@@ -20,6 +20,8 @@
 //                     numbered from 0 over all kernels in enqueue order
 //   CLTRACE_LAUNCH_COUNTER  a file through which the processes of one run share the launch
 //                     numbers (default: none; each process counts from 0)
+//   CLTRACE_TRACE_BUFFER_BYTES  LaunchOptions::traceBufferBytes
+//   CLTRACE_TRACE_TIMEOUT  LaunchOptions::traceRunLimitSeconds, in seconds
 // Each traced launch writes OUT/<kernel>-<launch>.cltrace and appends a line
 // "<launch>\t<kernel>\t<path>" to OUT/launches.tsv.
 #include <CL/cl_icd.h>
@@ -102,6 +104,7 @@ struct Settings {
   std::set<std::string> kernels;
   std::set<uint64_t> launches;
   uint64_t traceBufferBytes = LaunchOptions{}.traceBufferBytes;
+  uint64_t traceTimeoutSeconds = 0;  // LaunchOptions::traceRunLimitSeconds (0: worked out)
   Settings() {
     if (const char* o = std::getenv("CLTRACE_OUT"); o && *o) out = o;
     auto split = [](const char* s, auto add) {
@@ -123,6 +126,16 @@ struct Settings {
       else
         std::fprintf(stderr, "cltrace: warning: CLTRACE_TRACE_BUFFER_BYTES='%s' is not a byte count from 1 to 2^60; "
                      "using %llu\n", bytes, static_cast<unsigned long long>(traceBufferBytes));
+    }
+    // Seconds (`cltrace wrap --trace-timeout` sets it); anything else keeps the worked-out limit.
+    if (const char* seconds = std::getenv("CLTRACE_TRACE_TIMEOUT"); seconds && *seconds) {
+      char* end = nullptr;
+      unsigned long long v = std::strtoull(seconds, &end, 10);
+      if (std::isdigit(static_cast<unsigned char>(*seconds)) && *end == '\0' && v >= 1 && v <= 1'000'000'000)
+        traceTimeoutSeconds = v;
+      else
+        std::fprintf(stderr, "cltrace: warning: CLTRACE_TRACE_TIMEOUT='%s' is not a number of seconds from 1 to "
+                     "10^9; using 50 times the count run, at least 120\n", seconds);
     }
   }
 };
@@ -666,6 +679,7 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
     // devices where they are not exact (SPIR-V; see TracedKernel::writesExactly).
     LaunchOptions options;
     options.traceBufferBytes = s.settings.traceBufferBytes;
+    options.traceRunLimitSeconds = static_cast<double>(s.settings.traceTimeoutSeconds);
     options.traceRunPrints = !in;  // on a stand-in device the program's launch runs (and prints) after
     options.restoreAfterTrace = !in && (!local || !tk.writesExactly());
     const bool inPlace = !in && !options.restoreAfterTrace;

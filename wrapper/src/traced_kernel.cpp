@@ -14,6 +14,7 @@
 
 #include "cltrace/packed_record.h"
 #include "cltrace/unit_record.h"
+#include "cltrace/wrapper/watchdog.h"
 
 namespace cltrace::wrapper {
 
@@ -95,6 +96,11 @@ std::vector<uint64_t> fileOrder(const NDRange& r) {
 }
 
 }  // namespace
+
+double traceRunLimitSeconds(const LaunchOptions& options, double countKernelSeconds) {
+  if (options.traceRunLimitSeconds > 0) return options.traceRunLimitSeconds;
+  return std::max(120.0, 50 * countKernelSeconds);
+}
 
 std::vector<TraceSlice> sliceLayers(const uint64_t* countSlots, uint64_t layers, uint64_t layerItems,
                                     uint64_t budgetUnits) {
@@ -411,6 +417,33 @@ std::string partialPathFor(const std::string& path) {
   const auto status = std::filesystem::status(path, ec);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) return path;
   return finalPathFor(path) + ".partial";
+}
+
+// What cltrace says when the trace run outlives its limit (see LaunchOptions::traceRunLimitSeconds).
+std::string hungTraceRunMessage(const passes::KernelReport& report, double limitSeconds, double countKernelSeconds) {
+  char times[160];
+  std::snprintf(times, sizeof times, "after %.0f s of kernel time (the count run took %.3g s)", limitSeconds,
+                countKernelSeconds);
+  std::string why = "the device may be stuck in it";
+  if (!report.divergentBarriers.empty()) {
+    std::string ids;
+    for (uint32_t id : report.divergentBarriers) ids += (ids.empty() ? "[" : ", [") + std::to_string(id) + "]";
+    why = "its barrier " + ids + " may not be reached by every work-item of a workgroup (warned above), and PoCL "
+          "can spin forever on such a barrier; let every work-item reach each barrier";
+  }
+  return "kernel '" + report.name + "': the trace run has not finished " + times +
+         " and cannot be stopped, so cltrace gives up: " + why +
+         ". A kernel that is only slow needs a longer limit: --trace-timeout SECONDS (CLTRACE_TRACE_TIMEOUT under "
+         "cltrace wrap)";
+}
+
+// Runs on the watchdog's thread while the caller is blocked in the driver: says why, removes the
+// partial trace file (`partialPath`, empty for none) and ends the process.
+[[noreturn]] void giveUpHungRun(const std::string& message, const std::string& partialPath) {
+  std::fprintf(stderr, "cltrace: error: %s\n", message.c_str());
+  std::fflush(stderr);
+  if (!partialPath.empty()) std::remove(partialPath.c_str());
+  std::_Exit(1);
 }
 
 TraceError didNotRun(const char* run, uint64_t n, uint64_t items, uint64_t first) {
@@ -757,6 +790,8 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
   std::string error;
   const std::vector<uint64_t> order = fileOrder(range);
   const auto global = sizesOf(range.global), local = sizesOf(range.local), offset = sizesOf(range.offset);
+  const double limitSeconds = traceRunLimitSeconds(options, result.countKernelSeconds);
+  const std::string hungMessage = hungTraceRunMessage(kernel_.report, limitSeconds, result.countKernelSeconds);
 
   for (size_t sliceIndex = 0; sliceIndex < slices.size(); ++sliceIndex) {
     const TraceSlice& slice = slices[sliceIndex];
@@ -778,10 +813,15 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
     sliceOffset[slowest] = offset[slowest] + slice.firstLayer * local[slowest];
     const bool last = sliceIndex + 1 == slices.size();
     const auto kernelStart = Clock::now();
-    check(clEnqueueNDRangeKernel(queue, traceKernel_, range.dims, sliceOffset.data(), sliceGlobal.data(),
-                                 local.data(), 0, nullptr, last ? options.traceRunEvent : nullptr),
-          "clEnqueueNDRangeKernel (trace run)");
-    check(clFinish(queue), "clFinish (trace run)");
+    {
+      const Watchdog hung(std::chrono::duration<double>(limitSeconds - result.traceKernelSeconds), [&] {
+        giveUpHungRun(hungMessage, writtenPath != tracePath ? writtenPath : std::string());
+      });
+      check(clEnqueueNDRangeKernel(queue, traceKernel_, range.dims, sliceOffset.data(), sliceGlobal.data(),
+                                   local.data(), 0, nullptr, last ? options.traceRunEvent : nullptr),
+            "clEnqueueNDRangeKernel (trace run)");
+      check(clFinish(queue), "clFinish (trace run)");
+    }
     result.traceKernelSeconds += secondsSince(kernelStart);
     // [2i] still holds the work-item's first unit; the kernel replaced [2i + 1] by the units it produced.
     Mapping controlMap(queue, controlBuf, CL_MAP_READ, slotBytes, "mapping the control buffer");

@@ -48,6 +48,9 @@ struct KernelReport {
   uint32_t maxDepth = 0;
   std::vector<AccessInfo> accesses;
   std::vector<std::string> warnings;  // e.g. loops nested deeper than kMaxLoopDepth
+  // Ids of the barriers that a branch on the work-item's id may keep some work-items from
+  // (barrier_divergence.h; each has a warning), in increasing order.
+  std::vector<uint32_t> divergentBarriers;
   // Found by the count pass (the trace pass leaves it true): false when the count kernel leaves
   // out every store to global memory (count_slicing.h), so that the buffers need no restoring
   // after the count run.

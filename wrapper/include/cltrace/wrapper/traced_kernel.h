@@ -51,7 +51,16 @@ struct LaunchOptions {
   // work-group layers along its slowest dimension (at least one layer each), each slice's
   // records written to the file before the next slice runs; the trace is the same.
   uint64_t traceBufferBytes = uint64_t{1} << 28;
+  // Seconds the trace run's kernels may take before the launch is given up as hung (0:
+  // traceRunLimitSeconds works it out from the count run). A hung kernel cannot be stopped:
+  // cltrace then says so on stderr and ends the process with status 1.
+  double traceRunLimitSeconds = 0;
 };
+
+// The trace run's time limit: `options.traceRunLimitSeconds` when set, else 50 times the count
+// run's kernel time and at least two minutes (the trace kernel takes two to five times the count
+// kernel's time on PoCL, and either includes the device's compile on a first launch).
+double traceRunLimitSeconds(const LaunchOptions& options, double countKernelSeconds);
 
 // One trace run slice: `layers` consecutive work-group layers from `firstLayer`, `units`
 // packed record units.

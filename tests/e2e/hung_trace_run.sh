@@ -1,0 +1,33 @@
+# A trace run that never finishes (PoCL spins on the traced version of a kernel that returns
+# early on some work-items before a barrier, undefined in OpenCL) is given up after the limit
+# with a message naming the barrier and exit status 1: run, predict and wrap, no trace left.
+source "$(dirname "$0")/lib.sh"
+cat > "$work/early.cl" <<'CL'
+__kernel void k(__global float* a) {
+  int l = get_local_id(0);
+  if (l >= 40) return;
+  a[l] = 1;
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  a[l + 64] = a[63 - l];
+}
+CL
+words="kernel 'k': the trace run has not finished after 2 s of kernel time"
+barrier="its barrier [1] may not be reached by every work-item of a workgroup"
+launch=(--kernel k --global 64 --local 64 --arg buffer:float:128 --trace-timeout 2)
+for command in "run -o $work/early.out" predict; do
+  rc=0
+  out=$(timeout 60 "$CLTRACE" $command "$work/early.cl" "${launch[@]}" 2>&1) || rc=$?
+  [ "$rc" -eq 1 ] || fail "$command: exit status $rc, not 1: $out"
+  echo "$out" | grep -F "cltrace: error: $words" >/dev/null || fail "$command: no message: $out"
+  echo "$out" | grep -F "$barrier" >/dev/null || fail "$command: the barrier not named: $out"
+  [ -z "$(ls "$work" | grep early.out || true)" ] || fail "$command left $(ls "$work")"
+  echo "ok: ${command%% *} gives up the hung trace run, exit status 1"
+done
+# The unmodified program finishes by itself; under wrap its traced launch hangs and is given up.
+[ "$("$EARLY_RETURN_HOST")" = "done" ] || fail "the host alone does not finish"
+rc=0
+out=$(timeout 60 "$CLTRACE" wrap --out "$work/t" --trace-timeout 2 -- "$EARLY_RETURN_HOST" 2>&1) || rc=$?
+[ "$rc" -eq 1 ] || fail "wrap: exit status $rc, not 1: $out"
+echo "$out" | grep -F "cltrace: error: $words" >/dev/null || fail "wrap: no message: $out"
+[ -z "$(ls "$work/t" | grep cltrace || true)" ] || fail "wrap left $(ls "$work/t")"
+echo "ok: wrap gives up the hung trace run, exit status 1"

@@ -1,0 +1,76 @@
+// The guard around a trace run that may never finish: when it calls back, its time limit, and
+// the barriers a hung run's message names.
+#include "cltrace/wrapper/watchdog.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+#include "cltrace/passes/instrumenter.h"
+#include "cltrace/wrapper/traced_kernel.h"
+
+using namespace cltrace;
+using namespace std::chrono_literals;
+
+TEST(Watchdog, CallsBackOnceItOutlivesItsLimit) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool called = false;
+  {
+    wrapper::Watchdog dog(20ms, [&] {
+      std::lock_guard<std::mutex> lock(m);
+      called = true;
+      cv.notify_one();
+    });
+    std::unique_lock<std::mutex> lock(m);
+    // Generous: the machine may be busy; what matters is that it comes at all.
+    cv.wait_for(lock, 30s, [&] { return called; });
+  }
+  EXPECT_TRUE(called);
+}
+
+TEST(Watchdog, GoneBeforeItsLimitNeverCallsBack) {
+  std::atomic<int> calls{0};
+  const auto start = std::chrono::steady_clock::now();
+  {
+    wrapper::Watchdog dog(1h, [&] { ++calls; });
+  }
+  { wrapper::Watchdog forever(std::chrono::duration<double>(1e30), [&] { ++calls; }); }  // no overflow
+  EXPECT_EQ(calls.load(), 0);
+  // Disarming does not wait for the limit.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10min);
+}
+
+TEST(TraceRunLimit, IsFiftyCountRunsAndAtLeastTwoMinutesUnlessGiven) {
+  wrapper::LaunchOptions options;
+  EXPECT_EQ(wrapper::traceRunLimitSeconds(options, 0.01), 120.0);
+  EXPECT_EQ(wrapper::traceRunLimitSeconds(options, 2.4), 120.0);
+  EXPECT_EQ(wrapper::traceRunLimitSeconds(options, 10.0), 500.0);
+  options.traceRunLimitSeconds = 7;
+  EXPECT_EQ(wrapper::traceRunLimitSeconds(options, 10.0), 7.0);
+}
+
+TEST(DivergentBarriers, AreListedByIdInTheReport) {
+  // Barrier [1] is reached by every work-item; [3] is not (work-items 40 on have returned);
+  // [4] follows it. Instructions: [0] store, [1] barrier, [2] store, [3] barrier, [4] barrier,
+  // [5] store.
+  const char* src = R"CL(
+  __kernel void k(__global float* a) {
+    int l = get_local_id(0);
+    a[l] = 0;
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (l >= 40) return;
+    a[l] = 1;
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    a[l + 64] = 2;
+  })CL";
+  passes::InstrumentedKernel k = passes::instrumentSource(src, "k", {});
+  EXPECT_EQ(k.report.divergentBarriers, (std::vector<uint32_t>{3, 4}));
+  passes::InstrumentedKernel fine = passes::instrumentSource(
+      "__kernel void k(__global float* a) { a[0] = 1; barrier(CLK_GLOBAL_MEM_FENCE); }", "k", {});
+  EXPECT_TRUE(fine.report.divergentBarriers.empty());
+}

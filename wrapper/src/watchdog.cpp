@@ -1,0 +1,29 @@
+#include "cltrace/wrapper/watchdog.h"
+
+#include <algorithm>
+
+namespace cltrace::wrapper {
+
+Watchdog::Watchdog(std::chrono::duration<double> limit, std::function<void()> onExpiry) {
+  // Ten years stands for any longer limit (steady_clock's nanoseconds end after 292 years).
+  const std::chrono::duration<double> tenYears(10.0 * 365 * 24 * 3600);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::min(limit, tenYears));
+  thread_ = std::thread([this, deadline, onExpiry = std::move(onExpiry)] {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (disarmed_.wait_until(lock, deadline, [this] { return done_; })) return;
+    lock.unlock();
+    onExpiry();
+  });
+}
+
+Watchdog::~Watchdog() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_ = true;
+  }
+  disarmed_.notify_one();
+  thread_.join();
+}
+
+}  // namespace cltrace::wrapper
