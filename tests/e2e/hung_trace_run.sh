@@ -24,9 +24,9 @@ for command in "run -o $work/early.out" predict; do
   echo "ok: ${command%% *} gives up the hung trace run, exit status 1"
 done
 # The unmodified program finishes by itself; under wrap its traced launch hangs and is given up.
-[ "$("$EARLY_RETURN_HOST")" = "done" ] || fail "the host alone does not finish"
+[ "$("$ONE_BUFFER_HOST" "$work/early.cl")" = "done" ] || fail "the host alone does not finish"
 rc=0
-out=$(timeout 60 "$CLTRACE" wrap --out "$work/t" --trace-timeout 2 -- "$EARLY_RETURN_HOST" 2>&1) || rc=$?
+out=$(timeout 60 "$CLTRACE" wrap --out "$work/t" --trace-timeout 2 -- "$ONE_BUFFER_HOST" "$work/early.cl" 2>&1) || rc=$?
 [ "$rc" -eq 1 ] || fail "wrap: exit status $rc, not 1: $out"
 echo "$out" | grep -F "cltrace: error: $words" >/dev/null || fail "wrap: no message: $out"
 [ -z "$(ls "$work/t" | grep cltrace || true)" ] || fail "wrap left $(ls "$work/t")"

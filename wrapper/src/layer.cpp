@@ -173,6 +173,11 @@ struct State {
   // and context, so that a program that tries many variants (an autotuner) does not grow.
   std::deque<std::string> orphans;
   static constexpr size_t kKeptOrphans = 4;
+  // Keys of `traced` whose kernel could not be instrumented or built, with the launch that
+  // found out: their later launches are refused at once, rather than instrumented again (a
+  // refused kernel in a loop of a thousand launches cost a thousand instrumentations) with the
+  // passes' warnings and the compiler's message said again each time.
+  std::map<std::string, uint64_t> failedAt;
   // User events the program has created and not yet completed: a launch queued behind one
   // cannot be traced (tracing waits for the queue, the program completes the event later).
   std::set<cl_event> pendingUserEvents;
@@ -592,6 +597,14 @@ std::shared_ptr<TracedKernel> findTraced(State& s, const std::string& key, cl_co
   return it->second.kernel;
 }
 
+// The launch at which the kernel under `key` could not be instrumented or built, if one did.
+std::optional<uint64_t> failedBefore(State& s, const std::string& key) {
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto it = s.failedAt.find(key);
+  if (it == s.failedAt.end()) return std::nullopt;
+  return it->second;
+}
+
 // Files `kernel` under `key` as one `program` uses; if the program was let go meanwhile (on
 // another thread), it is an orphan at once.
 void keepTraced(State& s, const std::string& key, std::shared_ptr<TracedKernel> kernel, cl_context context,
@@ -636,11 +649,20 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
     std::shared_ptr<TracedKernel> traced = findTraced(s, key, context);
     const bool made = !traced;
     if (made) {
-      passes::InstrumentedKernel ik = passes::instrumentBitcode(program.bitcode, info.name);
-      ik.sourceHash = program.sourceHash;
-      for (const std::string& w : ik.report.warnings) message("warning: " + w);  // once per kernel
-      traced = std::make_shared<TracedKernel>(context, device, std::move(ik),
-                                              deviceBuildOptions(passes::splitOptions(program.options)));
+      if (const std::optional<uint64_t> first = failedBefore(s, key))
+        throw TraceError("its instrumented kernel could not be made at launch " + std::to_string(*first) +
+                         " (said then)");
+      try {
+        passes::InstrumentedKernel ik = passes::instrumentBitcode(program.bitcode, info.name);
+        ik.sourceHash = program.sourceHash;
+        for (const std::string& w : ik.report.warnings) message("warning: " + w);  // once per kernel
+        traced = std::make_shared<TracedKernel>(context, device, std::move(ik),
+                                                deviceBuildOptions(passes::splitOptions(program.options)));
+      } catch (const std::exception&) {
+        std::lock_guard<std::mutex> lock(s.mutex);
+        s.failedAt.emplace(key, launch);
+        throw;
+      }
     }
     keepTraced(s, key, made ? traced : nullptr, context, info.program);
     TracedKernel& tk = *traced;

@@ -1,21 +1,16 @@
-// An ordinary OpenCL host program whose kernel returns early on some work-items before a
-// barrier (undefined in OpenCL; PoCL finishes this kernel, but can spin forever on its traced
-// version). Runs it once, 64 work-items in one workgroup, and prints "done". Used to test that
-// `cltrace wrap` gives up a hung trace run with a message instead of hanging the program.
+// An ordinary OpenCL host program: builds kernel `k` from the source file it is given (with
+// the build options given, if any), launches it the number of times given (default once) on a
+// buffer of 128 floats, 64 work-items in one workgroup, and prints "done". Usage:
+// one_buffer_host SOURCE [OPTIONS [LAUNCHES]]. Used to test `cltrace wrap` on kernels the tests
+// write: one whose trace run hangs, one that cannot be instrumented.
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
 #include <cstdio>
-
-static const char* kSource = R"CL(
-__kernel void k(__global float* a) {
-  int l = get_local_id(0);
-  if (l >= 40) return;
-  a[l] = 1;
-  barrier(CLK_GLOBAL_MEM_FENCE);
-  a[l + 64] = a[63 - l];
-}
-)CL";
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #define CHECK(call)                                                         \
   do {                                                                      \
@@ -26,7 +21,20 @@ __kernel void k(__global float* a) {
     }                                                                       \
   } while (0)
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: one_buffer_host SOURCE [OPTIONS [LAUNCHES]]\n");
+    return 2;
+  }
+  std::ifstream file(argv[1]);
+  if (!file) {
+    std::fprintf(stderr, "cannot read %s\n", argv[1]);
+    return 2;
+  }
+  const std::string source((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const char* text = source.c_str();
+  const char* options = argc > 2 ? argv[2] : "";
+  const int launches = argc > 3 ? std::atoi(argv[3]) : 1;
   cl_platform_id platform;
   cl_device_id device;
   cl_int err;
@@ -36,16 +44,17 @@ int main() {
   CHECK(err);
   cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
   CHECK(err);
-  cl_program program = clCreateProgramWithSource(context, 1, &kSource, nullptr, &err);
+  cl_program program = clCreateProgramWithSource(context, 1, &text, nullptr, &err);
   CHECK(err);
-  CHECK(clBuildProgram(program, 1, &device, "", nullptr, nullptr));
+  CHECK(clBuildProgram(program, 1, &device, options, nullptr, nullptr));
   cl_kernel kernel = clCreateKernel(program, "k", &err);
   CHECK(err);
   cl_mem buffer = clCreateBuffer(context, CL_MEM_READ_WRITE, 128 * sizeof(float), nullptr, &err);
   CHECK(err);
   CHECK(clSetKernelArg(kernel, 0, sizeof buffer, &buffer));
   const size_t global = 64, local = 64;
-  CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+  for (int i = 0; i < launches; ++i)
+    CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr));
   CHECK(clFinish(queue));
   std::printf("done\n");
   return 0;
