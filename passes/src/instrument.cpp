@@ -226,8 +226,9 @@ class KernelInstrumenter {
                                 "] may not be reached by every work-item of a workgroup, as it follows a branch on "
                                 "the work-item's id (" + describe(condition ? *condition : *d.branch) +
                                 ") before its ways meet again (an early return, or a barrier in a branch or loop "
-                                "that depends on the id). OpenCL leaves such a barrier undefined, and the trace "
-                                "run may hang on it (PoCL's can); let every work-item reach each barrier");
+                                "that depends on the id). OpenCL leaves such a barrier undefined: PoCL can hang "
+                                "or crash on it, with cltrace or without (a hung trace run is given up after "
+                                "--trace-timeout); let every work-item reach each barrier");
     }
   }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Barriers that the work-items of one workgroup may not all reach: OpenCL leaves such a barrier
-// undefined (every work-item must reach it, or none), and a device may hang on it (PoCL's trace
-// run does on an early return before a barrier). Found statically, as barriers inside the
+// undefined (every work-item must reach it, or none), and a device may hang or crash on it
+// (PoCL's trace run hangs on an early return before a barrier; PoCL crashes on some such kernels,
+// instrumented or not). Found statically, as barriers inside the
 // region a branch on the work-item's id controls.
 
 #include <llvm/IR/Function.h>
