@@ -772,6 +772,9 @@ void summarize(const std::vector<double>& values, double& median, std::optional<
   std::sort(sorted.begin(), sorted.end());
   size_t n = sorted.size();
   median = (n % 2 == 1) ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  // Equal values have no spread: 0 exactly (their mean, a rounded sum over n, need not equal
+  // them, and would give a spread of about 1e-14%).
+  if (sorted.front() == sorted.back()) return;
   double mean = 0.0;
   for (double v : values) mean += v;
   mean /= double(n);
@@ -779,11 +782,11 @@ void summarize(const std::vector<double>& values, double& median, std::optional<
   for (double v : values) var += (v - mean) * (v - mean);
   var /= double(n);
   // Relative to a median of 0 a spread has no size (write-allocate stores can make most runs'
-  // reads hit): none. Equal values have none to measure: 0.
+  // reads hit): none.
   if (median != 0.0)
     rsd = 100.0 * std::sqrt(var) / median;
   else
-    rsd = var == 0.0 ? std::optional<double>(0.0) : std::nullopt;
+    rsd = std::nullopt;
 }
 
 Report Simulator::runMany(const StepSourceFactory& factory) {

@@ -465,6 +465,11 @@ TEST(Runs, MedianAndRelativeStandardDeviation) {
   EXPECT_DOUBLE_EQ(median, 0.25);
   summarize({0.3, 0.3}, median, rsd);
   EXPECT_EQ(rsd, 0.0);
+  // Five equal runs whose mean, rounded, is not their value: still exactly 0.
+  const double rate = 0.9458940020603023;
+  summarize({rate, rate, rate, rate, rate}, median, rsd);
+  EXPECT_EQ(median, rate);
+  EXPECT_EQ(rsd, 0.0);
   // A median of 0 (write-allocate stores make most runs' reads hit): equal values have no
   // deviation; values that differ have one of no size relative to 0.
   summarize({0, 0}, median, rsd);
