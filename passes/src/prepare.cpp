@@ -12,8 +12,6 @@
 #include <llvm/Transforms/Utils/Mem2Reg.h>
 
 #include <algorithm>
-#include <cctype>
-#include <cstring>
 
 #include "cltrace/passes/access_enumeration.h"
 #include "cltrace/passes/instrument.h"
@@ -87,29 +85,14 @@ Value* castFromNamedSpace(Value* arg) {
   return space <= 3 ? named : nullptr;  // private, global, constant, local
 }
 
-// Whether the parameter types of the Itanium-mangled `name` use a substitution (S_, S0_, ...),
-// vendor qualifiers such as U3AS1 and U7_Atomic aside.
-bool hasSubstitution(const std::string& name) {
-  size_t i = 2;  // after "_Z"
-  size_t length = 0;
-  while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) length = length * 10 + (name[i++] - '0');
-  std::string params = i + length <= name.size() ? name.substr(i + length) : std::string();
-  for (const char* vendor : {"U3AS0", "U3AS1", "U3AS2", "U3AS3", "U3AS4", "U7_Atomic"})
-    for (size_t at; (at = params.find(vendor)) != std::string::npos;) params.erase(at, std::strlen(vendor));
-  for (size_t at = params.find('S'); at != std::string::npos; at = params.find('S', at + 1)) {
-    size_t j = at + 1;
-    while (j < params.size() && (std::isdigit(static_cast<unsigned char>(params[j])) || std::isupper(static_cast<unsigned char>(params[j])))) ++j;
-    if (j < params.size() && params[j] == '_') return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 // The generic pointer parameters are the "PU3AS4" qualifiers of the mangled name, in order.
-// Another named space's qualifier (U3AS1) takes its place with the same substitution candidates;
-// the private space has none ("P" alone), which would renumber the candidates after it, so a
-// name with substitutions ("S_", "S0_", ...) keeps a generic pointer to private memory.
+// Another named space's qualifier (U3AS1) takes its place, or none for private ("P" alone), with
+// the same substitution candidates: clang's SPIR mangling counts a private pointee as a
+// qualified type of its own, written as nothing (sincos(float4, private float4*) is
+// _Z6sincosDv4_fPS_, and a float4 parameter after a private float* pointer is S1_, as after a
+// generic one), so the substitutions after it keep their numbers.
 bool useNamedSpaceOverloads(Module& m) {
   constexpr unsigned kGeneric = 4;
   bool changed = false;
@@ -126,7 +109,6 @@ bool useNamedSpaceOverloads(Module& m) {
       if (auto* t = dyn_cast<PointerType>(f->getArg(i)->getType()); t && t->getAddressSpace() == kGeneric)
         pointers.push_back(i);
     if (qualifiers.empty() || qualifiers.size() != pointers.size()) continue;
-    const bool substitutes = hasSubstitution(name);
     for (User* user : make_early_inc_range(f->users())) {
       auto* call = dyn_cast<CallInst>(user);
       if (!call || call->getCalledFunction() != f) continue;
@@ -138,7 +120,7 @@ bool useNamedSpaceOverloads(Module& m) {
       for (size_t k = 0; k < pointers.size() && all; ++k) {
         Value* named = castFromNamedSpace(args[pointers[k]]);
         const unsigned space = named ? named->getType()->getPointerAddressSpace() : kGeneric;
-        if (!named || (space == 0 && substitutes)) {
+        if (!named) {
           all = false;
           break;
         }

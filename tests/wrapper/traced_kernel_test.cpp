@@ -870,13 +870,17 @@ __kernel void k(__global const float* a, __global float* o) {
   float f = fract(a[i] + 0.75f, &ip);
   float c;
   float s = sincos(0.0f, &c);
-  o[i] = v.x * 100 + v.w * 10 + ip + f + s + c;
+  float4 c4, i4;  // vector overloads name the pointee by a substitution: _Z6sincosDv4_fPU3AS4S_
+  float4 s4 = sincos((float4)(0.0f), &c4);
+  float4 f4 = fract((float4)(a[i] + 0.5f), &i4);
+  o[i] = v.x * 100 + v.w * 10 + ip + f + s + c + 1000 * (c4.z + s4.x) + f4.w + i4.w * 10000;
 }
 )CL";
   const std::string generic = passes::bitcodeToText(passes::compileOpenCL(src, {"-cl-std=CL2.0"}));
   ASSERT_NE(generic.find("@_Z6vload4mPU3AS4Kf("), std::string::npos);  // what clang asks for
   const std::string ready = passes::bitcodeToText(passes::poclReady(passes::compileOpenCL(src, {"-cl-std=CL2.0"})));
-  for (const char* name : {"@_Z6vload4mPKf(", "@_Z5fractfPf(", "@_Z6sincosfPf("})
+  for (const char* name : {"@_Z6vload4mPKf(", "@_Z5fractfPf(", "@_Z6sincosfPf(", "@_Z6sincosDv4_fPS_(",
+                           "@_Z5fractDv4_fPS_("})
     EXPECT_NE(ready.find(name), std::string::npos) << name;
   EXPECT_EQ(ready.find("PU3AS4"), std::string::npos);
 
@@ -890,8 +894,9 @@ __kernel void k(__global const float* a, __global float* o) {
   k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(O)},
            NDRange::fromSizes({n}, {16}), path);
   std::vector<float> o = env.read<float>(O, n);
-  // v.x = i, v.w = 3, fract(i + 0.75) = 0.75 with ip = i, sincos(0) = 0 with cos 1.
-  for (size_t i = 0; i < n; ++i) EXPECT_EQ(o[i], 101.0f * float(i) + 31.75f) << i;
+  // v.x = i, v.w = 3, fract(i + 0.75) = 0.75 with ip = i, sincos(0) = 0 with cos 1; the same
+  // for float4: 1000 * (1 + 0), fract(i + 0.5) = 0.5 with i4.w = i.
+  for (size_t i = 0; i < n; ++i) EXPECT_EQ(o[i], 10101.0f * float(i) + 1032.25f) << i;
   std::filesystem::remove(path);
 }
 
