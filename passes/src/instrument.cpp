@@ -227,7 +227,7 @@ class KernelInstrumenter {
                                 "the work-item's id (" + describe(condition ? *condition : *d.branch) +
                                 ") before its ways meet again (an early return, or a barrier in a branch or loop "
                                 "that depends on the id). OpenCL leaves such a barrier undefined: PoCL can hang "
-                                "or crash on it, with cltrace or without (a hung trace run is given up after "
+                                "or crash on it, with cltrace or without (cltrace gives up a run that hangs: "
                                 "--trace-timeout); let every work-item reach each barrier");
     }
   }

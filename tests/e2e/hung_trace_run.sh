@@ -1,6 +1,7 @@
 # A trace run that never finishes (PoCL spins on the traced version of a kernel that returns
 # early on some work-items before a barrier, undefined in OpenCL) is given up after the limit
-# with a message naming the barrier and exit status 1: run, predict and wrap, no trace left.
+# with a message naming the barrier and exit status 1: run, predict and wrap, no trace left; and
+# so is a count run.
 source "$(dirname "$0")/lib.sh"
 cat > "$work/early.cl" <<'CL'
 __kernel void k(__global float* a) {
@@ -23,6 +24,22 @@ for command in "run -o $work/early.out" predict; do
   [ -z "$(ls "$work" | grep early.out || true)" ] || fail "$command left $(ls "$work")"
   echo "ok: ${command%% *} gives up the hung trace run, exit status 1"
 done
+# A count run that hangs (PoCL spins on this kernel with or without cltrace) is given up as well.
+cat > "$work/divb.cl" <<'CL'
+__kernel void divb(__global float* a) {
+  int i = get_global_id(0);
+  if (get_local_id(0) < 8) { a[i] = 1; barrier(CLK_GLOBAL_MEM_FENCE); }
+  a[i] += 1;
+}
+CL
+rc=0
+out=$(timeout 60 "$CLTRACE" run "$work/divb.cl" --kernel divb --global 32 --local 16 --arg buffer:float:32 \
+  --trace-timeout 2 -o "$work/divb.out" 2>&1) || rc=$?
+[ "$rc" -eq 1 ] || fail "count run: exit status $rc, not 1: $out"
+echo "$out" | grep -F "cltrace: error: kernel 'divb': the count run has not finished after 2 s of kernel time" >/dev/null ||
+  fail "count run: no message: $out"
+[ ! -e "$work/divb.out" ] || fail "count run left a trace"
+echo "ok: a hung count run is given up, exit status 1"
 # The unmodified program finishes by itself; under wrap its traced launch hangs and is given up.
 [ "$("$ONE_BUFFER_HOST" "$work/early.cl")" = "done" ] || fail "the host alone does not finish"
 rc=0

@@ -49,8 +49,20 @@ TEST(TraceRunLimit, IsFiftyCountRunsAndAtLeastTwoMinutesUnlessGiven) {
   EXPECT_EQ(wrapper::traceRunLimitSeconds(options, 0.01), 120.0);
   EXPECT_EQ(wrapper::traceRunLimitSeconds(options, 2.4), 120.0);
   EXPECT_EQ(wrapper::traceRunLimitSeconds(options, 10.0), 500.0);
-  options.traceRunLimitSeconds = 7;
+  options.runLimitSeconds = 7;
   EXPECT_EQ(wrapper::traceRunLimitSeconds(options, 10.0), 7.0);
+}
+
+TEST(CountRunLimit, IsGivenOrFiveMinutesForADivergentBarrierOrNone) {
+  wrapper::LaunchOptions options;
+  passes::KernelReport report;
+  EXPECT_FALSE(wrapper::countRunLimitSeconds(options, report));
+  report.divergentBarriers = {1};
+  EXPECT_EQ(wrapper::countRunLimitSeconds(options, report), 300.0);
+  options.runLimitSeconds = 7;
+  EXPECT_EQ(wrapper::countRunLimitSeconds(options, report), 7.0);
+  report.divergentBarriers.clear();
+  EXPECT_EQ(wrapper::countRunLimitSeconds(options, report), 7.0);
 }
 
 TEST(DivergentBarriers, AreListedByIdInTheReport) {

@@ -165,8 +165,8 @@ cli::CommandRegistration registration("wrap", [](CLI::App& app) {
                   "(default 256)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   sub->add_option("--trace-timeout", f->traceTimeout,
-                  "seconds a launch's trace run may take before cltrace gives it up as hung and ends the "
-                  "program with status 1 (default: 50 times its count run, at least 120)")
+                  "seconds a launch's count run and trace run may each take before cltrace gives it up as "
+                  "hung and ends the program with status 1 (defaults as for run)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}));
   sub->add_flag("--predict", f->predict, "simulate each traced launch and print its report (on stderr)");
   sub->add_option("--config", f->config, "with --predict: preset or JSON file")

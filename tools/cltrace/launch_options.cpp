@@ -30,8 +30,9 @@ void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   sub.add_option("--trace-timeout", f.traceTimeout,
-                 "seconds the trace run may take before cltrace gives it up as hung and exits with status 1 "
-                 "(default: 50 times the count run, at least 120)")
+                 "seconds the count run and the trace run may each take before cltrace gives up the launch as "
+                 "hung and exits with status 1 (default: the trace run 50 times the count run, at least 120; "
+                 "the count run 300 for a kernel with a barrier not every work-item may reach, else no limit)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}));
   sub.add_option("--device", f.device,
                  "OpenCL device to trace on: P:D (see `cltrace devices`) or part of its name "
@@ -78,7 +79,7 @@ wrapper::LaunchOptions launchOptionsOf(const LaunchFlags& f) {
   o.alignment = f.alignment;
   o.compress = f.compress;
   o.traceBufferBytes = f.traceBufferMiB << 20;
-  o.traceRunLimitSeconds = static_cast<double>(f.traceTimeout);
+  o.runLimitSeconds = static_cast<double>(f.traceTimeout);
   return o;
 }
 

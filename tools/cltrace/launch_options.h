@@ -21,7 +21,7 @@ struct LaunchFlags {
   std::string buildOptions;
   uint64_t alignment = 256;
   uint64_t traceBufferMiB = 256;   // LaunchOptions::traceBufferBytes
-  uint64_t traceTimeout = 0;       // LaunchOptions::traceRunLimitSeconds (0: worked out)
+  uint64_t traceTimeout = 0;       // LaunchOptions::runLimitSeconds (0: worked out)
   bool compress = true;
   std::string device;  // wrapper::selectDevice spec; empty: $CLTRACE_DEVICE or the default
 };

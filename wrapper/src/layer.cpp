@@ -21,7 +21,7 @@
 //   CLTRACE_LAUNCH_COUNTER  a file through which the processes of one run share the launch
 //                     numbers (default: none; each process counts from 0)
 //   CLTRACE_TRACE_BUFFER_BYTES  LaunchOptions::traceBufferBytes
-//   CLTRACE_TRACE_TIMEOUT  LaunchOptions::traceRunLimitSeconds, in seconds
+//   CLTRACE_TRACE_TIMEOUT  LaunchOptions::runLimitSeconds, in seconds
 // Each traced launch writes OUT/<kernel>-<launch>.cltrace and appends a line
 // "<launch>\t<kernel>\t<path>" to OUT/launches.tsv.
 #include <CL/cl_icd.h>
@@ -104,7 +104,7 @@ struct Settings {
   std::set<std::string> kernels;
   std::set<uint64_t> launches;
   uint64_t traceBufferBytes = LaunchOptions{}.traceBufferBytes;
-  uint64_t traceTimeoutSeconds = 0;  // LaunchOptions::traceRunLimitSeconds (0: worked out)
+  uint64_t traceTimeoutSeconds = 0;  // LaunchOptions::runLimitSeconds (0: worked out)
   Settings() {
     if (const char* o = std::getenv("CLTRACE_OUT"); o && *o) out = o;
     auto split = [](const char* s, auto add) {
@@ -701,7 +701,7 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
     // devices where they are not exact (SPIR-V; see TracedKernel::writesExactly).
     LaunchOptions options;
     options.traceBufferBytes = s.settings.traceBufferBytes;
-    options.traceRunLimitSeconds = static_cast<double>(s.settings.traceTimeoutSeconds);
+    options.runLimitSeconds = static_cast<double>(s.settings.traceTimeoutSeconds);
     options.traceRunPrints = !in;  // on a stand-in device the program's launch runs (and prints) after
     options.restoreAfterTrace = !in && (!local || !tk.writesExactly());
     const bool inPlace = !in && !options.restoreAfterTrace;

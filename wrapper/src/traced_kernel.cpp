@@ -97,8 +97,14 @@ std::vector<uint64_t> fileOrder(const NDRange& r) {
 
 }  // namespace
 
+std::optional<double> countRunLimitSeconds(const LaunchOptions& options, const passes::KernelReport& report) {
+  if (options.runLimitSeconds > 0) return options.runLimitSeconds;
+  if (!report.divergentBarriers.empty()) return 300.0;
+  return std::nullopt;
+}
+
 double traceRunLimitSeconds(const LaunchOptions& options, double countKernelSeconds) {
-  if (options.traceRunLimitSeconds > 0) return options.traceRunLimitSeconds;
+  if (options.runLimitSeconds > 0) return options.runLimitSeconds;
   return std::max(120.0, 50 * countKernelSeconds);
 }
 
@@ -419,11 +425,18 @@ std::string partialPathFor(const std::string& path) {
   return finalPathFor(path) + ".partial";
 }
 
-// What cltrace says when the trace run outlives its limit (see LaunchOptions::traceRunLimitSeconds).
-std::string hungTraceRunMessage(const passes::KernelReport& report, double limitSeconds, double countKernelSeconds) {
+// What cltrace says when the count or trace run (`run`) outlives its limit (see
+// LaunchOptions::runLimitSeconds); `countKernelSeconds` for the trace run.
+std::string hungRunMessage(const passes::KernelReport& report, const char* run, double limitSeconds,
+                           std::optional<double> countKernelSeconds = std::nullopt) {
   char times[160];
-  std::snprintf(times, sizeof times, "after %.0f s of kernel time (the count run took %.3g s)", limitSeconds,
-                countKernelSeconds);
+  std::snprintf(times, sizeof times, "after %.0f s of kernel time", limitSeconds);
+  std::string took;
+  if (countKernelSeconds) {
+    char count[80];
+    std::snprintf(count, sizeof count, " (the count run took %.3g s)", *countKernelSeconds);
+    took = count;
+  }
   std::string why = "the device may be stuck in it";
   if (!report.divergentBarriers.empty()) {
     std::string ids;
@@ -431,7 +444,7 @@ std::string hungTraceRunMessage(const passes::KernelReport& report, double limit
     why = "its barrier " + ids + " may not be reached by every work-item of a workgroup (warned above), and PoCL "
           "can spin forever on such a barrier; let every work-item reach each barrier";
   }
-  return "kernel '" + report.name + "': the trace run has not finished " + times +
+  return "kernel '" + report.name + "': the " + run + " run has not finished " + times + took +
          " and cannot be stopped, so cltrace gives up: " + why +
          ". A kernel that is only slow needs a longer limit: --trace-timeout SECONDS (CLTRACE_TRACE_TIMEOUT under "
          "cltrace wrap)";
@@ -595,7 +608,7 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
                                                               const std::vector<ArgBinding>& args,
                                                               const NDRange& range,
                                                               const std::map<cl_mem, uint64_t>& bufferSizes,
-                                                              LaunchResult& result) {
+                                                              const LaunchOptions& options, LaunchResult& result) {
   // The count, control and record buffers are host memory the device uses in place
   // (CL_MEM_USE_HOST_PTR): no copies on CPU devices, where mapping them is free; elsewhere the
   // maps copy.
@@ -624,10 +637,16 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
   check(clSetKernelArg(countKernel_, argCount + 1, sizeof(cl_mem), &boundsBuf.mem), "clSetKernelArg (bounds)");
   const auto kernelStart = Clock::now();
   const auto global = sizesOf(range.global), local = sizesOf(range.local), offset = sizesOf(range.offset);
-  check(clEnqueueNDRangeKernel(queue, countKernel_, range.dims, offset.data(), global.data(), local.data(), 0,
-                               nullptr, nullptr),
-        "clEnqueueNDRangeKernel (count run)");
-  check(clFinish(queue), "clFinish (count run)");
+  {
+    std::optional<Watchdog> hung;
+    if (const std::optional<double> limit = countRunLimitSeconds(options, kernel_.report))
+      hung.emplace(std::chrono::duration<double>(*limit),
+                   [message = hungRunMessage(kernel_.report, "count", *limit)] { giveUpHungRun(message, ""); });
+    check(clEnqueueNDRangeKernel(queue, countKernel_, range.dims, offset.data(), global.data(), local.data(), 0,
+                                 nullptr, nullptr),
+          "clEnqueueNDRangeKernel (count run)");
+    check(clFinish(queue), "clFinish (count run)");
+  }
   result.countKernelSeconds = secondsSince(kernelStart);
   run->map = std::make_unique<Mapping>(queue, countBuf, CL_MAP_READ, slotBytes, "mapping the counts");
   run->slots = run->map->as<const uint64_t>();
@@ -791,7 +810,7 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
   const std::vector<uint64_t> order = fileOrder(range);
   const auto global = sizesOf(range.global), local = sizesOf(range.local), offset = sizesOf(range.offset);
   const double limitSeconds = traceRunLimitSeconds(options, result.countKernelSeconds);
-  const std::string hungMessage = hungTraceRunMessage(kernel_.report, limitSeconds, result.countKernelSeconds);
+  const std::string hungMessage = hungRunMessage(kernel_.report, "trace", limitSeconds, result.countKernelSeconds);
 
   for (size_t sliceIndex = 0; sliceIndex < slices.size(); ++sliceIndex) {
     const TraceSlice& slice = slices[sliceIndex];
@@ -918,7 +937,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   // the trace's path as it was (a later slice may fail after the first was written).
   bool traceFileStarted = false;
   try {
-    std::unique_ptr<CountRun> count = runCount(queue, args, range, bufferSizes, result);
+    std::unique_ptr<CountRun> count = runCount(queue, args, range, bufferSizes, options, result);
     // A count kernel that leaves out the program's stores changed nothing (count_slicing.h).
     if (kernel_.report.countRunWritesBuffers) snapshots.restore();
     if (options.beforeTraceRun) options.beforeTraceRun(queue);

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,14 +52,18 @@ struct LaunchOptions {
   // work-group layers along its slowest dimension (at least one layer each), each slice's
   // records written to the file before the next slice runs; the trace is the same.
   uint64_t traceBufferBytes = uint64_t{1} << 28;
-  // Seconds the trace run's kernels may take before the launch is given up as hung (0:
-  // traceRunLimitSeconds works it out from the count run). A hung kernel cannot be stopped:
-  // cltrace then says so on stderr and ends the process with status 1.
-  double traceRunLimitSeconds = 0;
+  // Seconds each of the count and trace runs may take before the launch is given up as hung
+  // (0: countRunLimitSeconds and traceRunLimitSeconds work them out). A hung kernel cannot be
+  // stopped: cltrace then says so on stderr and ends the process with status 1.
+  double runLimitSeconds = 0;
 };
 
-// The trace run's time limit: `options.traceRunLimitSeconds` when set, else 50 times the count
-// run's kernel time and at least two minutes (the trace kernel takes two to five times the count
+// The count run's time limit, if it has one: `options.runLimitSeconds` when set, else five
+// minutes for a kernel with a barrier that not every work-item may reach (PoCL can hang on one,
+// and nothing ran before to measure the kernel by), else none.
+std::optional<double> countRunLimitSeconds(const LaunchOptions& options, const passes::KernelReport& report);
+// The trace run's time limit: `options.runLimitSeconds` when set, else 50 times the count run's
+// kernel time and at least two minutes (the trace kernel takes two to five times the count
 // kernel's time on PoCL, and either includes the device's compile on a first launch).
 double traceRunLimitSeconds(const LaunchOptions& options, double countKernelSeconds);
 
@@ -139,7 +144,7 @@ class TracedKernel {
   std::map<cl_mem, uint64_t> bufferSizesOf(const std::vector<ArgBinding>& args) const;
   std::unique_ptr<CountRun> runCount(cl_command_queue queue, const std::vector<ArgBinding>& args,
                                      const NDRange& range, const std::map<cl_mem, uint64_t>& bufferSizes,
-                                     LaunchResult& result);
+                                     const LaunchOptions& options, LaunchResult& result);
   TraceHeader headerFor(const NDRange& range, const LaunchOptions& options) const;
   // Throws TraceError when the kernel's reqd_work_group_size is not the launch's local size.
   void requireCompiledLocalSize(const NDRange& range) const;
