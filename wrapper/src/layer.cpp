@@ -96,6 +96,7 @@ struct KernelInfo {
   std::map<cl_uint, std::vector<uint8_t>> values;  // clSetKernelArg bytes
   std::map<cl_uint, size_t> sizes;                 // clSetKernelArg sizes
   std::set<cl_uint> nullValues;                    // set with a NULL value (__local)
+  std::set<cl_uint> svmPointers;                   // set by clSetKernelArgSVMPointer
   uint32_t references = 1;
 };
 
@@ -372,6 +373,7 @@ cl_int CL_API_CALL setKernelArg(cl_kernel kernel, cl_uint index, size_t size, co
     if (it != state().kernels.end()) {
       KernelInfo& k = it->second;
       k.sizes[index] = size;
+      k.svmPointers.erase(index);
       if (value) {
         k.values[index].assign(static_cast<const uint8_t*>(value), static_cast<const uint8_t*>(value) + size);
         k.nullValues.erase(index);
@@ -384,10 +386,32 @@ cl_int CL_API_CALL setKernelArg(cl_kernel kernel, cl_uint index, size_t size, co
   return err;
 }
 
+// An argument set to a shared-virtual-memory pointer: the books forget what it held before (a
+// buffer the trace run would otherwise write in its place).
+cl_int CL_API_CALL setKernelArgSVMPointer(cl_kernel kernel, cl_uint index, const void* value) {
+  cl_int err = target->clSetKernelArgSVMPointer(kernel, index, value);
+  if (err == CL_SUCCESS && !insideLayer) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    auto it = state().kernels.find(kernel);
+    if (it != state().kernels.end()) {
+      KernelInfo& k = it->second;
+      k.values.erase(index);
+      k.sizes.erase(index);
+      k.nullValues.erase(index);
+      k.svmPointers.insert(index);
+    }
+  }
+  return err;
+}
+
 std::vector<ArgBinding> bindingsOf(const KernelInfo& k, const passes::InstrumentedKernel& ik) {
   std::vector<ArgBinding> args;
   for (cl_uint i = 0; i < ik.args.size(); ++i) {
     const passes::KernelArg& p = ik.args[i];
+    if (k.svmPointers.count(i))
+      throw TraceError("argument " + std::to_string(i) + " (" + p.name +
+                       ") is a shared virtual memory pointer (clSetKernelArgSVMPointer): cltrace traces buffer "
+                       "arguments only");
     if (p.isPointer && p.addressSpace == 3) {
       auto s = k.sizes.find(i);
       if (s == k.sizes.end()) throw TraceError("argument " + std::to_string(i) + " is not set");
@@ -996,6 +1020,7 @@ CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint numEntries, const _cl_icd_di
   dispatch.clLinkProgram = &linkProgram;
   dispatch.clCreateKernel = &createKernel;
   dispatch.clSetKernelArg = &setKernelArg;
+  dispatch.clSetKernelArgSVMPointer = &setKernelArgSVMPointer;
   dispatch.clEnqueueNDRangeKernel = &enqueueNDRangeKernel;
   dispatch.clEnqueueTask = &enqueueTask;
   dispatch.clCreateKernelsInProgram = &createKernelsInProgram;
