@@ -1,8 +1,10 @@
 // An ordinary OpenCL host program: builds kernel `k` from the source file it is given (with
 // the build options given, if any), launches it the number of times given (default once) on a
-// buffer of 128 floats, 64 work-items in one workgroup, and prints "done". Usage:
-// one_buffer_host SOURCE [OPTIONS [LAUNCHES]]. Used to test `cltrace wrap` on kernels the tests
-// write: one whose trace run hangs, one that cannot be instrumented.
+// buffer of 128 floats (0.37 (i + 1) - 5), 64 work-items in workgroups of the local size given
+// (default 64), and prints "done" and then the buffer's values, exactly (%a). Usage:
+// one_buffer_host SOURCE [OPTIONS [LAUNCHES [LOCAL_SIZE]]].
+// Used to test `cltrace wrap` on kernels the tests write: one whose trace run hangs, one that
+// cannot be instrumented, one built with -cl-fast-relaxed-math.
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
@@ -11,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #define CHECK(call)                                                         \
   do {                                                                      \
@@ -23,7 +26,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: one_buffer_host SOURCE [OPTIONS [LAUNCHES]]\n");
+    std::fprintf(stderr, "usage: one_buffer_host SOURCE [OPTIONS [LAUNCHES [LOCAL_SIZE]]]\n");
     return 2;
   }
   std::ifstream file(argv[1]);
@@ -35,6 +38,7 @@ int main(int argc, char** argv) {
   const char* text = source.c_str();
   const char* options = argc > 2 ? argv[2] : "";
   const int launches = argc > 3 ? std::atoi(argv[3]) : 1;
+  const size_t local = argc > 4 ? std::strtoul(argv[4], nullptr, 10) : 64;
   cl_platform_id platform;
   cl_device_id device;
   cl_int err;
@@ -49,13 +53,20 @@ int main(int argc, char** argv) {
   CHECK(clBuildProgram(program, 1, &device, options, nullptr, nullptr));
   cl_kernel kernel = clCreateKernel(program, "k", &err);
   CHECK(err);
-  cl_mem buffer = clCreateBuffer(context, CL_MEM_READ_WRITE, 128 * sizeof(float), nullptr, &err);
+  std::vector<float> values(128);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = 0.37f * float(i + 1) - 5.0f;
+  cl_mem buffer = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, values.size() * sizeof(float),
+                                 values.data(), &err);
   CHECK(err);
   CHECK(clSetKernelArg(kernel, 0, sizeof buffer, &buffer));
-  const size_t global = 64, local = 64;
+  const size_t global = 64;
   for (int i = 0; i < launches; ++i)
     CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr));
   CHECK(clFinish(queue));
   std::printf("done\n");
+  CHECK(clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, values.size() * sizeof(float), values.data(), 0, nullptr,
+                            nullptr));
+  for (float v : values) std::printf("%a ", static_cast<double>(v));
+  std::printf("\n");
   return 0;
 }

@@ -95,6 +95,15 @@ std::vector<uint64_t> fileOrder(const NDRange& r) {
   return order;
 }
 
+// Options that let the device's compiler trade exact results for speed, which it does
+// differently for the program's source than for the instrumented SPIR (PoCL's vectorised
+// -cl-fast-relaxed-math division and square root differ from its scalar ones by an ulp).
+bool hasApproximateMath(const std::string& buildOptions) {
+  for (const std::string& o : passes::splitOptions(buildOptions))
+    if (o == "-cl-fast-relaxed-math" || o == "-cl-unsafe-math-optimizations") return true;
+  return false;
+}
+
 }  // namespace
 
 std::optional<double> countRunLimitSeconds(const LaunchOptions& options, const passes::KernelReport& report) {
@@ -300,7 +309,11 @@ cl_program buildInstrumentedProgram(cl_context context, cl_device_id device,
 
 TracedKernel::TracedKernel(cl_context context, cl_device_id device,
                            passes::InstrumentedKernel kernel, const std::string& buildOptions)
-    : context_(context), device_(device), format_(programFormatOf(device)), kernel_(std::move(kernel)) {
+    : context_(context),
+      device_(device),
+      format_(programFormatOf(device)),
+      approximateMath_(hasApproximateMath(buildOptions)),
+      kernel_(std::move(kernel)) {
   clRetainContext(context_);
   try {
     cl_int err = CL_SUCCESS;

@@ -121,8 +121,10 @@ class TracedKernel {
   // for SPIR-V: the driver's IL path may contract floating-point operations differently from
   // its source path (llvm-spirv's reverse translation, as PoCL 4+ uses, drops llvm.fmuladd's
   // licence to fuse), so callers then set LaunchOptions::restoreAfterTrace and run the
-  // program's own kernel afterwards.
-  bool writesExactly() const { return format_ == ProgramFormat::Spir; }
+  // program's own kernel afterwards. False too under -cl-fast-relaxed-math and
+  // -cl-unsafe-math-optimizations, which the device's compiler applies differently to the
+  // program's source (vectorised across work-items) than to the instrumented kernel.
+  bool writesExactly() const { return format_ == ProgramFormat::Spir && !approximateMath_; }
 
   // Runs the launch traced and writes the trace file to `tracePath`. When it throws, every
   // buffer is as it was before the call.
@@ -161,6 +163,7 @@ class TracedKernel {
   cl_context context_;
   cl_device_id device_;
   ProgramFormat format_;
+  bool approximateMath_;  // built with options that license approximate results (writesExactly)
   uint16_t launchTag_ = 0;  // 1..65535, the last launch's (see kDiagLaunchTagShift)
   passes::InstrumentedKernel kernel_;
   cl_program countProgram_ = nullptr, traceProgram_ = nullptr;
