@@ -173,6 +173,7 @@ class KernelInstrumenter {
     if (!f) return nullptr;
     for (auto& uses : argumentUses)
       for (auto [v, argNo] : uses) *v = f->getArg(argNo);
+    report.callsPrintf = !printfCalls(*f).empty();
     if (mode_ == Mode::Count) {
       instrumentCount(*f, report.originalArgs);
       report.countRunWritesBuffers = countRunWritesBuffers_;

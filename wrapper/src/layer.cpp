@@ -722,12 +722,14 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
     // The buffers are put back and the program's launch then runs as it asked when the trace
     // run's writes may differ from it: with a NULL local size (the trace uses cltrace's choice,
     // the program's kernel the driver's, and get_local_size may reach its results), and on
-    // devices where they are not exact (SPIR-V; see TracedKernel::writesExactly).
+    // devices where they are not exact (SPIR-V; see TracedKernel::writesExactly). So too for a
+    // kernel that prints: its output then comes from the program's launch, once, even when the
+    // trace fails after the trace run (which would have printed, and the launch again).
     LaunchOptions options;
     options.traceBufferBytes = s.settings.traceBufferBytes;
     options.runLimitSeconds = static_cast<double>(s.settings.traceTimeoutSeconds);
     options.traceRunPrints = !in;  // on a stand-in device the program's launch runs (and prints) after
-    options.restoreAfterTrace = !in && (!local || !tk.writesExactly());
+    options.restoreAfterTrace = !in && (!local || !tk.writesExactly() || tk.instrumented().report.callsPrintf);
     const bool inPlace = !in && !options.restoreAfterTrace;
     if (inPlace) options.traceRunEvent = event;
     LaunchResult r = tk.launch(in ? in->queue : queue, args, range, path, options);

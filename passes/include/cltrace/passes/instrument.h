@@ -55,6 +55,8 @@ struct KernelReport {
   // out every store to global memory (count_slicing.h), so that the buffers need no restoring
   // after the count run.
   bool countRunWritesBuffers = true;
+  // Whether the kernel calls printf (only the trace run's calls can print, when the host asks).
+  bool callsPrintf = false;
 };
 // The shapes of a kernel's instructions, indexed by id (for UnitRecordDecoder).
 std::vector<InstructionShape> instructionShapes(const KernelReport& report);

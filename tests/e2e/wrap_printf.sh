@@ -1,0 +1,25 @@
+# A kernel that prints, under `cltrace wrap`: its lines appear once, as without wrap, whether
+# the launch is traced or its trace cannot be written after the trace run (the path is a
+# directory), where the trace run and then the program's own launch both printed.
+source "$(dirname "$0")/lib.sh"
+cat > "$work/pf.cl" <<'CL'
+__kernel void k(__global float* a) {
+  size_t i = get_global_id(0);
+  if (i < 4) printf("wi %d\n", (int)i);
+  a[i] += 1;
+}
+CL
+plain=$("$ONE_BUFFER_HOST" "$work/pf.cl" "" 2 16) || fail "alone: $plain"
+[ "$(echo "$plain" | grep -c '^wi ')" -eq 8 ] || fail "alone: $plain"
+wrapped=$("$CLTRACE" wrap --out "$work/t" -- "$ONE_BUFFER_HOST" "$work/pf.cl" "" 2 16 2>"$work/err") ||
+  fail "wrapped: $(cat "$work/err")"
+[ "$plain" = "$wrapped" ] || fail "traced: output differs: $wrapped (alone: $plain)"
+[ "$(cut -f1,2 "$work/t/launches.tsv" | tr '\t\n' ': ')" = "0:k 1:k " ] || fail "launches: $(cat "$work/t/launches.tsv")"
+echo "ok: a printing kernel's lines appear once when traced"
+mkdir -p "$work/u/k-0.cltrace"
+wrapped=$("$CLTRACE" wrap --out "$work/u" -- "$ONE_BUFFER_HOST" "$work/pf.cl" "" 2 16 2>"$work/err") ||
+  fail "wrapped: $(cat "$work/err")"
+[ "$plain" = "$wrapped" ] || fail "trace not written: output differs: $wrapped (alone: $plain)"
+grep -F "could not trace k launch 0: $work/u/k-0.cltrace: cannot create: Is a directory" "$work/err" >/dev/null ||
+  fail "no reason: $(cat "$work/err")"
+echo "ok: and once when its trace cannot be written"
