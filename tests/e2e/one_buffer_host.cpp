@@ -1,18 +1,22 @@
 // An ordinary OpenCL host program: builds kernel `k` from the source file it is given (with
 // the build options given, if any), launches it the number of times given (default once) on a
 // buffer of 128 floats (0.37 (i + 1) - 5), 64 work-items in workgroups of the local size given
-// (default 64), and prints "done" and then the buffer's values, exactly (%a). Usage:
+// (default 64), and prints "done" and then the buffer's values, exactly (%a); then it lets go of
+// everything and says whether the context's destructor callback ran. Usage:
 // one_buffer_host SOURCE [OPTIONS [LAUNCHES [LOCAL_SIZE]]].
 // Used to test `cltrace wrap` on kernels the tests write: one whose trace run hangs, one that
 // cannot be instrumented, one built with -cl-fast-relaxed-math.
-#define CL_TARGET_OPENCL_VERSION 120
+#define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #define CHECK(call)                                                         \
@@ -23,6 +27,9 @@
       return 1;                                                             \
     }                                                                       \
   } while (0)
+
+std::atomic<bool> contextDestroyed{false};
+void CL_CALLBACK noteContextDestroyed(cl_context, void*) { contextDestroyed = true; }
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -46,6 +53,7 @@ int main(int argc, char** argv) {
   CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr));
   cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
   CHECK(err);
+  CHECK(clSetContextDestructorCallback(context, noteContextDestroyed, nullptr));
   cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
   CHECK(err);
   cl_program program = clCreateProgramWithSource(context, 1, &text, nullptr, &err);
@@ -68,5 +76,12 @@ int main(int argc, char** argv) {
                             nullptr));
   for (float v : values) std::printf("%a ", static_cast<double>(v));
   std::printf("\n");
+  CHECK(clReleaseMemObject(buffer));
+  CHECK(clReleaseKernel(kernel));
+  CHECK(clReleaseProgram(program));
+  CHECK(clReleaseCommandQueue(queue));
+  CHECK(clReleaseContext(context));
+  for (int i = 0; i < 500 && !contextDestroyed; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::printf(contextDestroyed ? "context destroyed\n" : "context kept\n");
   return 0;
 }

@@ -179,6 +179,10 @@ struct State {
   // refused kernel in a loop of a thousand launches cost a thousand instrumentations) with the
   // passes' warnings and the compiler's message said again each time.
   std::map<std::string, uint64_t> failedAt;
+  // The program's own references to the contexts it made. When it lets go of its last one, the
+  // traced kernels kept in that context (which hold it) are let go too, so that the context
+  // goes when the program's other objects in it do, and its destructor callbacks run.
+  std::map<cl_context, uint32_t> contextReferences;
   // User events the program has created and not yet completed: a launch queued behind one
   // cannot be traced (tracing waits for the queue, the program completes the event later).
   std::set<cl_event> pendingUserEvents;
@@ -901,6 +905,56 @@ void forgetProgramIfUnused(State& s, cl_program program) {
   trimOrphans(s);
 }
 
+cl_context CL_API_CALL createContext(const cl_context_properties* properties, cl_uint numDevices,
+                                     const cl_device_id* devices,
+                                     void(CL_CALLBACK* notify)(const char*, const void*, size_t, void*),
+                                     void* data, cl_int* err) {
+  cl_context c = target->clCreateContext(properties, numDevices, devices, notify, data, err);
+  if (c && !insideLayer) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    state().contextReferences[c] = 1;
+  }
+  return c;
+}
+
+cl_context CL_API_CALL createContextFromType(const cl_context_properties* properties, cl_device_type type,
+                                             void(CL_CALLBACK* notify)(const char*, const void*, size_t, void*),
+                                             void* data, cl_int* err) {
+  cl_context c = target->clCreateContextFromType(properties, type, notify, data, err);
+  if (c && !insideLayer) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    state().contextReferences[c] = 1;
+  }
+  return c;
+}
+
+cl_int CL_API_CALL retainContext(cl_context context) {
+  cl_int err = target->clRetainContext(context);
+  if (err == CL_SUCCESS && !insideLayer) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    auto c = state().contextReferences.find(context);
+    if (c != state().contextReferences.end()) ++c->second;
+  }
+  return err;
+}
+
+cl_int CL_API_CALL releaseContext(cl_context context) {
+  if (!insideLayer) {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto c = s.contextReferences.find(context);
+    if (c != s.contextReferences.end() && --c->second == 0) {
+      s.contextReferences.erase(c);
+      for (auto it = s.traced.begin(); it != s.traced.end();) {
+        auto next = std::next(it);
+        if (it->second.context == context) releaseTraced(s, it);
+        it = next;
+      }
+    }
+  }
+  return target->clReleaseContext(context);
+}
+
 cl_int CL_API_CALL retainProgram(cl_program program) {
   cl_int err = target->clRetainProgram(program);
   if (err == CL_SUCCESS && !insideLayer) {
@@ -1027,6 +1081,10 @@ CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint numEntries, const _cl_icd_di
   dispatch.clEnqueueTask = &enqueueTask;
   dispatch.clCreateKernelsInProgram = &createKernelsInProgram;
   dispatch.clCloneKernel = &cloneKernel;
+  dispatch.clCreateContext = &createContext;
+  dispatch.clCreateContextFromType = &createContextFromType;
+  dispatch.clRetainContext = &retainContext;
+  dispatch.clReleaseContext = &releaseContext;
   dispatch.clRetainProgram = &retainProgram;
   dispatch.clReleaseProgram = &releaseProgram;
   dispatch.clRetainKernel = &retainKernel;
