@@ -344,11 +344,15 @@ int main() {
   const int one = 1;
   CHECK(clSetKernelArg(bump, 0, sizeof bumped, &bumped));
   CHECK(clSetKernelArg(bump, 1, sizeof one, &one));
+  // All six launches are enqueued before their callbacks are set: rusticl (Mesa 22.3) runs
+  // callbacks on its queue thread, and one that sets arguments while this thread enqueues a
+  // launch of the same program panicked there now and then ("already borrowed", kernel.rs:303),
+  // with or without cltrace.
+  cl_event bumps[6];
+  for (cl_event& e : bumps) CHECK(clEnqueueNDRangeKernel(q, bump, 1, nullptr, &global, &local, 0, nullptr, &e));
   for (intptr_t r = 0; r < 6; ++r) {
-    cl_event e;
-    CHECK(clEnqueueNDRangeKernel(q, bump, 1, nullptr, &global, &local, 0, nullptr, &e));
-    CHECK(clSetEventCallback(e, CL_COMPLETE, onBumped, reinterpret_cast<void*>(r)));
-    CHECK(clReleaseEvent(e));
+    CHECK(clSetEventCallback(bumps[r], CL_COMPLETE, onBumped, reinterpret_cast<void*>(r)));
+    CHECK(clReleaseEvent(bumps[r]));
   }
   CHECK(clFinish(q));
   // Callbacks may still be running once the queue is finished.
