@@ -31,10 +31,13 @@ done
 "$CLTRACE" dump "$work/t/scale-2.cltrace" --limit 3 | tr '\n' '|' |
   grep -q "load instr 0 addr 0x100 size 4 .*constant_load instr 1 addr 0x0 size 4 .*store instr 2 addr 0x100 size 4" ||
   fail "scale: $("$CLTRACE" dump "$work/t/scale-2.cltrace" --limit 3)"
-# A sub-buffer (int 128 on) and its parent: work-item 0 reads whole[0] at 0 and whole[128],
-# which lies in the sub-buffer, at the sub-buffer's region (0x1000), where it stores part[0].
+# A sub-buffer (int 128 on, 1024 bytes) inside its parent (4096 bytes): one region, the parent's,
+# with the sub-buffer at its offset, 0x200. Work-item 0 reads whole[0] at 0 and whole[128], the
+# sub-buffer's first int, at 0x200, where it stores part[0].
+"$CLTRACE" dump "$work/t/overlap-9.cltrace" | grep -F "arg 1 part: base 0x200 size 1024" >/dev/null ||
+  fail "overlap layout: $("$CLTRACE" dump "$work/t/overlap-9.cltrace" --limit 0)"
 "$CLTRACE" dump "$work/t/overlap-9.cltrace" --limit 3 | tr '\n' '|' |
-  grep -q "load instr 0 addr 0x0 size 4 .*load instr 1 addr 0x1000 size 4 .*store instr 2 addr 0x1000 size 4" ||
+  grep -q "load instr 0 addr 0x0 size 4 .*load instr 1 addr 0x200 size 4 .*store instr 2 addr 0x200 size 4" ||
   fail "overlap: $("$CLTRACE" dump "$work/t/overlap-9.cltrace" --limit 3)"
 grep -q "cannot trace fill launch 6: the program has user events it has not completed yet" "$work/err" ||
   fail "user event: $(cat "$work/err")"

@@ -479,20 +479,53 @@ TraceError didNotRun(const char* run, uint64_t n, uint64_t items, uint64_t first
                     "Nothing was traced and the buffers are as before the launch");
 }
 
+// Where a sub-buffer lies (CL_MEM_ASSOCIATED_MEMOBJECT, CL_MEM_OFFSET) and how large the buffer
+// it was made in is.
+struct SubBufferPlace {
+  cl_mem parent = nullptr;
+  uint64_t offset = 0, parentSize = 0;
+};
+
+// The places of the sub-buffers among the buffer arguments.
+std::map<cl_mem, SubBufferPlace> subBufferPlacesOf(const std::vector<ArgBinding>& args) {
+  std::map<cl_mem, SubBufferPlace> places;
+  for (const ArgBinding& a : args) {
+    if (a.kind != ArgBinding::Kind::Buffer || places.count(a.buffer)) continue;
+    cl_mem parent = nullptr;
+    check(clGetMemObjectInfo(a.buffer, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, nullptr),
+          "clGetMemObjectInfo");
+    if (!parent) continue;
+    size_t offset = 0, parentSize = 0;
+    check(clGetMemObjectInfo(a.buffer, CL_MEM_OFFSET, sizeof offset, &offset, nullptr), "clGetMemObjectInfo");
+    check(clGetMemObjectInfo(parent, CL_MEM_SIZE, sizeof parentSize, &parentSize, nullptr), "clGetMemObjectInfo");
+    places[a.buffer] = {parent, offset, parentSize};
+  }
+  return places;
+}
+
 // Each argument's base in the trace's virtual layout (0 for non-buffers): buffers in argument
 // order, each at the next multiple of the alignment after the one before; an argument repeating
-// a buffer shares its base. Throws TraceError where a buffer would not end below 2^64: its base
-// would wrap around onto the buffers before it.
+// a buffer shares its base. Buffers that share memory on the device (a sub-buffer and its
+// parent, or two sub-buffers of one parent) lie in one region the size of the parent, each at
+// its offset in it, so that the trace's addresses overlap where the device's do and the parent's
+// bytes stay contiguous; a lone sub-buffer is a buffer of its own. Throws TraceError where a
+// region would not end below 2^64: its base would wrap around onto the buffers before it.
 std::vector<uint64_t> virtualBases(const std::vector<ArgBinding>& args, const std::vector<passes::KernelArg>& params,
-                                   const std::map<cl_mem, uint64_t>& sizes, uint64_t alignment) {
+                                   const std::map<cl_mem, uint64_t>& sizes,
+                                   const std::map<cl_mem, SubBufferPlace>& subBuffers, uint64_t alignment) {
+  auto rootOf = [&](cl_mem m) {
+    auto p = subBuffers.find(m);
+    return p == subBuffers.end() ? m : p->second.parent;
+  };
+  std::map<cl_mem, std::set<cl_mem>> sharing;  // root buffer -> the argument buffers in it
+  for (const ArgBinding& a : args)
+    if (a.kind == ArgBinding::Kind::Buffer) sharing[rootOf(a.buffer)].insert(a.buffer);
   std::vector<uint64_t> bases(args.size(), 0);
-  std::map<cl_mem, uint64_t> placed;
-  uint64_t next = 0;  // the first byte after the buffers placed so far
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].kind != ArgBinding::Kind::Buffer) continue;
-    auto [it, fresh] = placed.emplace(args[i].buffer, 0);
+  std::map<cl_mem, uint64_t> placed;  // regions: argument buffers, and roots shared by several
+  uint64_t next = 0;                  // the first byte after the regions placed so far
+  auto place = [&](cl_mem region, uint64_t size, size_t i) {
+    auto [it, fresh] = placed.emplace(region, 0);
     if (fresh) {
-      const uint64_t size = sizes.at(args[i].buffer);
       uint64_t base = 0, end = 0;
       if (!alignUp(next, alignment, &base) || __builtin_add_overflow(base, size, &end))
         throw TraceError("buffer argument " + std::to_string(i) + " (" + params[i].type + " " + params[i].name +
@@ -501,7 +534,19 @@ std::vector<uint64_t> virtualBases(const std::vector<ArgBinding>& args, const st
       it->second = base;
       next = end;
     }
-    bases[i] = it->second;
+    return it->second;
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind != ArgBinding::Kind::Buffer) continue;
+    const cl_mem buffer = args[i].buffer;
+    const cl_mem root = rootOf(buffer);
+    if (sharing.at(root).size() < 2) {
+      bases[i] = place(buffer, sizes.at(buffer), i);
+      continue;
+    }
+    auto sub = subBuffers.find(buffer);
+    const uint64_t rootSize = sub == subBuffers.end() ? sizes.at(buffer) : sub->second.parentSize;
+    bases[i] = place(root, rootSize, i) + (sub == subBuffers.end() ? 0 : sub->second.offset);
   }
   return bases;
 }
@@ -939,7 +984,8 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   LaunchResult result;
   const std::map<cl_mem, uint64_t> bufferSizes = bufferSizesOf(args);
   // The layout, made now so that one past 2^64 is refused before any run.
-  const std::vector<uint64_t> bases = virtualBases(args, kernel_.args, bufferSizes, options.alignment);
+  const std::vector<uint64_t> bases =
+      virtualBases(args, kernel_.args, bufferSizes, subBufferPlacesOf(args), options.alignment);
   std::vector<cl_mem> writable;
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i].kind == ArgBinding::Kind::Buffer && kernel_.args[i].addressSpace == 1 &&
