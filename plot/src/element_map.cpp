@@ -11,13 +11,20 @@ ElementMap::ElementMap(const std::vector<TraceBuffer>& buffers, uint32_t element
   std::vector<const TraceBuffer*> sorted;
   for (const TraceBuffer& b : buffers)
     if (b.size > 0) sorted.push_back(&b);
+  // By base, the larger first where two start together, so that a parent comes before the
+  // sub-buffers inside it.
   std::stable_sort(sorted.begin(), sorted.end(), [](const TraceBuffer* a, const TraceBuffer* b) {
-    return a->virtualBase < b->virtualBase;
+    return a->virtualBase != b->virtualBase ? a->virtualBase < b->virtualBase : a->size > b->size;
   });
   for (const TraceBuffer* b : sorted) {
     if (!buffers_.empty() && buffers_.back().virtualBase == b->virtualBase &&
         buffers_.back().size == b->size) {
       buffers_.back().name += "/" + b->name;  // one buffer bound to two arguments
+      continue;
+    }
+    if (!buffers_.empty() && b->virtualBase - buffers_.back().virtualBase < buffers_.back().size &&
+        b->size <= buffers_.back().size - (b->virtualBase - buffers_.back().virtualBase)) {
+      buffers_.back().name += " (holding " + b->name + ")";  // a sub-buffer inside its parent
       continue;
     }
     StackedBuffer s;

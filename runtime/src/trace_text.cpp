@@ -63,7 +63,9 @@ void printRecord(const Record& r, uint64_t workItem, const NDRange& range, std::
       accessKindName(kindOf(r)), r.instruction, r.address, r.size, r.flags, iterationsText(r));
 }
 
-// Finds the buffer whose virtual range holds an address.
+// Finds the buffer whose virtual range holds an address. Where ranges overlap (a sub-buffer
+// inside its parent), the one starting last at or below the address that holds it: the
+// sub-buffer inside it, the parent past its end.
 class BufferMap {
  public:
   explicit BufferMap(const std::vector<TraceBuffer>& buffers) {
@@ -74,10 +76,12 @@ class BufferMap {
   // Index into the buffer table, or -1 when no buffer holds the address.
   long find(uint64_t address, const std::vector<TraceBuffer>& buffers) const {
     auto it = std::upper_bound(byBase_.begin(), byBase_.end(), std::make_pair(address, ~size_t{0}));
-    if (it == byBase_.begin()) return -1;
-    --it;
-    const TraceBuffer& b = buffers[it->second];
-    return address - b.virtualBase < b.size ? static_cast<long>(it->second) : -1;
+    while (it != byBase_.begin()) {
+      --it;
+      const TraceBuffer& b = buffers[it->second];
+      if (address - b.virtualBase < b.size) return static_cast<long>(it->second);
+    }
+    return -1;
   }
 
  private:

@@ -156,6 +156,25 @@ TEST(ElementMap, ElementSizeRoundsUpAndDuplicatesMerge) {
   EXPECT_THROW(ElementMap(b, 0), std::invalid_argument);
 }
 
+TEST(ElementMap, ASubBufferInsideItsParentIsPartOfIt) {
+  // whole [0x1000, 0x1040) holds part [0x1010, 0x1020) (listed first); b follows.
+  std::vector<TraceBuffer> b = twoBuffers();  // {b, a}
+  TraceBuffer part = b[1];
+  part.name = "part";
+  part.virtualBase = kA + 16;
+  part.size = 16;
+  b[1].name = "whole";
+  b[1].size = 64;
+  b.insert(b.begin(), part);
+  ElementMap map(b);
+  ASSERT_EQ(map.buffers().size(), 2u);
+  EXPECT_EQ(map.buffers()[0].name, "whole (holding part)");
+  EXPECT_EQ(map.buffers()[0].elements, 16u);
+  EXPECT_EQ(map.elementOf(kA + 16), 4u);  // part's first element is whole's fifth
+  EXPECT_EQ(map.elementOf(kA + 60), 15u);  // past part's end, still whole's
+  EXPECT_EQ(map.buffers()[1].start, 16u);
+}
+
 TEST(Raster, BinsAreExact) {
   Raster r(3, 5, 16, 16);
   // bin x = floor(x * 3 / 16): 0..5 -> 0, 6..10 -> 1, 11..15 -> 2

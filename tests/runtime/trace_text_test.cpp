@@ -96,6 +96,32 @@ TEST_F(TraceTextTest, StatsCountKindsInstructionsAndBuffers) {
             "  outside                            1\n");
 }
 
+TEST_F(TraceTextTest, StatsCountAnAccessInAParentPastItsSubBufferForTheParent) {
+  // whole [0, 0x1000) holds part [0x200, 0x600), as a sub-buffer at offset 512 lies.
+  TraceHeader h = sampleHeader(false);
+  h.buffers = {{0, "whole", 0x1000, 0}, {1, "part", 0x400, 0x200}};
+  h.range.dims = 1;
+  h.range.global = {4, 1, 1};
+  h.range.local = {4, 1, 1};
+  h.range.offset = {0, 0, 0};
+  h.workItemCount = 4;
+  h.recordCount = 4;
+  using K = AccessKind;
+  writeTrace(file("o.trace"), h,
+             {{makeRecord(K::Load, 0, 0x0, 4)},      // whole, before part
+              {makeRecord(K::Load, 0, 0x200, 4)},    // part (inside both: the sub-buffer)
+              {makeRecord(K::Load, 0, 0x700, 4)},    // whole, past part's end
+              {makeRecord(K::Load, 0, 0x1000, 4)}});  // neither
+  const std::string text =
+      printed(file("o.trace"), [](TraceReader& r, std::FILE* out) { printTraceStats(r, out); });
+  EXPECT_NE(text.find("by buffer (memory accesses):\n"
+                      "  arg 0 whole                        2\n"
+                      "  arg 1 part                         1\n"
+                      "  outside                            1\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST_F(TraceTextTest, StatsReportACorruptFile) {
   writeSample(file("t.trace"), true);
   std::string bytes = readBytes(file("t.trace"));

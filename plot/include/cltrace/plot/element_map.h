@@ -6,7 +6,8 @@
 // the previous one ends (the gaps of the virtual layout are dropped). An address `a` inside
 // buffer i maps to start_i + (a - virtualBase_i) / elementSize. Buffer table entries with the
 // same base and size (one buffer bound to two arguments) are one buffer; their names are joined
-// with '/'. Empty buffers take no room.
+// with '/'. A buffer inside another (a sub-buffer inside its parent) takes no room of its own:
+// its addresses are the parent's, named "parent (holding sub)". Empty buffers take no room.
 #pragma once
 
 #include <cstdint>
