@@ -243,6 +243,7 @@ int main(int argc, char** argv) {
   cl_program mp = build(
       "__kernel void macros(__global int* x) { int v = 0;\n"
       "#ifdef cl_khr_fp16\n v |= 1;\n#endif\n#ifdef cl_khr_fp64\n v |= 2;\n#endif\n"
+      "#ifdef cl_khr_spir\n v |= 4;\n#endif\n"
       "#ifdef __OPENCL_VERSION__\n v |= __OPENCL_VERSION__ << 4;\n#endif\n x[get_global_id(0)] = v; }",
       "");
   report("device macros " + std::to_string(launch<int>(kernel(mp, "macros"), buffer(4 * sizeof(int), nullptr), 4)[0]),

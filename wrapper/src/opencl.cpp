@@ -41,6 +41,15 @@ void check(cl_int code, const char* what) {
   if (code != CL_SUCCESS) throw OpenCLError(what, code);
 }
 
+namespace {
+
+bool isIdentifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+}  // namespace
+
 std::vector<std::string> withDeviceMacros(cl_device_id device, const std::vector<std::string>& programOptions) {
   if (!device) return programOptions;
   std::vector<std::string> options;
@@ -53,6 +62,9 @@ std::vector<std::string> withDeviceMacros(cl_device_id device, const std::vector
   std::istringstream words(deviceString(device, CL_DEVICE_EXTENSIONS));
   for (std::string name; words >> name;) {
     extensions += ",+" + name;
+    // clang defines the macros of the extensions it knows; the others (cl_khr_spir,
+    // cl_khr_command_buffer, ...) the device's compiler defines too.
+    if (isIdentifier(name)) options.push_back("-D" + name + "=1");
     // OpenCL C 3.0 wants each extension's feature set alike (clang refuses the compile else).
     if (name == "cl_khr_fp64") extensions += ",+__opencl_c_fp64";
     if (name == "cl_khr_3d_image_writes") extensions += ",+__opencl_c_3d_image_writes";
