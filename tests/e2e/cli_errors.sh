@@ -10,6 +10,11 @@ expect_error "no kernel named 'nope'; kernels in this program: mm" "$CLTRACE" in
 expect_error "local size 5 does not divide global size 64 in dimension 0" \
   "$CLTRACE" run "$mm" --global 64,64 --local 5,16 -o "$work/t"
 expect_error "global size is zero in dimension 0" "$CLTRACE" run "$mm" --global 0,64 --local 1,16 -o "$work/t"
+# Work-groups past PoCL's limits (4096 work-items, 4096 per dimension): which limit, by name.
+expect_error "the local size 8192 in dimension 0 is more than the device's 4096 (CL_DEVICE_MAX_WORK_ITEM_SIZES)" \
+  "$CLTRACE" run "$KERNELS/vadd.cl" --global 8192 --local 8192 -o "$work/t"
+expect_error "work-groups of 8192 work-items are more than the device runs this kernel with: at most 4096 (CL_KERNEL_WORK_GROUP_SIZE, the device's maximum)" \
+  "$CLTRACE" run "$mm" --global 128,128 --local 64,128 -o "$work/t"
 # A buffer smaller than the kernel reads: N = 64 but only 16 elements.
 expect_error "16 work-items access memory outside their buffers; the first, work-item 0 (linear global id), at instruction 0" \
   "$CLTRACE" run "$mm" --global 4,4 --local 4,4 --arg buffer:float:16 --arg buffer:float:16 \

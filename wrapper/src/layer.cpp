@@ -364,7 +364,7 @@ cl_kernel CL_API_CALL createKernel(cl_program program, const char* name, cl_int*
   cl_kernel k = target->clCreateKernel(program, name, err);
   if (k && !insideLayer) {
     std::lock_guard<std::mutex> lock(state().mutex);
-    state().kernels[k] = KernelInfo{program, name, {}, {}, {}};
+    state().kernels[k] = KernelInfo{program, name, {}, {}, {}, {}};
   }
   return k;
 }
@@ -863,7 +863,7 @@ cl_int CL_API_CALL createKernelsInProgram(cl_program program, cl_uint n, cl_kern
       std::string name(size, '\0');
       if (clGetKernelInfo(kernels[i], CL_KERNEL_FUNCTION_NAME, size, name.data(), nullptr) != CL_SUCCESS) continue;
       while (!name.empty() && name.back() == '\0') name.pop_back();
-      state().kernels[kernels[i]] = KernelInfo{program, name, {}, {}, {}};
+      state().kernels[kernels[i]] = KernelInfo{program, name, {}, {}, {}, {}};
     }
   }
   return err;

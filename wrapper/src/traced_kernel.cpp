@@ -691,6 +691,7 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
   setOriginalArgs(countKernel_, args);
   requireLocalMemory(args);
   requireCompiledLocalSize(range);
+  requireDeviceWorkGroupLimits(range);
   check(clSetKernelArg(countKernel_, argCount, sizeof(cl_mem), &countBuf), "clSetKernelArg (counts)");
   check(clSetKernelArg(countKernel_, argCount + 1, sizeof(cl_mem), &boundsBuf.mem), "clSetKernelArg (bounds)");
   const auto kernelStart = Clock::now();
@@ -761,6 +762,33 @@ void TracedKernel::requireCompiledLocalSize(const NDRange& range) const {
   throw TraceError("the kernel requires work-groups of " + sizes([&](uint32_t d) { return uint64_t(required[d]); }) +
                    " (its reqd_work_group_size attribute); the launch's local size is " +
                    sizes([&](uint32_t d) { return range.local[d]; }));
+}
+
+void TracedKernel::requireDeviceWorkGroupLimits(const NDRange& range) const {
+  // The driver's CL_INVALID_WORK_GROUP_SIZE / CL_INVALID_WORK_ITEM_SIZE would not say which
+  // limit the launch passes.
+  size_t itemSizes[3] = {0, 0, 0};
+  const uint32_t dims = std::min<uint32_t>(range.dims, 3);
+  if (clGetDeviceInfo(device_, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof itemSizes, itemSizes, nullptr) == CL_SUCCESS)
+    for (uint32_t d = 0; d < dims; ++d)
+      if (itemSizes[d] != 0 && range.local[d] > itemSizes[d])
+        throw TraceError("the local size " + std::to_string(range.local[d]) + " in dimension " + std::to_string(d) +
+                         " is more than the device's " + std::to_string(itemSizes[d]) +
+                         " (CL_DEVICE_MAX_WORK_ITEM_SIZES)");
+  uint64_t items = 1;
+  for (uint32_t d = 0; d < dims; ++d) items *= range.local[d];
+  size_t kernelMax = 0;
+  for (cl_kernel k : {countKernel_, traceKernel_}) {
+    if (clGetKernelWorkGroupInfo(k, device_, CL_KERNEL_WORK_GROUP_SIZE, sizeof kernelMax, &kernelMax, nullptr) !=
+            CL_SUCCESS ||
+        kernelMax == 0 || items <= kernelMax)
+      continue;
+    size_t deviceMax = 0;
+    clGetDeviceInfo(device_, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof deviceMax, &deviceMax, nullptr);
+    throw TraceError("work-groups of " + std::to_string(items) + " work-items are more than the device runs this kernel "
+                     "with: at most " + std::to_string(kernelMax) + " (CL_KERNEL_WORK_GROUP_SIZE" +
+                     (kernelMax == deviceMax ? ", the device's maximum" : "") + ")");
+  }
 }
 
 void TracedKernel::requireLocalMemory(const std::vector<ArgBinding>& args) const {

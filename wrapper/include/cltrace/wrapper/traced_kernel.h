@@ -150,6 +150,8 @@ class TracedKernel {
   TraceHeader headerFor(const NDRange& range, const LaunchOptions& options) const;
   // Throws TraceError when the kernel's reqd_work_group_size is not the launch's local size.
   void requireCompiledLocalSize(const NDRange& range) const;
+  // Throws TraceError when the local size passes the device's limits for the kernel.
+  void requireDeviceWorkGroupLimits(const NDRange& range) const;
   // Throws TraceError when the launch needs more local memory than the device has.
   void requireLocalMemory(const std::vector<ArgBinding>& args) const;
   // `layoutBases`: each argument's base in the trace's layout (0 for non-buffers).
