@@ -1,5 +1,7 @@
 #include "cltrace/passes/instrument.h"
 
+#include <llvm/ADT/PostOrderIterator.h>
+#include <llvm/Analysis/CFG.h>
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/DerivedTypes.h>
@@ -242,6 +244,13 @@ class KernelInstrumenter {
                                 std::to_string(report.maxDepth) + " deep; records keep the " +
                                 std::to_string(kMaxLoopDepth) +
                                 " outermost iteration counters and are flagged truncated");
+    // A cycle entered in two places (a goto into a loop) is no loop to LoopInfo: its accesses
+    // get no iteration counter, so nothing keeps their iterations apart in a warp step.
+    ReversePostOrderTraversal<const Function*> order(&kernel_);
+    if (containsIrreducibleCFG<const BasicBlock*>(order, *loopInfo_))
+      report.warnings.push_back("kernel '" + report.name + "': a loop is entered in more than one place (a goto "
+                                "into it); its accesses carry no iteration counters, so the warp scheduler "
+                                "may put different iterations of the work-items into one step");
     for (size_t i = 0; i < accesses_.size(); ++i) {
       const Access& a = accesses_[i];
       report.accesses.push_back({a.id, a.kind, a.staticSize, a.flags, static_cast<uint32_t>(a.loops.size()),
