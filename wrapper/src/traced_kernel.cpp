@@ -730,11 +730,21 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
     uint64_t inst = (firstOutsideDiag >> kDiagFirstOutsideShift) - 1;
     std::string text = instructionText(inst);
     if (!text.empty()) text = " (" + text + ")";
+    // The argument the pointer derives from, when the trace pass knows it: the access lies
+    // outside that buffer, wherever else it may lie.
+    std::string through, question = "Is a buffer smaller than the kernel reads or writes?";
+    for (const passes::AccessInfo& a : kernel_.report.accesses)
+      if (a.id == inst && a.bufferArgument >= 0 && static_cast<size_t>(a.bufferArgument) < kernel_.args.size()) {
+        const passes::KernelArg& p = kernel_.args[static_cast<size_t>(a.bufferArgument)];
+        through = ", through a pointer into argument " + std::to_string(a.bufferArgument) + " (" + p.name + ")";
+        question = "Is that buffer smaller than the kernel reads or writes, or does the pointer reach past it (into "
+                   "another buffer, say, which OpenCL leaves undefined)?";
+      }
     throw TraceError(std::to_string(outsideItems) + (outsideItems == 1 ? " work-item accesses" : " work-items access") +
                      " memory outside their buffers; "
                      "the first, work-item " + std::to_string(firstOutside) + " (linear global id), at instruction " +
-                     std::to_string(inst) + text + ". Is a buffer smaller than the kernel reads or writes? "
-                     "Nothing was traced and the buffers are as before the launch");
+                     std::to_string(inst) + text + through + ". " + question +
+                     " Nothing was traced and the buffers are as before the launch");
   }
   if (truncated)
     result.warnings.push_back(std::to_string(truncated) + " work-items made accesses in loops nested deeper than " +
