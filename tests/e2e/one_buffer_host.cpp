@@ -19,14 +19,7 @@
 #include <thread>
 #include <vector>
 
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    cl_int e_ = (call);                                                     \
-    if (e_ != CL_SUCCESS) {                                                 \
-      std::fprintf(stderr, "%s failed: %d\n", #call, static_cast<int>(e_)); \
-      return 1;                                                             \
-    }                                                                       \
-  } while (0)
+#include "host_check.h"
 
 std::atomic<bool> contextDestroyed{false};
 void CL_CALLBACK noteContextDestroyed(cl_context, void*) { contextDestroyed = true; }
@@ -54,7 +47,7 @@ int main(int argc, char** argv) {
   cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
   CHECK(err);
   CHECK(clSetContextDestructorCallback(context, noteContextDestroyed, nullptr));
-  cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
+  cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
   CHECK(err);
   cl_program program = clCreateProgramWithSource(context, 1, &text, nullptr, &err);
   CHECK(err);

@@ -9,16 +9,9 @@
 #include <cstdio>
 #include <vector>
 
-static const char* kSource = "__kernel void add(__global int* x, int v) { x[get_global_id(0)] += v; }";
+#include "host_check.h"
 
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    cl_int e_ = (call);                                                     \
-    if (e_ != CL_SUCCESS) {                                                 \
-      std::fprintf(stderr, "%s failed: %d\n", #call, static_cast<int>(e_)); \
-      return 1;                                                             \
-    }                                                                       \
-  } while (0)
+static const char* kSource = "__kernel void add(__global int* x, int v) { x[get_global_id(0)] += v; }";
 
 int main() {
   cl_platform_id platform;
