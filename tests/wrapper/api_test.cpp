@@ -3,6 +3,10 @@
 // A host program may set its own OpenCL target version before cltrace's headers; they keep it.
 #define CL_TARGET_OPENCL_VERSION 120
 #include "cltrace/wrapper/api.h"
+
+#include <fstream>
+#include <memory>
+
 #include "test_support.h"
 
 static_assert(CL_TARGET_OPENCL_VERSION == 120, "cltrace's headers changed the program's OpenCL target version");
@@ -160,4 +164,123 @@ TEST(Api, ARawClMemIsABuffer) {
   EXPECT_EQ(t.workItems[3][1].address, 12u);
   clReleaseMemObject(raw);
   std::filesystem::remove(path);
+}
+
+// A build OpenCL refuses (the program has kernels) leaves the program as it was: its options,
+// and what a traced launch runs (it ran -DADD=10 while the device still had -DADD=1).
+TEST(Api, ARefusedBuildChangesNothing) {
+  api::Context ctx;
+  api::Program prog(ctx, "__kernel void add(__global int* x) { x[get_global_id(0)] += ADD; }");
+  prog.build("-DADD=1");
+  api::Kernel k(prog, "add");
+  std::vector<int> host(16, 0);
+  api::Buffer b(ctx, CL_MEM_READ_WRITE, 64, host.data());
+  k.setArg(0, b);
+  try {
+    prog.build("-DADD=10");
+    ADD_FAILURE() << "a build with kernels attached was accepted";
+  } catch (const wrapper::OpenCLError& e) {
+    EXPECT_NE(std::string(e.what()).find("CL_INVALID_OPERATION"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(prog.options(), "-DADD=1");
+  api::CommandQueue q(ctx);
+  const std::string path = test::tempPath("refused");
+  ASSERT_TRUE(q.enqueueNDRangeKernel(k, {16}, {8}, api::Trace{path}).has_value());
+  q.read(b, host.data(), 64);
+  EXPECT_EQ(host[3], 1);
+  std::filesystem::remove(path);
+}
+
+// The context and the program may go before the kernel: a traced launch still runs (it read
+// freed memory before the kernel kept its program).
+TEST(Api, AKernelKeepsItsProgramAndContext) {
+  const std::string path = test::tempPath("order");
+  std::vector<int> host(16, 0);
+  auto ctx = std::make_unique<api::Context>();
+  api::CommandQueue q(*ctx);
+  api::Buffer b(*ctx, CL_MEM_READ_WRITE, 64, host.data());
+  auto prog = std::make_unique<api::Program>(*ctx, "__kernel void add(__global int* x) { x[get_global_id(0)] += 2; }");
+  prog->build();
+  api::Kernel k(*prog, "add");
+  k.setArg(0, b);
+  ASSERT_TRUE(q.enqueueNDRangeKernel(k, {16}, {8}, api::Trace{path}).has_value());
+  prog.reset();
+  ctx.reset();
+  ASSERT_TRUE(q.enqueueNDRangeKernel(k, {16}, {8}, api::Trace{path}).has_value());
+  q.read(b, host.data(), 64);
+  EXPECT_EQ(host, std::vector<int>(16, 4));
+  std::filesystem::remove(path);
+}
+
+// Clear errors: a NULL buffer in a traced launch, an argument the driver refuses (naming the
+// kernel and index), a trace whose folder does not exist (before any run: the buffer is as it
+// was), a failed build (its log and code).
+TEST(Api, ErrorsSayWhatAndWhere) {
+  api::Context ctx;
+  api::Program prog(ctx, "__kernel void add(__global int* x, int d) { x[get_global_id(0)] += d; }");
+  prog.build();
+  api::Kernel k(prog, "add");
+  api::CommandQueue q(ctx);
+  k.setArg(0, cl_mem(nullptr));
+  k.setArg(1, 3);
+  try {
+    q.enqueueNDRangeKernel(k, {16}, {8}, api::Trace{test::tempPath("null")});
+    ADD_FAILURE() << "a NULL buffer was traced";
+  } catch (const wrapper::TraceError& e) {
+    EXPECT_STREQ(e.what(), "argument 0 (int* x) is a NULL buffer");
+  }
+  try {
+    k.setArg(1, 3.0);  // 8 bytes for an int
+    ADD_FAILURE() << "a double was taken for an int";
+  } catch (const wrapper::OpenCLError& e) {
+    EXPECT_NE(std::string(e.what()).find("clSetKernelArg (argument 1 of kernel add) failed: CL_INVALID_ARG_SIZE"),
+              std::string::npos)
+        << e.what();
+  }
+  std::vector<int> host(16, 5);
+  api::Buffer b(ctx, CL_MEM_READ_WRITE, 64, host.data());
+  k.setArg(0, b);
+  try {
+    q.enqueueNDRangeKernel(k, {16}, {8}, api::Trace{"/nonexistent-cltrace-folder/add.cltrace"});
+    ADD_FAILURE() << "a trace in a missing folder was accepted";
+  } catch (const wrapper::TraceError& e) {
+    EXPECT_STREQ(e.what(), "/nonexistent-cltrace-folder/add.cltrace: cannot create: No such file or directory (its "
+                           "folder /nonexistent-cltrace-folder)");
+  }
+  q.read(b, host.data(), 64);
+  EXPECT_EQ(host, std::vector<int>(16, 5));
+  api::Program broken(ctx, "__kernel void k(__global int* x) { x[0] = undeclared; }");
+  try {
+    broken.build();
+    ADD_FAILURE() << "a broken program built";
+  } catch (const wrapper::OpenCLError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("undeclared"), std::string::npos) << what;
+    EXPECT_NE(what.find("failed: CL_BUILD_PROGRAM_FAILURE"), std::string::npos) << what;
+  }
+}
+
+// A header in the working directory is found without -I by the traced build, as by PoCL's.
+TEST(Api, HeadersInTheWorkingDirectoryAreFound) {
+  const std::filesystem::path before = std::filesystem::current_path();
+  const std::filesystem::path dir = test::tempPath("cwd-header");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "step.h") << "#define STEP 7\n";
+  std::filesystem::current_path(dir);
+  std::vector<int> host(16, 0);
+  {
+    api::Context ctx;
+    api::Program prog(ctx, "#include \"step.h\"\n__kernel void add(__global int* x) { x[get_global_id(0)] += STEP; }");
+    prog.build();
+    api::Kernel k(prog, "add");
+    api::Buffer b(ctx, CL_MEM_READ_WRITE, 64, host.data());
+    k.setArg(0, b);
+    api::CommandQueue q(ctx);
+    const std::string path = (dir / "add.cltrace").string();
+    EXPECT_NO_THROW(q.enqueueNDRangeKernel(k, {16}, {8}, api::Trace{path}));
+    q.read(b, host.data(), 64);
+  }
+  std::filesystem::current_path(before);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(host, std::vector<int>(16, 7));
 }

@@ -25,30 +25,52 @@ Buffer::Buffer(Context& ctx, cl_mem_flags flags, size_t bytes, void* host) : siz
 
 Buffer::~Buffer() { clReleaseMemObject(mem_); }
 
-Program::Program(Context& ctx, std::string source) : ctx_(ctx), source_(std::move(source)) {
+Program::State::State(cl_context c, cl_device_id d, std::string s)
+    : context(c), device(d), source(std::move(s)) {
   cl_int err = CL_SUCCESS;
-  const char* text = source_.c_str();
-  program_ = clCreateProgramWithSource(ctx.get(), 1, &text, nullptr, &err);
+  const char* text = source.c_str();
+  program = clCreateProgramWithSource(context, 1, &text, nullptr, &err);
   check(err, "clCreateProgramWithSource");
+  clRetainContext(context);
 }
 
-Program::~Program() { clReleaseProgram(program_); }
+Program::State::~State() {
+  tracedKernels.clear();  // before the context they were built in
+  clReleaseProgram(program);
+  clReleaseContext(context);
+}
+
+Program::Program(Context& ctx, std::string source)
+    : state_(std::make_shared<State>(ctx.get(), ctx.device(), std::move(source))) {}
 
 void Program::build(const std::string& options) {
-  options_ = options;
-  traced_.clear();  // instrumented with the options they were built with
-  cl_device_id device = ctx_.device();
-  cl_int err = clBuildProgram(program_, 1, &device, options.c_str(), nullptr, nullptr);
+  State& s = *state_;
+  cl_int err = clBuildProgram(s.program, 1, &s.device, options.c_str(), nullptr, nullptr);
   if (err != CL_SUCCESS) {
     size_t size = 0;
-    clGetProgramBuildInfo(program_, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
+    clGetProgramBuildInfo(s.program, s.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
     std::string log(size, '\0');
-    clGetProgramBuildInfo(program_, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
-    throw wrapper::OpenCLError("clBuildProgram:\n" + log + "\n", err);
+    clGetProgramBuildInfo(s.program, s.device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+    while (!log.empty() && log.back() == '\0') log.pop_back();  // the log's terminator
+    throw wrapper::OpenCLError("clBuildProgram (" + (log.empty() ? std::string("no build log") : "build log:\n" + log) +
+                                   ")",
+                               err);
   }
+  s.options = options;
+  s.instrumentOptions = wrapper::withWorkingDirectory(passes::splitOptions(options));
+  s.tracedKernels.clear();  // instrumented with the options they were built with
 }
 
-Kernel::Kernel(Program& program, const std::string& name) : program_(program), name_(name) {
+wrapper::TracedKernel& Program::State::traced(const std::string& name) {
+  std::unique_ptr<wrapper::TracedKernel>& slot = tracedKernels[name];
+  if (!slot)
+    slot = std::make_unique<wrapper::TracedKernel>(
+        context, device, passes::instrumentSource(source, name, wrapper::withDeviceMacros(device, instrumentOptions)),
+        wrapper::deviceBuildOptions(passes::splitOptions(options)));
+  return *slot;
+}
+
+Kernel::Kernel(Program& program, const std::string& name) : program_(program.state_), name_(name) {
   cl_int err = CL_SUCCESS;
   kernel_ = clCreateKernel(program.get(), name.c_str(), &err);
   check(err, ("clCreateKernel(" + name + ")").c_str());
@@ -68,29 +90,22 @@ void Kernel::bind(cl_uint index, wrapper::ArgBinding binding) {
 void Kernel::setArg(cl_uint index, const Buffer& buffer) { setArg(index, buffer.get()); }
 
 void Kernel::setArg(cl_uint index, cl_mem buffer) {
-  check(clSetKernelArg(kernel_, index, sizeof buffer, &buffer), "clSetKernelArg");
+  check(clSetKernelArg(kernel_, index, sizeof buffer, &buffer), setting(index).c_str());
   bind(index, wrapper::ArgBinding::ofBuffer(buffer));
 }
 
 void Kernel::setArg(cl_uint index, LocalSpace local) {
-  check(clSetKernelArg(kernel_, index, local.bytes, nullptr), "clSetKernelArg");
+  check(clSetKernelArg(kernel_, index, local.bytes, nullptr), setting(index).c_str());
   bind(index, wrapper::ArgBinding::ofLocal(local.bytes));
 }
 
 void Kernel::setArgBytes(cl_uint index, const void* data, size_t size) {
-  check(clSetKernelArg(kernel_, index, size, data), "clSetKernelArg");
+  check(clSetKernelArg(kernel_, index, size, data), setting(index).c_str());
   bind(index, wrapper::ArgBinding::ofScalar(data, size));
 }
 
-wrapper::TracedKernel& Program::traced(const std::string& name) {
-  std::unique_ptr<wrapper::TracedKernel>& slot = traced_[name];
-  if (!slot) {
-    const std::vector<std::string> words = passes::splitOptions(options_);
-    slot = std::make_unique<wrapper::TracedKernel>(
-        ctx_.get(), ctx_.device(), passes::instrumentSource(source_, name, wrapper::withDeviceMacros(ctx_.device(), words)),
-        wrapper::deviceBuildOptions(words));
-  }
-  return *slot;
+std::string Kernel::setting(cl_uint index) const {
+  return "clSetKernelArg (argument " + std::to_string(index) + " of kernel " + name_ + ")";
 }
 
 CommandQueue::CommandQueue(Context& ctx) : queue_(wrapper::createCommandQueue(ctx.get(), ctx.device())) {}
@@ -126,7 +141,7 @@ std::optional<LaunchResult> CommandQueue::enqueueNDRangeKernel(Kernel& k, std::v
   finish();
   // Where the trace run's writes may differ from the kernel's own (SPIR-V), the buffers are put
   // back after tracing and the program's kernel itself writes them.
-  wrapper::TracedKernel& traced = k.program_.traced(k.name_);
+  wrapper::TracedKernel& traced = k.program_->traced(k.name_);
   wrapper::LaunchOptions options = trace->options;
   const bool runKernelAfter = !traced.writesExactly() && !options.restoreAfterTrace;
   if (runKernelAfter) options.restoreAfterTrace = true;

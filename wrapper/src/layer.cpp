@@ -252,16 +252,6 @@ cl_device_id buildDevice(cl_program program, cl_uint n, const cl_device_id* devi
   return all[0];
 }
 
-// `options` with the working directory first on the include path, as PoCL's compiler has it (a
-// header next to where the application runs is found even without -I, and before the -I ones).
-std::vector<std::string> withWorkingDirectory(std::vector<std::string> options) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path cwd = fs::current_path(ec);
-  if (!ec) options.insert(options.begin(), "-I" + cwd.string());
-  return options;
-}
-
 // Compiles a program for tracing after the driver built or compiled it with `options` (see
 // ProgramInfo). A build that fails leaves the program as it was, and so do these books.
 void compileForTracing(cl_program program, cl_device_id device, const std::string& options,

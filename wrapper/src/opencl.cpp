@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 namespace cltrace::wrapper {
@@ -78,6 +79,13 @@ std::vector<std::string> withDeviceMacros(cl_device_id device, const std::vector
   }
   options.insert(options.end(), {"-Xclang", extensions});  // a front-end option
   options.insert(options.end(), programOptions.begin(), programOptions.end());
+  return options;
+}
+
+std::vector<std::string> withWorkingDirectory(std::vector<std::string> options) {
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  if (!ec) options.insert(options.begin(), "-I" + cwd.string());
   return options;
 }
 

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <utility>
 
+#include <unistd.h>
+
 #include "cltrace/packed_record.h"
 #include "cltrace/unit_record.h"
 #include "cltrace/wrapper/watchdog.h"
@@ -472,6 +474,19 @@ std::string hungRunMessage(const passes::KernelReport& report, const char* run, 
   std::_Exit(1);
 }
 
+// Throws TraceError when the trace file cannot be made (a directory in its place, a folder that
+// does not exist or cannot be written): said before any run, not after both.
+void requireCreatable(const std::string& tracePath) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(tracePath, ec);
+  if (std::filesystem::is_directory(status)) throw TraceError(tracePath + ": cannot create: it is a directory");
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) return;  // written directly
+  std::filesystem::path folder = std::filesystem::path(tracePath).parent_path();
+  if (folder.empty()) folder = ".";
+  if (::access(folder.c_str(), W_OK | X_OK) != 0)
+    throw TraceError(tracePath + ": cannot create: " + std::strerror(errno) + " (its folder " + folder.string() + ")");
+}
+
 TraceError didNotRun(const char* run, uint64_t n, uint64_t items, uint64_t first) {
   return TraceError("the device did not run " + std::to_string(n) + " of the " + std::to_string(items) +
                     " work-items of the " + run + " run (the first, work-item " + std::to_string(first) +
@@ -649,6 +664,8 @@ std::map<cl_mem, uint64_t> TracedKernel::bufferSizesOf(const std::vector<ArgBind
       throw TraceError("argument " + std::to_string(i) + " (" + p.type + " " + p.name + ") needs " +
                        kNeeds[static_cast<int>(wanted)]);
     if (args[i].kind != ArgBinding::Kind::Buffer) continue;
+    if (!args[i].buffer)
+      throw TraceError("argument " + std::to_string(i) + " (" + p.type + " " + p.name + ") is a NULL buffer");
     size_t size = 0;
     check(clGetMemObjectInfo(args[i].buffer, CL_MEM_SIZE, sizeof size, &size, nullptr), "clGetMemObjectInfo");
     sizes.emplace(args[i].buffer, size);
@@ -1014,6 +1031,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   validateRange(range);
   // Before any run: the kernel would run twice for a trace that cannot be written.
   if (tracePath.empty()) throw TraceError("the trace path is empty");
+  requireCreatable(tracePath);
   if (args.size() != kernel_.args.size())
     throw TraceError("kernel '" + kernel_.kernel + "' takes " + std::to_string(kernel_.args.size()) +
                      " arguments, " + std::to_string(args.size()) + " given");

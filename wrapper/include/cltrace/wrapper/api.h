@@ -7,10 +7,18 @@
 //   cltrace::api::Buffer a(ctx, CL_MEM_READ_WRITE, bytes, host);
 //   k.setArg(0, a);  k.setArg(3, 64);
 //   cltrace::api::CommandQueue q(ctx);
-//   q.enqueueNDRangeKernel(k, {64, 64}, {16, 16});                   // plain launch
-//   q.enqueueNDRangeKernel(k, {64, 64}, {16, 16}, {"mm.cltrace"});   // traced launch
+//   q.enqueueNDRangeKernel(k, {64, 64}, {16, 16});                                // plain launch
+//   q.enqueueNDRangeKernel(k, {64, 64}, {16, 16}, cltrace::api::Trace{"mm.cltrace"});  // traced
 //
-// Errors throw OpenCLError / TraceError / passes::InstrumentError with a message.
+// Errors throw with a message: OpenCLError (a call the driver refused), TraceError (a launch
+// that cannot be traced), passes::InstrumentError (a kernel that cannot be instrumented),
+// TraceFileError (a trace that cannot be written), std::invalid_argument ($CLTRACE_DEVICE names
+// no device) and std::runtime_error (no device can take instrumented programs).
+//
+// Objects may go in any order: a Program keeps its context, and a Kernel its program, for as
+// long as they need them (as OpenCL's reference counts do). A kernel's arguments must be set
+// through Kernel::setArg: a traced launch binds what setArg was given, and does not see
+// arguments set on get() with the OpenCL API.
 #pragma once
 
 #include <initializer_list>
@@ -18,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cltrace/wrapper/traced_kernel.h"
@@ -66,24 +75,34 @@ struct LocalSpace {
 class Program {
  public:
   Program(Context& ctx, std::string source);
-  ~Program();
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
-  // Builds for the context's device; throws with the build log.
+  // Builds for the context's device; throws with the build log. A build that fails leaves the
+  // program as it was (its options, and what traced launches run).
   void build(const std::string& options = "");
-  cl_program get() const { return program_; }
-  Context& context() const { return ctx_; }
-  const std::string& source() const { return source_; }
-  const std::string& options() const { return options_; }
+  cl_program get() const { return state_->program; }
+  const std::string& source() const { return state_->source; }
+  const std::string& options() const { return state_->options; }
   // The instrumented form of kernel `name`: made on the first traced launch of any Kernel of
-  // this program with that name, then reused (until the program is built again).
-  wrapper::TracedKernel& traced(const std::string& name);
+  // this program with that name, then reused (until the program is built again). Headers are
+  // looked for in the working directory of the build first, as PoCL's compiler does.
+  wrapper::TracedKernel& traced(const std::string& name) { return state_->traced(name); }
 
  private:
-  Context& ctx_;
-  std::string source_, options_;
-  cl_program program_;
-  std::map<std::string, std::unique_ptr<wrapper::TracedKernel>> traced_;
+  friend class Kernel;
+  // Shared with the program's kernels, which may outlive this object.
+  struct State {
+    cl_context context;  // retained
+    cl_device_id device;
+    std::string source, options;
+    std::vector<std::string> instrumentOptions;  // the build's options, the working directory first
+    cl_program program;
+    std::map<std::string, std::unique_ptr<wrapper::TracedKernel>> tracedKernels;
+    State(cl_context c, cl_device_id d, std::string s);
+    ~State();
+    wrapper::TracedKernel& traced(const std::string& name);
+  };
+  std::shared_ptr<State> state_;
 };
 
 class Kernel {
@@ -99,6 +118,9 @@ class Kernel {
   void setArg(cl_uint index, LocalSpace local);
   template <typename T>
   void setArg(cl_uint index, const T& value) {
+    // A host pointer would be passed as its 8 bytes, which the device would take for an address.
+    static_assert(!std::is_pointer_v<T> && !std::is_null_pointer_v<T>,
+                  "setArg takes a Buffer, a cl_mem, LocalSpace or a value, not a pointer");
     setArgBytes(index, &value, sizeof(T));
   }
   cl_kernel get() const { return kernel_; }
@@ -107,9 +129,10 @@ class Kernel {
  private:
   friend class CommandQueue;
   void setArgBytes(cl_uint index, const void* data, size_t size);
+  std::string setting(cl_uint index) const;  // what a failed clSetKernelArg is called
   void bind(cl_uint index, wrapper::ArgBinding binding);
 
-  Program& program_;
+  std::shared_ptr<Program::State> program_;
   std::string name_;
   cl_kernel kernel_;
   std::vector<wrapper::ArgBinding> args_;

@@ -40,6 +40,9 @@ bool isPocl(cl_device_id device);
 // extension SPIR knows, cl_khr_fp16 included, and kernels that test them would take another
 // path). A null device adds nothing.
 std::vector<std::string> withDeviceMacros(cl_device_id device, const std::vector<std::string>& options);
+// `options` with the working directory first on the include path, as PoCL's compiler has it (a
+// header next to where the application runs is found even without -I, and before the -I ones).
+std::vector<std::string> withWorkingDirectory(std::vector<std::string> options);
 
 // An in-order command queue on `device`: clCreateCommandQueueWithProperties where the platform
 // is OpenCL 2.0 or later, clCreateCommandQueue on OpenCL 1.x platforms (whose ICD dispatch
