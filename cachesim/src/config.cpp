@@ -113,6 +113,7 @@ double parseNonNegativeDouble(const std::string& key, const std::string& raw) {
   if (errno == ERANGE && std::isfinite(d) && std::fabs(d) < 1.0) d = 0.0;
   else if (errno != 0 || !std::isfinite(d)) badValue(key, raw, "out of range");
   if (d < 0) badValue(key, raw, "must not be negative");
+  if (d == 0) d = 0.0;  // -0 is 0 (it printed as -0.0 and "N(0, -0^2)")
   return d;
 }
 

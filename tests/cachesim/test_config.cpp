@@ -1,6 +1,8 @@
 // Configuration loading and errors, and the printers.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -143,6 +145,7 @@ TEST(Config, ExactMessagesForOddNumbers) {
             "invalid value 'inf' for configuration key 'latency_sigma': expected a decimal number");
   EXPECT_EQ(overrideError({"latency_sigma=2.5e1"}), "");
   EXPECT_EQ(loadConfig("", {"latency_sigma=1e-320"}).latencySigma, 0.0);  // below the doubles: 0
+  EXPECT_FALSE(std::signbit(loadConfig("", {"latency_sigma=-0"}).latencySigma));  // -0 is 0, not "-0.0"
   EXPECT_EQ(overrideError({"latency_sigma=1e400"}),
             "invalid value '1e400' for configuration key 'latency_sigma': out of range");
   EXPECT_EQ(overrideError({"set_index=linear", "size=64M"}), "");

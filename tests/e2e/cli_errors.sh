@@ -211,3 +211,8 @@ printf '__kernel void longname(__global int* %s) { %s[get_global_id(0)] = 1; }\n
 "$CLTRACE" run "$KERNELS/vadd.cl" --build-options=-cl-std=CL3.0 -o "$work/v3.cltrace" >/dev/null ||
   fail "a -cl-std=CL3.0 build does not trace"
 echo "cli errors: all checks passed"
+# Integer options read decimal digits, a leading zero included (CLI11 alone read --runs 010 as
+# octal 8): predict's, wrap's and the others' counts are what the user wrote.
+runs=$("$CLTRACE" predict "$KERNELS/vadd.cl" --runs 010 --json 2>/dev/null | grep -o '"count": [0-9]*' | head -1)
+[ "$runs" = '"count": 10' ] || fail "--runs 010 gave $runs"
+echo "ok: --runs 010 is 10 runs"

@@ -16,6 +16,11 @@ for sm in all random 3; do
 done
 # 64x64 with 16x16 workgroups: 16 workgroups, so SM 14 of 15 would be idle; the file has 14.
 expect_error "configuration key 'sm': SM 14 does not exist (sm_count = 14)" "$CLTRACE" simulate "$work/mm.sched" --sm 14
+# A file made for more SMs than the preset's 15: --sm is checked against the file's count.
+"$CLTRACE" schedule "$work/mm.cltrace" --sms 20 -o "$work/mm20.sched" > /dev/null
+"$CLTRACE" simulate "$work/mm20.sched" --sm 15 --json > "$work/sm15.json" || fail "SM 15 of a 20-SM schedule was refused"
+grep -q '"sm": "15"' "$work/sm15.json" || fail "SM 15 of a 20-SM schedule: $(head -c 300 "$work/sm15.json")"
+expect_error "configuration key 'sm': SM 20 does not exist (sm_count = 20)" "$CLTRACE" simulate "$work/mm20.sched" --sm 20
 expect_error "configuration key 'timing': a scheduled file fixes the issue order" \
   "$CLTRACE" simulate "$work/mm.sched" --set timing=on
 expect_error "configuration key 'sm_count': 15 disagrees with the scheduled file, which was made with 14" \

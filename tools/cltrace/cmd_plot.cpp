@@ -259,8 +259,9 @@ const CommandRegistration registration("plot", [](CLI::App& app) {
                   "Comma-separated panels: warp, sequential, round-robin, random")
       ->capture_default_str();
   cmd->add_option("--width", o->width, "Image width in pixels (16 to 32768; width x height at most 8192 x 8192)")
-      ->capture_default_str();
-  cmd->add_option("--height", o->height, "Image height in pixels")->capture_default_str();
+      ->capture_default_str()
+      ->transform(unsignedInteger());
+  cmd->add_option("--height", o->height, "Image height in pixels")->capture_default_str()->transform(unsignedInteger());
   cmd->add_option("--config", o->config,
                   "GPU and cache: preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file; "
                   "every SM's L1 is simulated for --color hit")
@@ -268,7 +269,9 @@ const CommandRegistration registration("plot", [](CLI::App& app) {
       ->check(nonEmpty());
   addRepeatable(*cmd, "--set", o->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)");
   cmd->add_option("--seed", o->seed, "Seed of the random policy and the simulator")->capture_default_str();
-  cmd->add_option("--element-size", o->elementSize, "Bytes per element on the y axis")->capture_default_str();
+  cmd->add_option("--element-size", o->elementSize, "Bytes per element on the y axis")
+      ->capture_default_str()
+      ->transform(unsignedInteger());
   cmd->add_option("--raster", o->raster, "Also keep the density grids (raster file) here");
   cmd->add_option("-o,--output", o->output, "Output image, .png or .svg")->required()->check(cli::nonEmpty());
   cmd->callback([o] { runPlot(*o); });

@@ -98,7 +98,9 @@ cli::CommandRegistration registration("predict", [](CLI::App& app) {
       sub->add_option("--policy", f->policy, "scheduling policy: warp[:INTER_WARP], sequential, round-robin, random")
           ->capture_default_str();
   CLI::Option* runs =
-      sub->add_option("--runs", f->runs, "simulation runs (median and spread reported)")->capture_default_str();
+      sub->add_option("--runs", f->runs, "simulation runs (median and spread reported)")
+          ->capture_default_str()
+          ->transform(cli::unsignedInteger());
   sub->add_option("--seed", f->seed, "seed of the first run");
   CLI::Option* sm = sub->add_option("--sm", f->sm, "SM whose L1 is simulated: an index, all, or random (per run)")
                         ->capture_default_str();

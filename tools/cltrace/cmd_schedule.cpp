@@ -83,13 +83,17 @@ const CommandRegistration registration("schedule", [](CLI::App& app) {
   cmd->add_option("--inter-warp", o->interWarp,
                   "Warp order on an SM: loose-round-robin, greedy-then-oldest, two-level")
       ->capture_default_str();
-  cmd->add_option("--warp-size", o->warpSize, "Threads per warp")->capture_default_str();
+  cmd->add_option("--warp-size", o->warpSize, "Threads per warp")->capture_default_str()->transform(unsignedInteger());
   cmd->add_option("--seed", o->seed, "Seed of the random policy")->capture_default_str()->transform(unsignedInteger());
-  cmd->add_option("--sms", o->sms, "Number of SMs (GTX480: 15, GTX470: 14)")->capture_default_str();
+  cmd->add_option("--sms", o->sms, "Number of SMs (GTX480: 15, GTX470: 14)")
+      ->capture_default_str()
+      ->transform(unsignedInteger());
   cmd->add_option("--max-workgroups-per-sm", o->maxWorkgroupsPerSm, "Resident workgroups per SM")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(unsignedInteger());
   cmd->add_option("--max-threads-per-sm", o->maxThreadsPerSm, "Resident threads per SM")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(unsignedInteger());
   cmd->add_option("--format", o->format, "binary (read back by the cache simulator), text or csv")
       ->capture_default_str();
   cmd->add_option("-o,--output", o->output, "Output file")->required();

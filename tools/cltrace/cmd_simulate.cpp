@@ -17,6 +17,7 @@
 #include "cltrace/cachesim/printers.h"
 #include "cltrace/cachesim/simulator.h"
 #include "cltrace/cachesim/trace_simulation.h"
+#include "cltrace/scheduler/output.h"
 #include "cltrace/scheduler/scheduler.h"
 #include "commands.h"
 #include "prediction.h"
@@ -35,7 +36,21 @@ struct SimulateOptions {
 };
 
 void runSimulate(const SimulateOptions& o) {
-  std::vector<std::string> overrides = o.sets;
+  requireRereadable(o.trace, "simulate");
+  const bool scheduled = cachesim::isScheduledFile(o.trace);
+  std::vector<std::string> overrides;
+  // A scheduled file has its own SM count, which --sm N is checked against: taken first, unless
+  // the user chose one (which must then agree with the file).
+  bool smCountChosen = o.configGiven;
+  for (const std::string& s : o.sets) smCountChosen = smCountChosen || s.substr(0, s.find('=')) == "sm_count";
+  if (scheduled && !smCountChosen) {
+    try {
+      overrides.push_back("sm_count=" + std::to_string(sched::ScheduleReader(o.trace).info().config.smCount));
+    } catch (const std::invalid_argument& e) {
+      throw UserError(e.what());
+    }
+  }
+  overrides.insert(overrides.end(), o.sets.begin(), o.sets.end());
   if (!o.runs.empty()) overrides.push_back("runs=" + o.runs);
   if (!o.seed.empty()) overrides.push_back("seed=" + o.seed);
   if (!o.sm.empty()) overrides.push_back("sm=" + o.sm);
@@ -46,8 +61,7 @@ void runSimulate(const SimulateOptions& o) {
     throw UserError(e.what());
   }
   cachesim::Report report;
-  requireRereadable(o.trace, "simulate");
-  if (cachesim::isScheduledFile(o.trace)) {
+  if (scheduled) {
     // Keys the user chose must agree with the file: those set, and every key of a --config
     // preset or file (a schedule made for 14 SMs is not simulated as on a 15-SM GTX480) but
     // timing, which presets turn on and a scheduled file always turns off.

@@ -163,17 +163,21 @@ cli::CommandRegistration registration("wrap", [](CLI::App& app) {
   sub->add_option("--trace-buffer-mib", f->traceBufferMiB,
                   "most MiB of packed device records held at once per launch; more are traced in slices "
                   "(default 256)")
+      ->transform(cli::unsignedInteger())
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   sub->add_option("--trace-timeout", f->traceTimeout,
                   "seconds a launch's count run and trace run may each take before cltrace gives it up as "
                   "hung and ends the program with status 1 (defaults as for run)")
+      ->transform(cli::unsignedInteger())
       ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}));
   sub->add_flag("--predict", f->predict, "simulate each traced launch and print its report (on stderr)");
   sub->add_option("--config", f->config, "with --predict: preset or JSON file")
       ->capture_default_str()
       ->check(cli::nonEmpty());
   cli::addRepeatable(*sub, "--set", f->sets, "with --predict: KEY=VALUE configuration override (repeatable)");
-  sub->add_option("--runs", f->runs, "with --predict: simulation runs")->capture_default_str();
+  sub->add_option("--runs", f->runs, "with --predict: simulation runs")
+      ->capture_default_str()
+      ->transform(cli::unsignedInteger());
   cli::addThreadsOption(*sub, f->threads);
   CLI::Option* command =
       sub->add_option("command", f->command, "the program and its arguments (after --)")->required();

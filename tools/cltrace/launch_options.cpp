@@ -28,11 +28,13 @@ void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
                  "most MiB of packed device records held at once; a launch that makes more is traced in "
                  "slices of work-group layers (the trace is the same)")
       ->capture_default_str()
+      ->transform(unsignedInteger())
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   sub.add_option("--trace-timeout", f.traceTimeout,
                  "seconds the count run and the trace run may each take before cltrace gives up the launch as "
                  "hung and exits with status 1 (default: the trace run 50 times the count run, at least 120; "
                  "the count run 300 for a kernel with a barrier not every work-item may reach, else no limit)")
+      ->transform(unsignedInteger())
       ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}));
   sub.add_option("--device", f.device,
                  "OpenCL device to trace on: P:D (see `cltrace devices`) or part of its name "

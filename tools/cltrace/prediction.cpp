@@ -66,7 +66,8 @@ void addThreadsOption(CLI::App& sub, uint32_t& threads) {
   sub.add_option("--threads", threads,
                  "simulation runs that proceed at once (0: one per hardware thread); unless it is 1, a trace "
                  "file is also decoded on a thread of its own, ahead of its run; the results do not depend on it")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(unsignedInteger());
 }
 
 void progress(const std::string& what) {
