@@ -14,3 +14,12 @@
       std::exit(3);                                                                                  \
     }                                                                                                \
   } while (0)
+
+// The first device of the first platform, for the small hosts that need no choice.
+inline cl_device_id firstDevice() {
+  cl_platform_id platform;
+  cl_device_id device;
+  CHECK(clGetPlatformIDs(1, &platform, nullptr));
+  CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr));
+  return device;
+}

@@ -39,11 +39,8 @@ int main(int argc, char** argv) {
   const char* options = argc > 2 ? argv[2] : "";
   const int launches = argc > 3 ? std::atoi(argv[3]) : 1;
   const size_t local = argc > 4 ? std::strtoul(argv[4], nullptr, 10) : 64;
-  cl_platform_id platform;
-  cl_device_id device;
+  cl_device_id device = firstDevice();
   cl_int err;
-  CHECK(clGetPlatformIDs(1, &platform, nullptr));
-  CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr));
   cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
   CHECK(err);
   CHECK(clSetContextDestructorCallback(context, noteContextDestroyed, nullptr));

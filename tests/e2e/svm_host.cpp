@@ -14,11 +14,8 @@
 static const char* kSource = "__kernel void add(__global int* x, int v) { x[get_global_id(0)] += v; }";
 
 int main() {
-  cl_platform_id platform;
-  cl_device_id device;
+  cl_device_id device = firstDevice();
   cl_int err;
-  CHECK(clGetPlatformIDs(1, &platform, nullptr));
-  CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr));
   cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
   CHECK(err);
   cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, nullptr, &err);

@@ -1,6 +1,7 @@
 # A kernel that prints, under `cltrace wrap`: its lines appear once, as without wrap, whether
-# the launch is traced or its trace cannot be written after the trace run (the path is a
-# directory), where the trace run and then the program's own launch both printed.
+# the launch is traced or its trace cannot be written, found before any run (the path is a
+# directory) or after the trace run (a pipe, which the trace writer cannot seek in: the trace
+# run printed, then the program's own launch printed again).
 source "$(dirname "$0")/lib.sh"
 cat > "$work/pf.cl" <<'CL'
 __kernel void k(__global float* a) {
@@ -24,6 +25,13 @@ mkdir -p "$work/u/k-0.cltrace"
 wrapped=$("$CLTRACE" wrap --out "$work/u" -- "$ONE_BUFFER_HOST" "$work/pf.cl" "" 2 16 2>"$work/err") ||
   fail "wrapped: $(cat "$work/err")"
 [ "$plain" = "$wrapped" ] || fail "trace not written: output differs: $wrapped (alone: $plain)"
-grep -F "could not trace k launch 0: $work/u/k-0.cltrace: cannot create: Is a directory" "$work/err" >/dev/null ||
+grep -F "could not trace k launch 0: $work/u/k-0.cltrace: cannot create: it is a directory" "$work/err" >/dev/null ||
   fail "no reason: $(cat "$work/err")"
 echo "ok: and once when its trace cannot be written"
+mkdir -p "$work/p" && mkfifo "$work/p/k-0.cltrace"
+wrapped=$(timeout 120 "$CLTRACE" wrap --out "$work/p" -- "$ONE_BUFFER_HOST" "$work/pf.cl" "" 2 16 2>"$work/err") ||
+  fail "wrapped: $(cat "$work/err")"
+[ "$plain" = "$wrapped" ] || fail "trace failed after the trace run: output differs: $wrapped (alone: $plain)"
+grep -F "could not trace k launch 0: $work/p/k-0.cltrace: cannot be written" "$work/err" >/dev/null ||
+  fail "no reason: $(cat "$work/err")"
+echo "ok: and once when it cannot be written after the trace run"
