@@ -65,17 +65,23 @@ void printRecord(const Record& r, uint64_t workItem, const NDRange& range, std::
 
 // Finds the buffer whose virtual range holds an address. Where ranges overlap (a sub-buffer
 // inside its parent), the one starting last at or below the address that holds it: the
-// sub-buffer inside it, the parent past its end.
+// sub-buffer inside it, the parent past its end; of one buffer bound to several arguments, the
+// first argument.
 class BufferMap {
  public:
   explicit BufferMap(const std::vector<TraceBuffer>& buffers) {
     for (size_t i = 0; i < buffers.size(); ++i)
       if (buffers[i].size) byBase_.emplace_back(buffers[i].virtualBase, i);
-    std::sort(byBase_.begin(), byBase_.end());
+    // By base, and where bases are equal the first argument last, so that the search below,
+    // which walks down from the last base at or below the address, meets it first.
+    std::sort(byBase_.begin(), byBase_.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second > b.second;
+    });
   }
   // Index into the buffer table, or -1 when no buffer holds the address.
   long find(uint64_t address, const std::vector<TraceBuffer>& buffers) const {
-    auto it = std::upper_bound(byBase_.begin(), byBase_.end(), std::make_pair(address, ~size_t{0}));
+    auto it = std::upper_bound(byBase_.begin(), byBase_.end(), address,
+                               [](uint64_t a, const std::pair<uint64_t, size_t>& b) { return a < b.first; });
     while (it != byBase_.begin()) {
       --it;
       const TraceBuffer& b = buffers[it->second];
@@ -154,9 +160,16 @@ void printTraceStats(TraceReader& reader, std::FILE* out) {
         fmt::format("instr {} {}", key.first, accessKindName(static_cast<AccessKind>(key.second))),
         count);
   fmt::print(out, "by buffer (memory accesses):\n");
-  for (size_t i = 0; i < h.buffers.size(); ++i)
-    printCount(out, fmt::format("arg {} {}", h.buffers[i].argIndex, h.buffers[i].name),
-               s.byBuffer[i]);
+  for (size_t i = 0; i < h.buffers.size(); ++i) {
+    std::string label = fmt::format("arg {} {}", h.buffers[i].argIndex, h.buffers[i].name);
+    // A buffer bound to an earlier argument too: its accesses are counted there.
+    for (size_t j = 0; j < i; ++j)
+      if (h.buffers[j].virtualBase == h.buffers[i].virtualBase && h.buffers[j].size == h.buffers[i].size) {
+        label += fmt::format(" (= arg {})", h.buffers[j].argIndex);
+        break;
+      }
+    printCount(out, label, s.byBuffer[i]);
+  }
   printCount(out, "outside", s.outside);
 }
 

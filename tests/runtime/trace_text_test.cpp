@@ -122,6 +122,28 @@ TEST_F(TraceTextTest, StatsCountAnAccessInAParentPastItsSubBufferForTheParent) {
       << text;
 }
 
+TEST_F(TraceTextTest, StatsCountABufferBoundToSeveralArgumentsForTheFirst) {
+  TraceHeader h = sampleHeader(false);
+  h.buffers = {{0, "a", 0x100, 0}, {1, "b", 0x100, 0}, {2, "c", 0x100, 0}};
+  h.range.dims = 1;
+  h.range.global = {2, 1, 1};
+  h.range.local = {2, 1, 1};
+  h.range.offset = {0, 0, 0};
+  h.workItemCount = 2;
+  h.recordCount = 2;
+  using K = AccessKind;
+  writeTrace(file("a.trace"), h, {{makeRecord(K::Load, 0, 0x0, 4)}, {makeRecord(K::Store, 1, 0x40, 4)}});
+  const std::string text =
+      printed(file("a.trace"), [](TraceReader& r, std::FILE* out) { printTraceStats(r, out); });
+  EXPECT_NE(text.find("by buffer (memory accesses):\n"
+                      "  arg 0 a                            2\n"
+                      "  arg 1 b (= arg 0)                  0\n"
+                      "  arg 2 c (= arg 0)                  0\n"
+                      "  outside                            0\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST_F(TraceTextTest, StatsReportACorruptFile) {
   writeSample(file("t.trace"), true);
   std::string bytes = readBytes(file("t.trace"));
