@@ -31,6 +31,18 @@ expect_error "configuration key 'sm_count': 15 disagrees with the scheduled file
 [ "$(results "$work/gtx470.json")" = "$(results "$work/default.json")" ] || fail "--config gtx470-16k (14 SMs) changed the results"
 expect_error "configuration key 'sm_count': 15 disagrees with the scheduled file, which was made with 14" \
   "$CLTRACE" simulate "$work/mm.sched" --config gtx480-16k
+# A --config file is checked on the keys it lists: cache keys alone go with the file's GPU keys;
+# timing listed on is an error (it was left out, as a preset's is).
+echo '{"size": "48K", "associativity": 6}' > "$work/cache.json"
+"$CLTRACE" simulate "$work/mm.sched" --config "$work/cache.json" --json > "$work/cache-report.json" ||
+  fail "a cache-only --config file was checked against the schedule's GPU keys"
+grep -q '"sm_count": 14' "$work/cache-report.json" || fail "cache-only file: sm_count not the schedule's"
+echo '{"timing": true}' > "$work/timing.json"
+expect_error "configuration key 'timing': a scheduled file fixes the issue order" \
+  "$CLTRACE" simulate "$work/mm.sched" --config "$work/timing.json"
+echo '{"sm_count": 15}' > "$work/sm15-config.json"
+expect_error "configuration key 'sm_count': 15 disagrees with the scheduled file, which was made with 14" \
+  "$CLTRACE" simulate "$work/mm.sched" --config "$work/sm15-config.json"
 # The hint names the schedule option that makes such a file; registers have none: residency.
 expect_error "configuration key 'sm_count': 15 disagrees with the scheduled file, which was made with 14 (schedule with --sms 15, or simulate the trace file)" \
   "$CLTRACE" simulate "$work/mm.sched" --set sm_count=15

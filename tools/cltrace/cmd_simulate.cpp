@@ -5,10 +5,16 @@
 // Configuration keys: docs/cachesim.md. A thin wrapper: all the work is in the libraries.
 #include <fmt/core.h>
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -35,13 +41,33 @@ struct SimulateOptions {
   bool configGiven = false;  // --config on the command line (not its default)
 };
 
+// The keys a JSON configuration file lists; nullopt for a preset's name (loadConfig has read
+// the file already, so it parses).
+std::optional<std::vector<std::string>> keysOfConfigFile(const std::string& presetOrFile) {
+  for (const std::string& preset : cachesim::Config::presetNames())
+    if (preset.size() == presetOrFile.size() &&
+        std::equal(preset.begin(), preset.end(), presetOrFile.begin(),
+                   [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) ==
+                                               std::tolower(static_cast<unsigned char>(b)); }))
+      return std::nullopt;
+  std::ifstream in(presetOrFile);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  std::vector<std::string> keys;
+  if (j.is_object())
+    for (const auto& item : j.items()) keys.push_back(item.key());
+  return keys;
+}
+
 void runSimulate(const SimulateOptions& o) {
   requireRereadable(o.trace, "simulate");
   const bool scheduled = cachesim::isScheduledFile(o.trace);
   std::vector<std::string> overrides;
   // A scheduled file has its own SM count, which --sm N is checked against: taken first, unless
   // the user chose one (which must then agree with the file).
-  bool smCountChosen = o.configGiven;
+  const std::optional<std::vector<std::string>> fileKeys =
+      o.configGiven ? keysOfConfigFile(o.config) : std::optional<std::vector<std::string>>(std::vector<std::string>{});
+  bool smCountChosen =
+      !fileKeys || std::find(fileKeys->begin(), fileKeys->end(), "sm_count") != fileKeys->end();
   for (const std::string& s : o.sets) smCountChosen = smCountChosen || s.substr(0, s.find('=')) == "sm_count";
   if (scheduled && !smCountChosen) {
     try {
@@ -62,14 +88,18 @@ void runSimulate(const SimulateOptions& o) {
   }
   cachesim::Report report;
   if (scheduled) {
-    // Keys the user chose must agree with the file: those set, and every key of a --config
-    // preset or file (a schedule made for 14 SMs is not simulated as on a 15-SM GTX480) but
-    // timing, which presets turn on and a scheduled file always turns off.
+    // Keys the user chose must agree with the file: those set, every key of a --config preset
+    // (a schedule made for 14 SMs is not simulated as on a 15-SM GTX480) but timing, which
+    // presets turn on and a scheduled file always turns off, and the keys a --config file lists
+    // (timing too: a file that asks for it asks for what a scheduled file cannot give).
     std::vector<std::string> explicitKeys;
     for (const std::string& s : o.sets) explicitKeys.push_back(s.substr(0, s.find('=')));
-    if (o.configGiven)
+    if (fileKeys) {
+      explicitKeys.insert(explicitKeys.end(), fileKeys->begin(), fileKeys->end());
+    } else {
       for (const std::string& key : cachesim::Config::keys())
         if (key != "timing") explicitKeys.push_back(key);
+    }
     report = simulateSchedule(o.trace, config, explicitKeys, o.threads);
   } else {
     report = simulateTrace(o.trace, config, o.threads);
