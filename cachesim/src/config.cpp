@@ -389,6 +389,11 @@ const std::vector<std::string>& Config::presetNames() {
   return names;
 }
 
+bool Config::isPresetName(const std::string& name) {
+  const std::vector<std::string>& names = presetNames();
+  return std::find(names.begin(), names.end(), lower(name)) != names.end();
+}
+
 const std::vector<std::string>& Config::keys() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n;
@@ -469,10 +474,7 @@ Config loadConfig(const std::string& presetOrFile, const std::vector<std::string
   if (presetOrFile.empty()) {
     c = Config::fromPreset("gtx480-16k");
   } else {
-    bool isPreset = false;
-    for (const std::string& p : Config::presetNames())
-      if (lower(presetOrFile) == p) isPreset = true;
-    if (isPreset) {
+    if (Config::isPresetName(presetOrFile)) {
       c = Config::fromPreset(presetOrFile);
     } else if (std::ifstream(presetOrFile).good() || presetOrFile.find(".json") != std::string::npos) {
       c = Config::fromJsonFile(presetOrFile);

@@ -11,8 +11,6 @@
 #include <llvm/Transforms/Scalar/InferAddressSpaces.h>
 #include <llvm/Transforms/Utils/Mem2Reg.h>
 
-#include <algorithm>
-
 #include "cltrace/passes/access_enumeration.h"
 #include "cltrace/passes/instrument.h"
 
@@ -94,7 +92,6 @@ Value* castFromNamedSpace(Value* arg) {
 // _Z6sincosDv4_fPS_, and a float4 parameter after a private float* pointer is S1_, as after a
 // generic one), so the substitutions after it keep their numbers.
 bool useNamedSpaceOverloads(Module& m) {
-  constexpr unsigned kGeneric = 4;
   bool changed = false;
   std::vector<Function*> declarations;
   for (Function& f : m)
@@ -106,7 +103,7 @@ bool useNamedSpaceOverloads(Module& m) {
       qualifiers.push_back(at);
     std::vector<unsigned> pointers;  // generic pointer parameters, in order
     for (unsigned i = 0; i < f->arg_size(); ++i)
-      if (auto* t = dyn_cast<PointerType>(f->getArg(i)->getType()); t && t->getAddressSpace() == kGeneric)
+      if (auto* t = dyn_cast<PointerType>(f->getArg(i)->getType()); t && t->getAddressSpace() == kGenericAddressSpace)
         pointers.push_back(i);
     if (qualifiers.empty() || qualifiers.size() != pointers.size()) continue;
     for (User* user : make_early_inc_range(f->users())) {
@@ -115,21 +112,17 @@ bool useNamedSpaceOverloads(Module& m) {
       std::vector<Value*> args(call->arg_begin(), call->arg_end());
       std::vector<Type*> params(f->getFunctionType()->param_begin(), f->getFunctionType()->param_end());
       std::string overload;
-      size_t from = 0;
-      bool all = true;
-      for (size_t k = 0; k < pointers.size() && all; ++k) {
+      size_t from = 0, k = 0;
+      for (; k < pointers.size(); ++k) {
         Value* named = castFromNamedSpace(args[pointers[k]]);
-        const unsigned space = named ? named->getType()->getPointerAddressSpace() : kGeneric;
-        if (!named) {
-          all = false;
-          break;
-        }
+        if (!named) break;  // not every generic pointer resolves: the call stays as it is
+        const unsigned space = named->getType()->getPointerAddressSpace();
         overload += name.substr(from, qualifiers[k] - from) + (space == 0 ? "P" : "PU3AS" + std::to_string(space));
         from = qualifiers[k] + 6;
         args[pointers[k]] = named;
         params[pointers[k]] = named->getType();
       }
-      if (!all) continue;
+      if (k < pointers.size()) continue;
       overload += name.substr(from);
       FunctionType* type = FunctionType::get(f->getReturnType(), params, f->isVarArg());
       FunctionCallee callee = m.getOrInsertFunction(overload, type, f->getAttributes());

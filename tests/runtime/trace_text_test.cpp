@@ -96,24 +96,33 @@ TEST_F(TraceTextTest, StatsCountKindsInstructionsAndBuffers) {
             "  outside                            1\n");
 }
 
+// What `stats` prints for a 1-D launch of one workgroup over `buffers`, whose work-items make
+// one record each.
+std::string statsOfOneRecordPerItem(const std::string& path, std::vector<TraceBuffer> buffers,
+                                    const std::vector<Record>& records) {
+  TraceHeader h = sampleHeader(false);
+  h.buffers = std::move(buffers);
+  h.range.dims = 1;
+  h.range.global = {records.size(), 1, 1};
+  h.range.local = {records.size(), 1, 1};
+  h.range.offset = {0, 0, 0};
+  h.workItemCount = records.size();
+  h.recordCount = records.size();
+  WorkItems items;
+  for (const Record& r : records) items.push_back({r});
+  writeTrace(path, h, items);
+  return printed(path, [](TraceReader& r, std::FILE* out) { printTraceStats(r, out); });
+}
+
 TEST_F(TraceTextTest, StatsCountAnAccessInAParentPastItsSubBufferForTheParent) {
   // whole [0, 0x1000) holds part [0x200, 0x600), as a sub-buffer at offset 512 lies.
-  TraceHeader h = sampleHeader(false);
-  h.buffers = {{0, "whole", 0x1000, 0}, {1, "part", 0x400, 0x200}};
-  h.range.dims = 1;
-  h.range.global = {4, 1, 1};
-  h.range.local = {4, 1, 1};
-  h.range.offset = {0, 0, 0};
-  h.workItemCount = 4;
-  h.recordCount = 4;
   using K = AccessKind;
-  writeTrace(file("o.trace"), h,
-             {{makeRecord(K::Load, 0, 0x0, 4)},      // whole, before part
-              {makeRecord(K::Load, 0, 0x200, 4)},    // part (inside both: the sub-buffer)
-              {makeRecord(K::Load, 0, 0x700, 4)},    // whole, past part's end
-              {makeRecord(K::Load, 0, 0x1000, 4)}});  // neither
-  const std::string text =
-      printed(file("o.trace"), [](TraceReader& r, std::FILE* out) { printTraceStats(r, out); });
+  const std::string text = statsOfOneRecordPerItem(file("o.trace"),
+                                                   {{0, "whole", 0x1000, 0}, {1, "part", 0x400, 0x200}},
+                                                   {makeRecord(K::Load, 0, 0x0, 4),      // whole, before part
+                                                    makeRecord(K::Load, 0, 0x200, 4),    // part (inside both)
+                                                    makeRecord(K::Load, 0, 0x700, 4),    // whole, past part's end
+                                                    makeRecord(K::Load, 0, 0x1000, 4)});  // neither
   EXPECT_NE(text.find("by buffer (memory accesses):\n"
                       "  arg 0 whole                        2\n"
                       "  arg 1 part                         1\n"
@@ -123,18 +132,10 @@ TEST_F(TraceTextTest, StatsCountAnAccessInAParentPastItsSubBufferForTheParent) {
 }
 
 TEST_F(TraceTextTest, StatsCountABufferBoundToSeveralArgumentsForTheFirst) {
-  TraceHeader h = sampleHeader(false);
-  h.buffers = {{0, "a", 0x100, 0}, {1, "b", 0x100, 0}, {2, "c", 0x100, 0}};
-  h.range.dims = 1;
-  h.range.global = {2, 1, 1};
-  h.range.local = {2, 1, 1};
-  h.range.offset = {0, 0, 0};
-  h.workItemCount = 2;
-  h.recordCount = 2;
   using K = AccessKind;
-  writeTrace(file("a.trace"), h, {{makeRecord(K::Load, 0, 0x0, 4)}, {makeRecord(K::Store, 1, 0x40, 4)}});
-  const std::string text =
-      printed(file("a.trace"), [](TraceReader& r, std::FILE* out) { printTraceStats(r, out); });
+  const std::string text = statsOfOneRecordPerItem(
+      file("a.trace"), {{0, "a", 0x100, 0}, {1, "b", 0x100, 0}, {2, "c", 0x100, 0}},
+      {makeRecord(K::Load, 0, 0x0, 4), makeRecord(K::Store, 1, 0x40, 4)});
   EXPECT_NE(text.find("by buffer (memory accesses):\n"
                       "  arg 0 a                            2\n"
                       "  arg 1 b (= arg 0)                  0\n"

@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdint>
 #include <fstream>
 #include <functional>
@@ -44,12 +43,7 @@ struct SimulateOptions {
 // The keys a JSON configuration file lists; nullopt for a preset's name (loadConfig has read
 // the file already, so it parses).
 std::optional<std::vector<std::string>> keysOfConfigFile(const std::string& presetOrFile) {
-  for (const std::string& preset : cachesim::Config::presetNames())
-    if (preset.size() == presetOrFile.size() &&
-        std::equal(preset.begin(), preset.end(), presetOrFile.begin(),
-                   [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) ==
-                                               std::tolower(static_cast<unsigned char>(b)); }))
-      return std::nullopt;
+  if (cachesim::Config::isPresetName(presetOrFile)) return std::nullopt;
   std::ifstream in(presetOrFile);
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   std::vector<std::string> keys;

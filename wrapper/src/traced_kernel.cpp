@@ -478,9 +478,8 @@ std::string hungRunMessage(const passes::KernelReport& report, const char* run, 
 // does not exist or cannot be written): said before any run, not after both.
 void requireCreatable(const std::string& tracePath) {
   std::error_code ec;
-  const auto status = std::filesystem::status(tracePath, ec);
-  if (std::filesystem::is_directory(status)) throw TraceError(tracePath + ": cannot create: it is a directory");
-  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) return;  // written directly
+  if (std::filesystem::is_directory(tracePath, ec)) throw TraceError(tracePath + ": cannot create: it is a directory");
+  if (partialPathFor(tracePath) == tracePath) return;  // a device or pipe, written directly
   std::filesystem::path folder = std::filesystem::path(tracePath).parent_path();
   if (folder.empty()) folder = ".";
   if (::access(folder.c_str(), W_OK | X_OK) != 0)

@@ -102,6 +102,8 @@ struct Config {
   // Presets: gtx480-16k (default), gtx480-48k, gtx470-16k, gtx470-48k.
   static Config fromPreset(const std::string& name);
   static const std::vector<std::string>& presetNames();
+  // Whether `name` is one of them, in any case (as loadConfig takes it).
+  static bool isPresetName(const std::string& name);
   // The configuration keys, in documentation order.
   static const std::vector<std::string>& keys();
   // A JSON object of keys; an optional "preset" key selects the base (default gtx480-16k).
