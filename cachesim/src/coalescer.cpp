@@ -17,7 +17,7 @@ void coalesceLanes(const sched::WarpStep& step, uint32_t lineShift, std::vector<
   const uint64_t offsetMask = (uint64_t{1} << lineShift) - 1;
   for (const sched::LaneAccess& lane : step.lanes) {
     if (lane.size > kMaxLaneAccessBytes)
-      throw std::runtime_error("instruction " + std::to_string(step.instruction) + " accesses " +
+      throw LaneSizeError("instruction " + std::to_string(step.instruction) + " accesses " +
                                std::to_string(lane.size) + " bytes at once (local thread " +
                                std::to_string(lane.localThread) + " of workgroup " + std::to_string(step.workgroup) +
                                "); the simulator models accesses of at most " +

@@ -231,12 +231,16 @@ const std::vector<KeyDef>& keyDefs() {
          // Any case, as the other named values; kept in the scheduler's spelling (lower case).
          std::string s = lower(trim(v));
          if (s.empty()) badValue(k, v, "expected a scheduling policy name");
+         SchedulingChoice choice{};
          try {
-           parseScheduling(s);
+           choice = parseScheduling(s);
          } catch (const std::invalid_argument& e) {
            badValue(k, v, e.what());
          }
-         c.scheduling = s;
+         if (choice.policy != sched::Policy::Warp && s.find(':') != std::string::npos)
+           badValue(k, v, "an inter-warp order applies to the warp policy only");
+         // One spelling per choice, so that reports of a trace and of a scheduled file agree.
+         c.scheduling = schedulingName(choice);
        },
        [](const Config& c) { return json(c.scheduling); }},
       {"sm",
@@ -434,13 +438,16 @@ Config Config::fromJson(const json& object) {
     c.set(it.key(), it.value());
   }
   c.validate();
-  // Derived keys are accepted (a report's "config" object can be fed back) but must agree.
-  if (auto it = object.find("sets"); it != object.end() && !(it->is_number_unsigned() && it->get<uint64_t>() == c.sets()))
-    throw std::invalid_argument("configuration key 'sets': " + it->dump() + " disagrees with the derived value " +
-                                std::to_string(c.sets()));
-  if (auto it = object.find("lines"); it != object.end() && !(it->is_number_unsigned() && it->get<uint64_t>() == c.lines()))
-    throw std::invalid_argument("configuration key 'lines': " + it->dump() + " disagrees with the derived value " +
-                                std::to_string(c.lines()));
+  // Derived keys are accepted (a report's "config" object can be fed back) but must agree; a
+  // whole number written as 32.0 is 32, as for the other keys.
+  const auto agrees = [](const json& v, uint64_t derived) {
+    if (v.is_number_unsigned()) return v.get<uint64_t>() == derived;
+    return v.is_number_float() && v.get<double>() == static_cast<double>(derived);
+  };
+  for (const auto& [key, derived] : {std::pair<const char*, uint64_t>{"sets", c.sets()}, {"lines", c.lines()}})
+    if (auto it = object.find(key); it != object.end() && !agrees(*it, derived))
+      throw std::invalid_argument(std::string("configuration key '") + key + "': " + it->dump() +
+                                  " disagrees with the derived value " + std::to_string(derived));
   return c;
 }
 
@@ -507,6 +514,12 @@ SchedulingChoice parseScheduling(const std::string& value) {
   SchedulingChoice c{sched::parsePolicy(value.substr(0, colon)), sched::SchedulerConfig{}.interWarp};
   if (colon != std::string::npos) c.interWarp = sched::parseInterWarpOrder(value.substr(colon + 1));
   return c;
+}
+
+std::string schedulingName(const SchedulingChoice& choice) {
+  const std::string policy = sched::policyName(choice.policy);
+  if (choice.policy != sched::Policy::Warp || choice.interWarp == sched::SchedulerConfig{}.interWarp) return policy;
+  return policy + ":" + sched::interWarpOrderName(choice.interWarp);
 }
 
 }  // namespace cltrace::cachesim

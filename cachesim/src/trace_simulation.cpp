@@ -130,18 +130,12 @@ class ScheduleFileStepSource final : public sched::StepSource {
   sched::ScheduleReader reader_;
 };
 
-// "POLICY" for the naive policies, "warp:ORDER" for the warp policy.
-std::string schedulingName(sched::Policy policy, sched::InterWarpOrder order) {
-  if (policy != sched::Policy::Warp) return sched::policyName(policy);
-  return std::string(sched::policyName(policy)) + ":" + sched::interWarpOrderName(order);
-}
-
-// A `scheduling` value as schedulingName() writes it ("warp" means warp:loose-round-robin);
+// A `scheduling` value as schedulingName() writes it (a Config built in code may spell it otherwise);
 // an unknown name is returned as it is (it then differs from every file).
 std::string canonicalScheduling(const std::string& value) {
   try {
     const SchedulingChoice choice = parseScheduling(value);
-    return schedulingName(choice.policy, choice.interWarp);
+    return schedulingName(choice);
   } catch (const std::invalid_argument&) {
     return value;
   }
@@ -177,7 +171,7 @@ Config configForSchedule(Config config, const sched::ScheduleInfo& info, const s
   const Config askedConfig = config;
   const nlohmann::json asked = config.toJson();
   const sched::SchedulerConfig& s = info.config;
-  config.scheduling = schedulingName(s.policy, s.interWarp);
+  config.scheduling = schedulingName({s.policy, s.interWarp});
   config.warpSize = s.warpSize;
   config.smCount = s.smCount;
   config.maxWorkgroupsPerSm = s.maxWorkgroupsPerSm;

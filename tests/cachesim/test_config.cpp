@@ -217,6 +217,12 @@ TEST(Config, LineSizeTakesSizeSuffixes) {
 TEST(Config, NamesInAnyCase) {
   EXPECT_EQ(loadConfig("gtx480-16k", {"scheduling=WARP"}).scheduling, "warp");
   EXPECT_EQ(loadConfig("gtx480-16k", {"scheduling=Warp:Greedy-Then-Oldest"}).scheduling, "warp:greedy-then-oldest");
+  // One spelling per choice: the default order is left out (a scheduled file's report says "warp" too).
+  EXPECT_EQ(loadConfig("gtx480-16k", {"scheduling=warp:loose-round-robin"}).scheduling, "warp");
+  EXPECT_EQ(loadConfig("gtx480-16k", {"scheduling=Random"}).scheduling, "random");
+  EXPECT_EQ(overrideError({"scheduling=sequential:two-level"}),
+            "invalid value 'sequential:two-level' for configuration key 'scheduling': an inter-warp order applies to "
+            "the warp policy only");
   EXPECT_EQ(loadConfig("gtx480-16k", {"set_index=XOR"}).setIndex, SetIndexFunction::FermiXor);
   EXPECT_EQ(loadConfig("gtx480-16k", {"replacement=Rand"}).replacement, Replacement::Random);
   EXPECT_EQ(overrideError({"scheduling=WARPS"}),
@@ -275,6 +281,12 @@ TEST(Config, JsonFiles) {
   EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig("/nonexistent/x.json"); }).find("cannot be opened"), std::string::npos);
   std::string wrongSets = writeTemp("cachesim_sets.json", R"({"sets": 64})");
   EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig(wrongSets); }).find("'sets'"), std::string::npos);
+  // Derived keys written as whole floats agree as the other keys do (32.0 was refused).
+  std::string floatSets = writeTemp("cachesim_float_sets.json", R"({"size": 16384.0, "sets": 32.0, "lines": 128.0})");
+  EXPECT_EQ(loadConfig(floatSets).sets(), 32u);
+  std::string halfSets = writeTemp("cachesim_half_sets.json", R"({"sets": 32.5})");
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { loadConfig(halfSets); }),
+            "config file '" + halfSets + "': configuration key 'sets': 32.5 disagrees with the derived value 32");
 
   // Refused while parsing: a value nested deeper than a configuration needs (printing one
   // 100000 deep in a message overflowed the stack), and a key given twice.

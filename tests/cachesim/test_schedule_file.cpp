@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cltrace/cachesim/coalescer.h"
 #include "cltrace/cachesim/printers.h"
 #include "cltrace/cachesim/simulator.h"
 #include "cltrace/cachesim/trace_simulation.h"
@@ -40,7 +41,9 @@ Record loadAt(uint32_t instruction, uint64_t address) {
 // float at 4g (instruction 1), then the same float again (instruction 2). With `idleFirst`
 // workgroup 0 makes no access (its work-items have no records); with `storingFirst` it stores
 // its floats (instruction 3) instead of reading them.
-std::string writeSchedule(const std::string& name, bool idleFirst = false, bool storingFirst = false) {
+// `firstLoadBytes` is the size of work-item 64's first read.
+std::string writeSchedule(const std::string& name, bool idleFirst = false, bool storingFirst = false,
+                          uint32_t firstLoadBytes = 4) {
   const NDRange range = NDRange::fromSizes({128}, {64});
   std::vector<std::vector<Record>> items;
   for (uint64_t g = 0; g < 128; ++g) {
@@ -51,6 +54,7 @@ std::string writeSchedule(const std::string& name, bool idleFirst = false, bool 
     else if (storingFirst) items.push_back({store});
     else items.push_back({loadAt(1, 4 * g), loadAt(2, 4 * g)});
   }
+  items[64][0].size = firstLoadBytes;
   sched::MemoryWorkgroupSource source(range, items, "reread");
   sched::SchedulerConfig config;
   config.smCount = 2;
@@ -73,7 +77,7 @@ TEST(ScheduledFile, IsSimulatedInItsOrderWithItsSchedulingKeys) {
   const sched::ScheduleInfo info = sched::ScheduleReader(path).info();
   const Config config = configForSchedule(allSms(), info);
   EXPECT_EQ(config.smCount, 2u);
-  EXPECT_EQ(config.scheduling, "warp:loose-round-robin");
+  EXPECT_EQ(config.scheduling, "warp");  // as a trace's report spells the default order
   EXPECT_FALSE(config.timing);
 
   // Each warp's 32 consecutive floats are one 128-byte line: 4 warps, 4 lines, each read twice.
@@ -106,6 +110,22 @@ Config fiveRandomRuns(const std::string& path) {
   config.runs = 5;
   config.sm.kind = SmSelection::Kind::Random;
   return config;
+}
+
+// A lane over the simulator's access limit (a foreign or crafted file) is refused with its own
+// exception type, which the CLI prefixes with the file's name.
+TEST(ScheduledFile, ALaneOverTheAccessLimitIsALaneSizeError) {
+  const std::string path = writeSchedule("huge-lane", false, false, 2u << 20);
+  const sched::ScheduleInfo info = sched::ScheduleReader(path).info();
+  try {
+    simulate(configForSchedule(allSms(), info), scheduleFileStepSourceFactory(path));
+    ADD_FAILURE() << "no error";
+  } catch (const LaneSizeError& e) {
+    EXPECT_STREQ(e.what(),
+                 "instruction 1 accesses 2097152 bytes at once (local thread 0 of workgroup 1); the simulator "
+                 "models accesses of at most 1048576 bytes");
+  }
+  std::remove(path.c_str());
 }
 
 TEST(ScheduledFile, RandomDrawsAmongTheSmsItsStepsName) {
@@ -174,7 +194,7 @@ TEST(ScheduledFile, KeysTheUserSetMustAgreeWithTheFile) {
   c.scheduling = "warp:two-level";
   EXPECT_EQ(message(c, {"scheduling"}),
             "configuration key 'scheduling': \"warp:two-level\" disagrees with the scheduled file, which was made "
-            "with \"warp:loose-round-robin\" (schedule with --policy warp --inter-warp two-level, or simulate the "
+            "with \"warp\" (schedule with --policy warp --inter-warp two-level, or simulate the "
             "trace file)");
   c.scheduling = "warp";
   c.warpSize = 16;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "cltrace/cachesim/coalescer.h"
 #include "cltrace/cachesim/printers.h"
 #include "cltrace/cachesim/trace_simulation.h"
 #include "commands.h"
@@ -84,6 +85,8 @@ cachesim::Report simulateTrace(const std::string& tracePath, const cachesim::Con
                          threads);
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
+  } catch (const cachesim::LaneSizeError& e) {
+    throw UserError("trace file '" + tracePath + "': " + e.what());
   }
 }
 
@@ -95,6 +98,8 @@ cachesim::Report simulateSchedule(const std::string& path, const cachesim::Confi
                          cachesim::scheduleFileStepSourceFactory(path), threads);
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
+  } catch (const cachesim::LaneSizeError& e) {
+    throw UserError("scheduled file '" + path + "': " + e.what());
   }
 }
 

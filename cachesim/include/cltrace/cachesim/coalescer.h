@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <cstring>
 #include <vector>
 
@@ -19,6 +20,13 @@ namespace cltrace::cachesim {
 // bytes). Real accesses are at most a few hundred bytes (double16, struct copies); a larger size
 // is a corrupt trace and would otherwise take hours and gigabytes to expand.
 inline constexpr uint64_t kMaxLaneAccessBytes = uint64_t{1} << 20;
+
+// A lane access over kMaxLaneAccessBytes (a corrupt or foreign input): its own type, so that a
+// caller can name the file the step came from.
+class LaneSizeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // The bounds of `lanes` (sched::LaneBounds), for steps whose source did not note them.
 inline sched::LaneBounds laneBounds(const std::vector<sched::LaneAccess>& lanes) {
@@ -110,7 +118,7 @@ inline int linesFromBounds(const sched::WarpStep& step, uint32_t lineShift, uint
 }
 
 // Replaces `lines` with the distinct line addresses (byte address >> lineShift) of `step`.
-// Throws std::runtime_error for a lane access over kMaxLaneAccessBytes.
+// Throws LaneSizeError for a lane access over kMaxLaneAccessBytes.
 inline void coalesce(const sched::WarpStep& step, uint32_t lineShift, std::vector<uint64_t>& lines) {
   uint64_t known[2];
   const int n = linesFromBounds(step, lineShift, known);

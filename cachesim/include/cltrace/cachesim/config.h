@@ -129,5 +129,8 @@ struct SchedulingChoice {
   sched::InterWarpOrder interWarp;
 };
 SchedulingChoice parseScheduling(const std::string& value);
+// The one spelling of `choice` the `scheduling` key keeps and reports show: "POLICY", or
+// "warp:ORDER" when the warp policy's order is not the default.
+std::string schedulingName(const SchedulingChoice& choice);
 
 }  // namespace cltrace::cachesim
