@@ -2,8 +2,9 @@
 // the build options given, if any), launches it the number of times given (default once) on a
 // buffer of 128 floats (0.37 (i + 1) - 5), 64 work-items in workgroups of the local size given
 // (default 64), and prints "done" and then the buffer's values, exactly (%a); then it lets go of
-// everything and says whether the context's destructor callback ran. Usage:
-// one_buffer_host SOURCE [OPTIONS [LAUNCHES [LOCAL_SIZE]]].
+// everything and says whether the context's destructor callback ran. With `link` last, the
+// program is compiled with the options (clCompileProgram) and linked with none (clLinkProgram)
+// instead of built. Usage: one_buffer_host SOURCE [OPTIONS [LAUNCHES [LOCAL_SIZE [build|link]]]].
 // Used to test `cltrace wrap` on kernels the tests write: one whose trace run hangs, one that
 // cannot be instrumented, one built with -cl-fast-relaxed-math.
 #define CL_TARGET_OPENCL_VERSION 300
@@ -26,7 +27,7 @@ void CL_CALLBACK noteContextDestroyed(cl_context, void*) { contextDestroyed = tr
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: one_buffer_host SOURCE [OPTIONS [LAUNCHES [LOCAL_SIZE]]]\n");
+    std::fprintf(stderr, "usage: one_buffer_host SOURCE [OPTIONS [LAUNCHES [LOCAL_SIZE [build|link]]]]\n");
     return 2;
   }
   std::ifstream file(argv[1]);
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   const char* options = argc > 2 ? argv[2] : "";
   const int launches = argc > 3 ? std::atoi(argv[3]) : 1;
   const size_t local = argc > 4 ? std::strtoul(argv[4], nullptr, 10) : 64;
+  const bool link = argc > 5 && std::string(argv[5]) == "link";
   cl_device_id device = firstDevice();
   cl_int err;
   cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
@@ -48,7 +50,15 @@ int main(int argc, char** argv) {
   CHECK(err);
   cl_program program = clCreateProgramWithSource(context, 1, &text, nullptr, &err);
   CHECK(err);
-  CHECK(clBuildProgram(program, 1, &device, options, nullptr, nullptr));
+  if (link) {
+    CHECK(clCompileProgram(program, 1, &device, options, 0, nullptr, nullptr, nullptr, nullptr));
+    cl_program linked = clLinkProgram(context, 1, &device, "", 1, &program, nullptr, nullptr, &err);
+    CHECK(err);
+    CHECK(clReleaseProgram(program));
+    program = linked;
+  } else {
+    CHECK(clBuildProgram(program, 1, &device, options, nullptr, nullptr));
+  }
   cl_kernel kernel = clCreateKernel(program, "k", &err);
   CHECK(err);
   std::vector<float> values(128);

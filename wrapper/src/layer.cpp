@@ -81,7 +81,7 @@ thread_local int insideCallback = 0;
 // keeps its own options, macros and static functions.
 struct ProgramInfo {
   std::string source;
-  std::string options;  // of the last successful build, compile or link
+  std::string options;  // of the last successful build, compile or link (with its units' device options)
   std::vector<passes::EmbeddedHeader> headers;  // clCompileProgram's input headers
   std::string bitcode;  // compiled (or linked) for tracing; empty until built
   std::string compileError;  // why it could not be compiled for tracing
@@ -320,6 +320,9 @@ cl_program CL_API_CALL linkProgram(cl_context context, cl_uint n, const cl_devic
     std::lock_guard<std::mutex> lock(state().mutex);
     ProgramInfo joined;
     joined.options = options ? options : "";
+    // The device-build options the units were compiled with count too: a unit compiled with
+    // -cl-fast-relaxed-math makes the program's results approximate though the link names none.
+    std::vector<std::string> words = passes::splitOptions(joined.options);
     std::vector<std::string> units;
     bool known = inputs > 0;
     for (cl_uint i = 0; i < inputs && known; ++i) {
@@ -329,6 +332,11 @@ cl_program CL_API_CALL linkProgram(cl_context context, cl_uint n, const cl_devic
         break;
       }
       const ProgramInfo& unit = it->second;
+      for (const std::string& o : passes::splitOptions(deviceBuildOptions(passes::splitOptions(unit.options))))
+        if (std::find(words.begin(), words.end(), o) == words.end()) {
+          words.push_back(o);
+          joined.options += (joined.options.empty() ? "" : " ") + o;
+        }
       joined.source += "#line 1\n" + unit.source + "\n";
       joined.headers.insert(joined.headers.end(), unit.headers.begin(), unit.headers.end());
       if (joined.untraceable.empty()) joined.untraceable = unit.untraceable;
