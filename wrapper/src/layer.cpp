@@ -565,7 +565,7 @@ class StandInBuffers {
 };
 
 enum class Traced {
-  No,                // not traced (the reason was said); buffers untouched: run the launch
+  No,                // not traced (traceLaunch says why); buffers untouched: run the launch
   Done,              // traced in place: the buffers hold the kernel's results
   AppLaunchPending,  // traced on copies or restored afterwards: the launch itself is still to run
 };
@@ -580,9 +580,15 @@ void announce(State& s, uint64_t launch, const std::string& kernel, const Writte
   message("traced " + kernel + " launch " + std::to_string(launch) + " -> " + t.path + t.note);
 }
 
-// A selected launch that runs untraced: said now, and listed in OUT/untraced.tsv
-// ("<launch>\t<kernel>\t<reason>") for `cltrace wrap`'s summary.
-void untraced(State& s, uint64_t launch, const std::string& kernel, const std::string& said) {
+// A selected launch that runs untraced (`err`: what the driver's enqueue returned): said, and
+// listed in OUT/untraced.tsv ("<launch>\t<kernel>\t<reason>") for `cltrace wrap`'s summary. A
+// launch the driver refused did not run: nothing to trace, and no untraced launch.
+void untraced(State& s, uint64_t launch, const std::string& kernel, const std::string& said, cl_int err) {
+  if (err != CL_SUCCESS) {
+    message("the program's " + kernel + " launch " + std::to_string(launch) + " was refused by the driver (" +
+            errorName(err) + "): nothing ran, nothing to trace");
+    return;
+  }
   std::string line = said;  // one line per launch (a compiler's message has several)
   std::replace(line.begin(), line.end(), '\n', ' ');
   std::ofstream(s.settings.out + "/untraced.tsv", std::ios::app) << launch << '\t' << kernel << '\t' << line << '\n';
@@ -651,7 +657,7 @@ void keepTraced(State& s, const std::string& key, std::shared_ptr<TracedKernel> 
 // launch was traced in place. `written` receives the trace to announce.
 Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* offset,
                  const size_t* global, const size_t* local, uint64_t launch, const KernelInfo& info,
-                 const ProgramInfo& program, cl_event* event, WrittenTrace& written) {
+                 const ProgramInfo& program, cl_event* event, WrittenTrace& written, std::string& why) {
   State& s = state();
   try {
     cl_context context = nullptr;
@@ -742,8 +748,7 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
                    (in ? " on the stand-in device '" + in->name + "'" : "");
     return inPlace ? Traced::Done : Traced::AppLaunchPending;
   } catch (const std::exception& e) {
-    std::lock_guard<std::mutex> lock(s.mutex);
-    untraced(s, launch, info.name, "could not trace " + info.name + " launch " + std::to_string(launch) + ": " + e.what());
+    why = "could not trace " + info.name + " launch " + std::to_string(launch) + ": " + e.what();
     return Traced::No;
   }
 }
@@ -764,50 +769,36 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
   bool selected = (s.settings.kernels.empty() || s.settings.kernels.count(k->second.name)) &&
                   (s.settings.launches.empty() || s.settings.launches.count(launch));
   if (!selected) return forward();
-  if (p == s.programs.end()) {
-    untraced(s, launch, k->second.name,
-             "cannot trace " + k->second.name + " launch " + std::to_string(launch) +
-                 ": its program was not created from source");
-    return forward();
-  }
-  if (!p->second.untraceable.empty()) {
-    untraced(s, launch, k->second.name,
-             "cannot trace " + k->second.name + " launch " + std::to_string(launch) + ": " + p->second.untraceable);
-    return forward();
-  }
+  // A launch that cannot be traced is said to run untraced once the driver has taken it (one
+  // it refuses did not run: its error is the program's to see).
+  auto runUntraced = [&](const std::string& reason) {
+    const std::string name = k->second.name;  // the books may change while the driver runs
+    lock.unlock();
+    const cl_int err = forward();
+    lock.lock();
+    untraced(s, launch, name, reason, err);
+    return err;
+  };
+  const std::string which = k->second.name + " launch " + std::to_string(launch);
+  if (p == s.programs.end()) return runUntraced("cannot trace " + which + ": its program was not created from source");
+  if (!p->second.untraceable.empty()) return runUntraced("cannot trace " + which + ": " + p->second.untraceable);
   if (dims < 1 || dims > 3 || !global) return forward();  // let the driver report the error
   // An empty launch does nothing (OpenCL 2.1 allows it); one with work-groups that do not
-  // divide the range is not traced: either the driver refuses it (nothing ran, nothing to
-  // say) or it runs untraced, which is said.
+  // divide the range is not traced.
   bool empty = false, uneven = false;
   for (cl_uint d = 0; d < dims; ++d) {
     empty = empty || global[d] == 0;
     uneven = uneven || (local && local[d] != 0 && global[d] % local[d] != 0);
   }
   if (empty) return forward();
-  if (uneven) {
-    const std::string name = k->second.name;  // the books may change while the driver runs
-    lock.unlock();
-    const cl_int err = forward();
-    lock.lock();
-    if (err == CL_SUCCESS)
-      untraced(s, launch, name,
-               "cannot trace " + name + " launch " + std::to_string(launch) +
-                   ": its work-groups do not divide the global size (non-uniform work-groups)");
-    return err;
-  }
-  if (!s.pendingUserEvents.empty()) {
-    untraced(s, launch, k->second.name,
-             "cannot trace " + k->second.name + " launch " + std::to_string(launch) +
-                 ": the program has user events it has not completed yet, and tracing would wait for them");
-    return forward();
-  }
-  if (insideCallback > 0) {
-    untraced(s, launch, k->second.name,
-             "cannot trace " + k->second.name + " launch " + std::to_string(launch) +
-                 ": it is enqueued from an event callback, where OpenCL forbids the waits tracing needs");
-    return forward();
-  }
+  if (uneven)
+    return runUntraced("cannot trace " + which + ": its work-groups do not divide the global size (non-uniform work-groups)");
+  if (!s.pendingUserEvents.empty())
+    return runUntraced("cannot trace " + which +
+                       ": the program has user events it has not completed yet, and tracing would wait for them");
+  if (insideCallback > 0)
+    return runUntraced("cannot trace " + which +
+                       ": it is enqueued from an event callback, where OpenCL forbids the waits tracing needs");
   // The books as they are now (the arguments set so far); then the trace, without s.mutex.
   const KernelInfo info = k->second;
   const ProgramInfo program = p->second;
@@ -817,7 +808,9 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
   if (nEvents > 0 && clWaitForEvents(nEvents, events) != CL_SUCCESS) return forward();
   clFinish(queue);
   WrittenTrace written;
-  const Traced traced = traceLaunch(queue, kernel, dims, offset, global, local, launch, info, program, event, written);
+  std::string why;
+  const Traced traced =
+      traceLaunch(queue, kernel, dims, offset, global, local, launch, info, program, event, written, why);
   if (traced == Traced::Done) {
     std::lock_guard<std::mutex> books(s.mutex);
     announce(s, launch, info.name, written);
@@ -825,7 +818,10 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
   }
   insideLayer = false;
   const cl_int err = forward();
-  if (traced == Traced::AppLaunchPending) {
+  if (traced == Traced::No) {
+    std::lock_guard<std::mutex> books(s.mutex);
+    untraced(s, launch, info.name, why, err);
+  } else if (traced == Traced::AppLaunchPending) {
     if (err == CL_SUCCESS) {
       std::lock_guard<std::mutex> books(s.mutex);
       announce(s, launch, info.name, written);
