@@ -26,4 +26,15 @@ manifest_error "{\"kernel\": \"pick\", \"global\": [1e30], \"local\": [2], $args
 manifest_error "{\"kernel\": \"pick\", \"globl\": [2], \"global\": [2], \"local\": [2], $args}" \
   'unknown key "globl" (the keys are kernel, global, local, offset, args, build_options)'
 manifest_error '{"kernel": "pick", "global": [2], "local": [2], "args": [1, 2]}' '"args"[0]: must be a string, not number'
+# So are the errors found once the kernel is known, and a range that cannot be launched.
+manifest_error "{\"kernel\": \"pick\", \"global\": [2048], \"local\": [300], $args}" \
+  'local size 300 does not divide global size 2048 in dimension 0'
+manifest_error '{"kernel": "pick", "global": [2], "local": [2], "args": ["buffer:int:2"]}' \
+  '"args": the kernel takes 2 arguments (int* idx, int* out), 1 given'
+manifest_error '{"kernel": "pick", "global": [2], "local": [2], "args": ["buffer:int:2", "scalar:int:3"]}' \
+  '"args": argument 1 (int* out): a pointer needs buffer:TYPE:COUNT'
+# Arguments given on the command line are not the manifest's: their errors do not name it.
+printf '{"kernel": "pick", "global": [2], "local": [2], %s}\n' "$args" > "$work/k/pick.json"
+expect_error "cltrace: error: the kernel takes 2 arguments (int* idx, int* out), 1 given" \
+  "$CLTRACE" run "$work/k/pick.cl" --arg buffer:int:2 -o "$work/t"
 echo "manifest files: all checks passed"

@@ -489,13 +489,19 @@ bool applyManifest(RunSpec& spec, bool haveKernel, bool haveRange, bool haveArgs
     std::vector<std::string> options;
     if (j.contains("build_options")) options = manifestStrings(j, "build_options");
     NDRange range;
-    if (j.contains("global") || j.contains("local") || j.contains("offset") || !haveRange) range = manifestRange(j);
+    if (j.contains("global") || j.contains("local") || j.contains("offset") || !haveRange) {
+      range = manifestRange(j);
+      validateRange(range);  // local sizes that do not divide the global ones, named with the manifest
+    }
     std::vector<ArgSpec> args;
     if (j.contains("args")) args = manifestArgs(j, path);
     if (!haveKernel) spec.kernel = kernel;
     if (!haveOptions && j.contains("build_options")) spec.buildOptions = options;
     if (!haveRange) spec.range = range;
-    if (!haveArgs) spec.args = args;
+    if (!haveArgs) {
+      spec.args = args;
+      if (j.contains("args")) spec.argsManifest = path.string();
+    }
   } catch (const std::exception& e) {
     std::string what = e.what();
     // nlohmann's syntax errors start with "[json.exception.parse_error.101] ": the rest says it.
@@ -518,7 +524,12 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
   passes::InstrumentedKernel instrumented = passes::instrumentSource(
       source, spec.kernel, passes::withSourceDirectory(spec.sourcePath, withDeviceMacros(device, spec.buildOptions)),
       {}, spec.sourcePath);
-  checkArgs(spec.args, instrumented.args);
+  try {
+    checkArgs(spec.args, instrumented.args);
+  } catch (const std::invalid_argument& e) {
+    if (spec.argsManifest.empty()) throw;
+    throw std::invalid_argument("launch manifest " + spec.argsManifest + ": \"args\": " + e.what());
+  }
   if (reportInstrumented) reportInstrumented(instrumented.report);
   const std::vector<passes::KernelArg> params = instrumented.args;
 

@@ -47,6 +47,7 @@ struct RunSpec {
   std::vector<std::string> buildOptions;
   NDRange range;
   std::vector<ArgSpec> args;
+  std::string argsManifest;  // the launch manifest `args` came from (named in their errors), or ""
 };
 
 // The launch manifest next to a kernel source: kernels/X.cl -> kernels/X.json.
