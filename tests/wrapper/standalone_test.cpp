@@ -324,8 +324,13 @@ TEST_F(Manifest, SizesAreNonNegativeIntegersThatFit) {
   EXPECT_EQ(apply("{" + k + R"("local": [64]})"), R"("local" needs "global")");
   EXPECT_EQ(apply(R"({"kernel": "k"})"), R"(no "global" and "local", and no NDRange was given)");
   EXPECT_EQ(apply(R"({"kernel": "k"})", true), "");  // the caller has an NDRange
-  EXPECT_EQ(apply("{" + k + R"("global": [18446744073709551615], "local": [1]})"), "");
-  EXPECT_EQ(spec.range.global[0], UINT64_MAX);
+  EXPECT_EQ(apply("{" + k + R"("global": [1099511627776], "local": [1]})"), "");
+  EXPECT_EQ(spec.range.global[0], uint64_t{1} << 40);
+  // A size that fits but cannot be launched is the manifest's error too.
+  EXPECT_EQ(apply("{" + k + R"("global": [18446744073709551615], "local": [1]})"),
+            "the NDRange (18446744073709551615 x 1 x 1) has too many work-items to trace (the limit is 2^60)");
+  EXPECT_EQ(apply("{" + k + R"("global": [2048], "local": [300]})"),
+            "local size 300 does not divide global size 2048 in dimension 0");
 }
 
 TEST_F(Manifest, OffsetIsTheGlobalOffset) {
