@@ -532,6 +532,19 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
   }
   if (reportInstrumented) reportInstrumented(instrumented.report);
   const std::vector<passes::KernelArg> params = instrumented.args;
+  // A buffer the trace cannot address is refused before it is made (filled, it took 8.5 GB and
+  // seconds before the launch refused it); TracedKernel checks buffers the same way.
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    const ArgSpec& a = spec.args[i];
+    if (a.kind != ArgSpec::Kind::Buffer) continue;
+    const uint64_t bytes = a.count * typeSize(a.type);  // parseArgSpec refused an overflow
+    if (bytes <= UINT32_MAX) continue;
+    for (const passes::AccessInfo& access : instrumented.report.accesses)
+      if (access.bufferArgument == static_cast<int32_t>(i))
+        throw TraceError("argument " + std::to_string(i) + " (" + params[i].type + " " + params[i].name +
+                         ") is a buffer of " + std::to_string(bytes) +
+                         " bytes; cltrace traces accesses to buffers of at most 4 GiB - 1");
+  }
 
   RunOutput out;
   out.instrumentSeconds = since(stage);
