@@ -121,7 +121,7 @@ done
 echo OLD > "$work/old.cltrace"
 expect_error "write error" bash -c "ulimit -f 1000; exec '$CLTRACE' run '$KERNELS/mm.cl' --no-compress -o '$work/old.cltrace'"
 [ "$(cat "$work/old.cltrace")" = OLD ] || fail "the old trace was overwritten"
-[ ! -e "$work/old.cltrace.partial" ] || fail "a partial trace was left"
+[ -z "$(ls "$work" | grep partial)" ] || fail "a partial trace was left: $(ls "$work")"
 # A report that cannot reach standard output is a failure, not a silent success.
 for cmd in stats simulate "dump --limit 3"; do
   expect_error "cannot write standard output: No space left on device" \
@@ -164,8 +164,9 @@ expect_error "cltrace: error: argument 'buffer:int:18446744073709551616': count 
 vadd=(--global 1024 --local 64 --arg buffer:float:1024 --arg buffer:float:1024 --arg scalar:int:1024)
 expect_error "cltrace: error: argument 'buffer:float16:288230376151711744': 288230376151711744 elements of float16 (64 bytes each) are more than 2^64 bytes" \
   "$CLTRACE" run "$KERNELS/vadd.cl" --arg buffer:float16:288230376151711744 "${vadd[@]}" -o "$work/t"
-expect_error "cltrace: error: argument 0 (float* a) 'buffer:float:1099511627776': cannot allocate 4398046511104 bytes of host memory" \
-  bash -c 'ulimit -v 33554432; exec "$@"' - "$CLTRACE" run "$KERNELS/vadd.cl" --arg buffer:float:1099511627776 "${vadd[@]}" -o "$work/t"
+# (under 4 GiB: a larger buffer the kernel accesses is refused before any allocation)
+expect_error "cltrace: error: argument 0 (float* a) 'buffer:float:1000000000': cannot allocate 4000000000 bytes of host memory" \
+  bash -c 'ulimit -v 3500000; exec "$@"' - "$CLTRACE" run "$KERNELS/vadd.cl" --arg buffer:float:1000000000 "${vadd[@]}" -o "$work/t"
 expect_error "cltrace: error: argument 'buffer:float:1024:zeros:x': zeros takes no value, but ':x' follows it" \
   "$CLTRACE" run "$KERNELS/vadd.cl" --arg buffer:float:1024:zeros:x "${vadd[@]}" -o "$work/t"
 expect_error "cltrace: error: argument 'buffer:float:1024:iota:5': iota takes no value, but ':5' follows it" \

@@ -77,4 +77,15 @@ if [ "$(id -u)" != 0 ]; then
   expect_error "cannot write into $work/ro" "$CLTRACE" wrap --out "$work/ro" -- /bin/true
 fi
 expect_error "cannot write into /proc" "$CLTRACE" wrap --out /proc -- /bin/true
+# The file is written beside its path under a name of its own process, within the 255 bytes a
+# name may have: a 255-byte name works, and two runs given one path both finish, the file whole.
+long="$work/long/$(printf 'n%.0s' $(seq 247)).cltrace"
+mkdir -p "$work/long"
+"$CLTRACE" run "$KERNELS/vadd.cl" -o "$long" > /dev/null 2>"$work/err" || fail "a 255-byte name: $(cat "$work/err")"
+"$CLTRACE" stats "$long" > /dev/null || fail "the 255-byte trace does not read"
+"$CLTRACE" run "$KERNELS/mm.cl" -o "$work/same.cltrace" > /dev/null 2>"$work/err1" & first=$!
+"$CLTRACE" run "$KERNELS/vadd.cl" -o "$work/same.cltrace" > /dev/null 2>"$work/err2" || fail "second run: $(cat "$work/err2")"
+wait "$first" || fail "first run: $(cat "$work/err1")"
+"$CLTRACE" stats "$work/same.cltrace" > /dev/null || fail "two runs to one path left no whole trace"
+[ -z "$(ls "$work" "$work/long" | grep partial)" ] || fail "partial files left: $(ls "$work" "$work/long")"
 echo "output paths: all checks passed"

@@ -432,12 +432,20 @@ std::string finalPathFor(const std::string& path) {
   return ec ? path : target.string();
 }
 
-// Where a trace for `path` is written before it is complete (see runTraceAndWrite).
+// Where a trace for `path` is written before it is complete (see runTraceAndWrite): beside
+// it, named for this process and thread, so that two runs given one output path never write
+// or rename each other's file (the last to finish wins), and short enough for any name the
+// folder takes (a 255-byte name plus ".partial" was refused).
 std::string partialPathFor(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) return path;
-  return finalPathFor(path) + ".partial";
+  const std::filesystem::path final = finalPathFor(path);
+  const std::string suffix = "." + std::to_string(::getpid()) + "-" + std::to_string(::gettid()) + ".partial";
+  constexpr size_t kNameMax = 255;  // NAME_MAX of Linux file systems
+  std::string name = final.filename().string();
+  if (name.size() + suffix.size() > kNameMax) name.resize(kNameMax - suffix.size());
+  return (final.parent_path() / (name + suffix)).string();
 }
 
 // What cltrace says when the count or trace run (`run`) outlives its limit (see
