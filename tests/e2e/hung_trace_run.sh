@@ -15,13 +15,15 @@ CL
 words="kernel 'k': the trace run has not finished after 2 s of kernel time"
 barrier="its barrier [1] may not be reached by every work-item of a workgroup"
 launch=(--kernel k --global 64 --local 64 --arg buffer:float:128 --trace-timeout 2)
+mkdir -p "$work/tmp"
 for command in "run -o $work/early.out" predict; do
   rc=0
-  out=$(timeout 60 "$CLTRACE" $command "$work/early.cl" "${launch[@]}" 2>&1) || rc=$?
+  out=$(TMPDIR="$work/tmp" timeout 60 "$CLTRACE" $command "$work/early.cl" "${launch[@]}" 2>&1) || rc=$?
   [ "$rc" -eq 1 ] || fail "$command: exit status $rc, not 1: $out"
   echo "$out" | grep -F "cltrace: error: $words" >/dev/null || fail "$command: no message: $out"
   echo "$out" | grep -F "$barrier" >/dev/null || fail "$command: the barrier not named: $out"
   [ -z "$(ls "$work" | grep early.out || true)" ] || fail "$command left $(ls "$work")"
+  [ -z "$(ls -A "$work/tmp")" ] || fail "$command left its temporary folder: $(ls -AR "$work/tmp")"
   echo "ok: ${command%% *} gives up the hung trace run, exit status 1"
 done
 # A count run that hangs (PoCL spins on this kernel with or without cltrace) is given up as well.

@@ -121,4 +121,24 @@ printf '__kernel void w(__global int* a) { a[get_global_id(0)] = 1; }\n' > "$wor
 out=$("$CLTRACE" predict "$work/w.cl" --kernel w --global 64 --local 32 --arg buffer:int:64 --runs 3 --sm 0)
 echo "$out" | grep -x "predicted L1 read miss rate: none, the L1 sees no global reads in any of the 3 runs (SM 0)" >/dev/null ||
   fail "no reads: $out"
+# The trace goes to a private folder (mode 0700, a fresh name: nothing planted in a shared
+# /tmp is written through) that is removed after a run and after SIGINT or SIGTERM.
+mkdir -p "$work/tmp"
+TMPDIR="$work/tmp" "$CLTRACE" predict "$work/w.cl" --kernel w --global 64 --local 32 --arg buffer:int:64 --runs 1 \
+  > /dev/null || fail "predict with TMPDIR"
+[ -z "$(ls -A "$work/tmp")" ] || fail "predict left $(ls -AR "$work/tmp")"
+for signal in INT TERM; do
+  TMPDIR="$work/tmp" "$CLTRACE" predict "$KERNELS/mm.cl" --global 256,256 --local 16,16 \
+    --arg buffer:float:65536:random:1 --arg buffer:float:65536:random:2 --arg buffer:float:65536 --arg scalar:int:256 \
+    > /dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do [ -n "$(ls -A "$work/tmp")" ] && break; sleep 0.05; done
+  [ "$(stat -c %a "$work/tmp"/cltrace-predict-*)" = 700 ] || fail "the temporary folder is not private"
+  sleep 0.5
+  kill -"$signal" "$pid"
+  rc=0; wait "$pid" || rc=$?
+  [ "$rc" -ne 0 ] || fail "SIG$signal: predict exited 0"
+  [ -z "$(ls -A "$work/tmp")" ] || fail "SIG$signal left $(ls -AR "$work/tmp")"
+done
+echo "ok: predict's temporary folder is private and removed, also on SIGINT and SIGTERM"
 echo "predict: all checks passed"

@@ -6,12 +6,14 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <unistd.h>
 
 #include "cltrace/trace_file.h"
 #include "commands.h"
 #include "launch_options.h"
 #include "prediction.h"
+#include "scratch_directory.h"
 
 namespace fs = std::filesystem;
 using namespace cltrace;
@@ -55,17 +57,14 @@ void run(const PredictFlags& f) {
   cachesim::Config config = configOf(f);  // configuration errors before any work
   wrapper::RunSpec spec = cli::runSpecOf(f.launch);
   if (!f.keepTrace.empty()) cli::requireNotLaunchInput(spec, f.keepTrace, "--keep-trace");
+  // Without --keep-trace the trace goes to a private folder removed at the end (also on a
+  // signal or a hung run).
+  std::optional<cli::ScratchDirectory> scratch;
   std::string tracePath = f.keepTrace;
-  if (tracePath.empty())
-    tracePath = (fs::temp_directory_path() / ("cltrace-predict-" + std::to_string(::getpid()) + ".cltrace")).string();
-  struct Cleanup {
-    std::string path;
-    bool keep;
-    ~Cleanup() {
-      std::error_code ec;
-      if (!keep) fs::remove(path, ec);
-    }
-  } cleanup{tracePath, !f.keepTrace.empty()};
+  if (tracePath.empty()) {
+    scratch.emplace("cltrace-predict");
+    tracePath = scratch->path() + "/trace.cltrace";
+  }
 
   cli::Prediction p;
   cli::progress("instrumenting and tracing " + spec.kernel);

@@ -474,12 +474,14 @@ std::string hungRunMessage(const passes::KernelReport& report, const char* run, 
 }
 
 // Runs on the watchdog's thread while the caller is blocked in the driver: says why, removes the
-// partial trace file (`partialPath`, empty for none) and ends the process.
+// partial trace file (`partialPath`, empty for none) and ends the process (std::quick_exit).
 [[noreturn]] void giveUpHungRun(const std::string& message, const std::string& partialPath) {
   std::fprintf(stderr, "cltrace: error: %s\n", message.c_str());
   std::fflush(stderr);
   if (!partialPath.empty()) std::remove(partialPath.c_str());
-  std::_Exit(1);
+  // No destructors (another thread is stuck in the driver); at_quick_exit handlers clean up
+  // with system calls alone (cltrace predict's temporary folder).
+  std::quick_exit(1);
 }
 
 // Throws TraceError when the trace file cannot be made (a directory in its place, a folder that
