@@ -362,6 +362,11 @@ bool ScheduleReader::next(WarpStep& out) {
     fail("corrupt: " + stepText() + " names warp " + std::to_string(out.warp));
   if (kind >= kAccessKindCount)
     fail("corrupt: " + stepText() + " has unknown kind " + std::to_string(kind));
+  // Fence flags and the loop-depth mark are the only flags a record has.
+  constexpr uint8_t kKnownFlags = kFenceLocal | kFenceGlobal | kFenceRead | kFenceWrite | kRecordDepthTruncated;
+  if ((out.flags & ~kKnownFlags) != 0)
+    fail("corrupt: " + stepText() + " has unknown flags " + std::to_string(out.flags));
+  if (h[38] != 0 || h[39] != 0) fail("corrupt: " + stepText() + " has reserved bytes that are not zero");
   if (lanes == 0 || lanes > info_.laneWidth || lanes > laneCount_ - lanesRead_)
     fail("corrupt: " + stepText() + " has " + std::to_string(lanes) + " lanes");
   out.kind = static_cast<AccessKind>(kind);
@@ -382,6 +387,10 @@ bool ScheduleReader::next(WarpStep& out) {
         (i > 0 && l.localThread <= out.lanes[i - 1].localThread))
       fail("corrupt: " + stepText() + " lane " + std::to_string(i) + " names thread " +
            std::to_string(l.localThread));
+    uint64_t lastByte = 0;
+    if (l.size != 0 && __builtin_add_overflow(l.address, uint64_t{l.size} - 1, &lastByte))
+      fail("corrupt: " + stepText() + " lane " + std::to_string(i) + " accesses " + std::to_string(l.size) +
+           " bytes at " + std::to_string(l.address) + ", past the end of the 64-bit address space");
     bounds.add(l.address, l.size);
   }
   out.bounds = bounds;

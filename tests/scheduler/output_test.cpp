@@ -218,6 +218,16 @@ TEST(BinaryFile, CorruptAndTruncatedFilesGiveClearErrors) {
   m[kHeader + 44 + 8] ^= 0x10;  // address of lane 0 of step 0: only the checksum can tell
   EXPECT_TRUE(contains(errorFor(m), "corrupt: checksum mismatch"));
   m = bytes;
+  m[kHeader + 37] = 0x40;  // step 0's flags: not a fence flag or the loop-depth mark
+  EXPECT_TRUE(contains(errorFor(m), "corrupt: step 0 has unknown flags 64"));
+  m = bytes;
+  m[kHeader + 39] = 1;  // step 0's reserved bytes
+  EXPECT_TRUE(contains(errorFor(m), "corrupt: step 0 has reserved bytes that are not zero"));
+  m = bytes;
+  for (size_t b = 0; b < 8; ++b) m[kHeader + 44 + 8 + b] = '\xff';  // lane 0 at 2^64 - 1, 4 bytes
+  EXPECT_TRUE(contains(errorFor(m), "corrupt: step 0 lane 0 accesses 4 bytes at 18446744073709551615, past the end "
+                                    "of the 64-bit address space")) << errorFor(m);
+  m = bytes;
   m[kHeader + 40] = 33;  // lane count above the warp size
   EXPECT_TRUE(contains(errorFor(m), "corrupt: step 0 has 33 lanes"));
   m = bytes;
