@@ -1,5 +1,6 @@
 #include "cltrace/cachesim/trace_simulation.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -9,7 +10,11 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "cltrace/scheduler/read_ahead_source.h"
 #include "cltrace/scheduler/trace_source.h"
@@ -83,6 +88,8 @@ class SharedPreparation {
             trace_ = sched::PreparedTrace::load(source, config, maxBytes_);
           }
         }
+      } catch (const std::bad_alloc&) {
+        trace_ = nullptr;  // more than there is room for after all: each run reads the file
       } catch (...) {
         error_ = std::current_exception();
       }
@@ -228,10 +235,59 @@ sched::SchedulerConfig withRegisterLimit(sched::SchedulerConfig s, const Config&
   return s;
 }
 
+namespace {
+
+// The first number in `path` (a cgroup's memory limit), or nullopt ("max", missing, unreadable).
+std::optional<uint64_t> numberIn(const std::string& path) {
+  std::ifstream in(path);
+  uint64_t value = 0;
+  if (in >> value) return value;
+  return std::nullopt;
+}
+
+// The files holding the memory limits of this process's cgroup and of those above it, from
+// /proc/self/cgroup: cgroup v2 ("0::/a/b": memory.max of /a/b, /a and the root) and v1's memory
+// controller ("4:memory:/a/b": memory.limit_in_bytes of each).
+std::vector<std::string> cgroupMemoryLimitFiles() {
+  std::vector<std::string> files;
+  std::ifstream in("/proc/self/cgroup");
+  for (std::string line; std::getline(in, line);) {
+    const size_t first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = line.substr(first + 1, second - first - 1);
+    std::string base, file;
+    if (controllers.empty()) {
+      base = "/sys/fs/cgroup", file = "/memory.max";
+    } else if (("," + controllers + ",").find(",memory,") != std::string::npos) {
+      base = "/sys/fs/cgroup/memory", file = "/memory.limit_in_bytes";
+    } else {
+      continue;
+    }
+    std::string group = line.substr(second + 1);
+    while (!group.empty() && group.back() == '/') group.pop_back();
+    for (;;) {
+      files.push_back(base + group + file);
+      const size_t slash = group.find_last_of('/');
+      if (group.empty() || slash == std::string::npos) break;
+      group.resize(slash);
+    }
+  }
+  return files;
+}
+
+}  // namespace
+
 uint64_t defaultPreparedTraceBytes() {
+  // The least of what the machine has, what the process's cgroup may use (v2, then v1: in a
+  // container the machine's figure is not ours) and its address-space limit.
+  uint64_t memory = uint64_t{4} << 30;
   const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || pageSize <= 0) return uint64_t{1} << 30;
-  return uint64_t(pages) * uint64_t(pageSize) / 4;
+  if (pages > 0 && pageSize > 0) memory = uint64_t(pages) * uint64_t(pageSize);
+  for (const std::string& limit : cgroupMemoryLimitFiles())
+    if (const std::optional<uint64_t> cgroup = numberIn(limit)) memory = std::min(memory, *cgroup);
+  rlimit as{};
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) memory = std::min<uint64_t>(memory, as.rlim_cur);
+  return memory / 4;
 }
 
 StepSourceFactory traceStepSourceFactory(const std::string& tracePath, const Config& config,

@@ -1217,7 +1217,9 @@ std::shared_ptr<const PreparedTrace> PreparedTrace::load(WorkgroupSource& source
   trace->config_ = cfg;
   WorkgroupLoader loader(cfg, trace->range_);
   const uint64_t total = trace->range_.workgroups();
-  trace->workgroups_.reserve(total);
+  // The count comes from the trace's header: a file that claims 2^32 workgroups and holds a
+  // few must not reserve gigabytes first.
+  trace->workgroups_.reserve(std::min<uint64_t>(total, 1u << 16));
   WorkgroupTrace staging;
   while (source.nextWorkgroup(staging)) {
     WorkgroupLoader::checkId(staging.id, trace->workgroups_.size(), total);

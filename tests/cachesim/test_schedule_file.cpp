@@ -3,6 +3,8 @@
 // several runs, which share the trace loaded once.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -251,6 +253,26 @@ std::string errorOf(const Config& config, const StepSourceFactory& factory) {
     return e.what();
   }
   return "";
+}
+
+// The memory for a trace loaded once for several runs is a quarter of what the process may
+// use: its address-space limit too, not only the machine's memory (checked in a child process,
+// which takes the limit).
+TEST(TraceFile, PreparedTraceBudgetFollowsTheAddressSpaceLimit) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's shadow memory is over any such limit";
+#endif
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    rlimit limit{uint64_t{2} << 30, uint64_t{2} << 30};
+    if (::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(2);
+    ::_exit(defaultPreparedTraceBytes() == (uint64_t{512} << 20) ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2 GiB of address space should give 512 MiB";
 }
 
 TEST(TraceFile, RunsThatShareTheLoadedTraceCountAsRunsThatReadIt) {

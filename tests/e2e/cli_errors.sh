@@ -211,9 +211,38 @@ printf '__kernel void longname(__global int* %s) { %s[get_global_id(0)] = 1; }\n
 # mismatch made every -cl-std=CL3.0 compile fail).
 "$CLTRACE" run "$KERNELS/vadd.cl" --build-options=-cl-std=CL3.0 -o "$work/v3.cltrace" >/dev/null ||
   fail "a -cl-std=CL3.0 build does not trace"
-echo "cli errors: all checks passed"
+# A header that claims 2^32 work-items (with its checksum recomputed) before a body of 16: the
+# body's end is the error, also when several runs share the loaded trace (which reserved room
+# for the claimed workgroups first and reported running out of memory).
+"$CLTRACE" run "$mm" --global 4,4 --local 2,2 --arg buffer:float:16:random:1 --arg buffer:float:16:random:2 \
+  --arg buffer:float:16 --arg scalar:int:4 -o "$work/tiny.cltrace" > /dev/null
+python3 - "$work/tiny.cltrace" "$work/claims.cltrace" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+def header_end(b):  # docs/trace-format.md: strings, buffers, instructions, then the checksum
+    o = 136
+    for _ in range(2): o += 4 + struct.unpack_from("<I", b, o)[0]
+    buffers = struct.unpack_from("<I", b, o)[0]; o += 4
+    for _ in range(buffers): o += 4; o += 4 + struct.unpack_from("<I", b, o)[0]; o += 16
+    o += 8; n = struct.unpack_from("<I", b, o)[0]; o += 4 + 12 * n
+    for _ in range(n): o += 4 + struct.unpack_from("<I", b, o)[0]
+    return o + 8
+struct.pack_into("<Q", b, 24, 1 << 32)               # work-items
+struct.pack_into("<I", b, 56, 1)                     # dims
+struct.pack_into("<3Q", b, 64, 1 << 32, 1, 1)        # global
+struct.pack_into("<3Q", b, 88, 1, 1, 1)              # local
+end = header_end(b); h = 0xcbf29ce484222325
+for x in b[:end - 8]: h = ((h ^ x) * 0x100000001b3) & (2**64 - 1)
+b[end - 8:end] = struct.pack("<Q", h)
+open(sys.argv[2], 'wb').write(b)
+PY
+for runs in 1 2; do
+  expect_error "cltrace: error: $work/claims.cltrace: truncated body: the body ends inside the unit count of work-item 16 (of 4294967296)" \
+    "$CLTRACE" simulate --runs "$runs" "$work/claims.cltrace"
+done
 # Integer options read decimal digits, a leading zero included (CLI11 alone read --runs 010 as
 # octal 8): predict's, wrap's and the others' counts are what the user wrote.
 runs=$("$CLTRACE" predict "$KERNELS/vadd.cl" --runs 010 --json 2>/dev/null | grep -o '"count": [0-9]*' | head -1)
 [ "$runs" = '"count": 10' ] || fail "--runs 010 gave $runs"
 echo "ok: --runs 010 is 10 runs"
+echo "cli errors: all checks passed"

@@ -35,7 +35,7 @@ sched::SchedulerConfig withRegisterLimit(sched::SchedulerConfig scheduler, const
 // With `readAhead` the file is read and decoded on a thread of its own, a couple of workgroups
 // ahead of the scheduler (sched::ReadAheadSource): one more thread per run that reads the file
 // or prepares the trace; the results are the same either way.
-uint64_t defaultPreparedTraceBytes();  // a quarter of the machine's physical memory
+uint64_t defaultPreparedTraceBytes();  // a quarter of the memory the process may use (machine, cgroup, RLIMIT_AS)
 StepSourceFactory traceStepSourceFactory(const std::string& tracePath, const Config& config,
                                          std::function<void(const sched::Scheduler&)> onFirstRunDone = {},
                                          uint64_t preparedTraceBytes = defaultPreparedTraceBytes(),
