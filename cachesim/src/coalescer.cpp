@@ -7,6 +7,13 @@
 
 namespace cltrace::cachesim {
 
+LaneSizeError laneTooLarge(const sched::WarpStep& step, const sched::LaneAccess& lane) {
+  return LaneSizeError("instruction " + std::to_string(step.instruction) + " accesses " + std::to_string(lane.size) +
+                       " bytes at once (local thread " + std::to_string(lane.localThread) + " of workgroup " +
+                       std::to_string(step.workgroup) + "); the simulator models accesses of at most " +
+                       std::to_string(kMaxLaneAccessBytes) + " bytes");
+}
+
 void coalesceLanes(const sched::WarpStep& step, uint32_t lineShift, std::vector<uint64_t>& lines) {
   // A line above every line so far is new (lanes usually run upwards: strided and copied
   // accesses never search). Otherwise duplicates are found by a scan while the list is short (a
@@ -16,12 +23,7 @@ void coalesceLanes(const sched::WarpStep& step, uint32_t lineShift, std::vector<
   uint64_t last = ~0ull, highest = 0;
   const uint64_t offsetMask = (uint64_t{1} << lineShift) - 1;
   for (const sched::LaneAccess& lane : step.lanes) {
-    if (lane.size > kMaxLaneAccessBytes)
-      throw LaneSizeError("instruction " + std::to_string(step.instruction) + " accesses " +
-                               std::to_string(lane.size) + " bytes at once (local thread " +
-                               std::to_string(lane.localThread) + " of workgroup " + std::to_string(step.workgroup) +
-                               "); the simulator models accesses of at most " +
-                               std::to_string(kMaxLaneAccessBytes) + " bytes");
+    if (lane.size > kMaxLaneAccessBytes) throw laneTooLarge(step, lane);
     uint64_t first = lane.address >> lineShift;
     // Most lanes fall in the line of the lane before them (consecutive addresses).
     if (first == last && (lane.address & offsetMask) + lane.size <= offsetMask + 1) continue;

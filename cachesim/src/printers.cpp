@@ -96,7 +96,7 @@ json reportToJson(const Report& r) {
 }
 
 void printJson(std::ostream& out, const Report& report, int indent) {
-  out << reportToJson(report).dump(indent) << '\n';
+  out << reportToJson(report).dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 void printText(std::ostream& out, const Report& report) {

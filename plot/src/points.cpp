@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "cltrace/cachesim/coalescer.h"
 #include "cltrace/cachesim/simulator.h"
 #include "cltrace/cachesim/trace_simulation.h"
 #include "cltrace/scheduler/scheduler.h"
@@ -108,6 +109,8 @@ class HitTracker {
     p.lines.clear();
     p.state.clear();
     for (const sched::LaneAccess& l : step.lanes) {
+      // As the simulator would refuse it, before a line list of a gigabyte-wide lane is made.
+      if (l.size > cachesim::kMaxLaneAccessBytes) throw cachesim::laneTooLarge(step, l);
       Lane lane;
       lane.x = stats_.points++;
       const auto e = map_.elementOf(l.address);

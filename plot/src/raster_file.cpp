@@ -65,7 +65,9 @@ void writeRasterFile(const std::string& path, const PlotData& data, const Render
 
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw std::runtime_error(path + ": cannot create (" + std::strerror(errno) + ")");
-  out << kRasterMagicLine << '\n' << meta.dump() << '\n';
+  // Names come from the trace file, which may hold bytes that are not UTF-8: replaced (U+FFFD)
+  // rather than refused by the JSON library.
+  out << kRasterMagicLine << '\n' << meta.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   std::string buf;
   buf.reserve(size_t(panelBytes));
   for (const Panel& p : data.panels) {

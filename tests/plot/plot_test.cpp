@@ -2,6 +2,8 @@
 // from the cache simulator, rasters and the raster file, all on tiny hand-made traces.
 #include <gtest/gtest.h>
 
+#include "cltrace/cachesim/coalescer.h"
+
 #include <fstream>
 
 #include <algorithm>
@@ -429,6 +431,21 @@ TEST(Rasterize, TraceFileGivesTheSameRasterAsMemory) {
   EXPECT_THROW(rasterizeTraceFile(path, r), TraceFileError);
 }
 
+// A lane over the simulator's access limit (a corrupt trace) is refused at once, as the
+// simulator refuses it, before its line list is made (4 GiB lanes took minutes).
+TEST(Collect, ALaneOverTheAccessLimitIsRefusedAtOnce) {
+  auto trace = tinyTrace();
+  trace[5][0].size = 0xFFFFFFFFu;  // work-item 5's load (workgroup 1, local thread 1)
+  trace[5][0].address = kA;
+  try {
+    collect(trace, tinyOptions(ColorBy::Hit));
+    ADD_FAILURE() << "no error";
+  } catch (const cachesim::LaneSizeError& e) {
+    EXPECT_STREQ(e.what(), "instruction 0 accesses 4294967295 bytes at once (local thread 1 of workgroup 1); the "
+                           "simulator models accesses of at most 1048576 bytes");
+  }
+}
+
 TEST(Rasterize, RejectsBadRequests) {
   EXPECT_THROW(tinyPlot(ColorBy::Thread, 0, 5), std::invalid_argument);
   EXPECT_THROW(tinyPlot(ColorBy::Thread, 3, 5, {}), std::invalid_argument);
@@ -474,6 +491,15 @@ TEST(RasterFile, RoundTrip) {
   for (const char* key : {"\"color\":\"thread\"", "\"policy\":\"sequential\"", "\"width_px\":640",
                           "\"x_extent\":16", "\"name\":\"b\"", "\"title\":\"tiny\""})
     EXPECT_NE(c.metadata.find(key), std::string::npos) << key << " in " << c.metadata;
+  // Names from a trace that are not UTF-8 are written with U+FFFD in their place (the JSON
+  // library refused them, and plot failed with its message).
+  PlotData odd = d;
+  odd.buffers[0].name = "m\xC3";
+  const std::string oddPath = tempPath("odd.raster");
+  writeRasterFile(oddPath, odd, RenderOptions{640, 360, "tiny"});
+  const std::string oddMetadata = readRasterFile(oddPath).metadata;
+  EXPECT_NE(oddMetadata.find("\"name\":\"m\xEF\xBF\xBD\""), std::string::npos) << oddMetadata;
+  std::remove(oddPath.c_str());
   // Corruption is reported.
   {
     std::FILE* f = std::fopen(path.c_str(), "ab");

@@ -65,7 +65,7 @@ TEST_F(TraceTextTest, DumpStopsAtTheLimit) {
   EXPECT_EQ(text,
             header +
                 "wi 0 group (0,0) local (0,0) load instr 0 addr 0x1000 size 4 flags 0x00 iter []\n"
-                "... 6 more records not shown\n");
+                "... 6 more records not shown (the rest of the file was not read or checked)\n");
 }
 
 TEST_F(TraceTextTest, StatsCountKindsInstructionsAndBuffers) {

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "cltrace/cachesim/coalescer.h"
 #include "cltrace/cachesim/config.h"
 #include "cltrace/plot/plot.h"
 #include "cltrace/plot/raster_file.h"
@@ -189,6 +190,8 @@ void runPlot(const PlotOptions& o) {
     throw;
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());  // e.g. a workgroup larger than max_threads_per_sm
+  } catch (const cachesim::LaneSizeError& e) {
+    throw UserError("trace file '" + o.trace + "': " + e.what());
   }
 
   std::string rasterPath = o.raster;

@@ -27,6 +27,9 @@ class LaneSizeError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+// The error for `lane` of `step`, which is over kMaxLaneAccessBytes (also for other consumers
+// of steps that refuse what the simulator would).
+LaneSizeError laneTooLarge(const sched::WarpStep& step, const sched::LaneAccess& lane);
 
 // The bounds of `lanes` (sched::LaneBounds), for steps whose source did not note them.
 inline sched::LaneBounds laneBounds(const std::vector<sched::LaneAccess>& lanes) {
