@@ -362,7 +362,8 @@ const NDRange& schedulable(const NDRange& range, const SchedulerConfig& config) 
   if (range.workgroupSize() > config.maxThreadsPerSm)
     throw std::invalid_argument(
         "scheduler: max_threads_per_sm (" + std::to_string(config.maxThreadsPerSm) +
-        ") is smaller than the workgroup size (" + std::to_string(range.workgroupSize()) + ")");
+        ") is smaller than the workgroup size (" + std::to_string(range.workgroupSize()) +
+        "): no SM can hold a workgroup; raise max_threads_per_sm (cltrace schedule: --max-threads-per-sm)");
   return range;
 }
 

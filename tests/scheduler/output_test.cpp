@@ -367,7 +367,8 @@ TEST(Config, SchedulerChecksLaunch) {
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(),
-                 "scheduler: max_threads_per_sm (1536) is smaller than the workgroup size (2048)");
+                 "scheduler: max_threads_per_sm (1536) is smaller than the workgroup size (2048): no SM can hold "
+                 "a workgroup; raise max_threads_per_sm (cltrace schedule: --max-threads-per-sm)");
   }
   SchedulerConfig c;
   c.warpSize = 0;
