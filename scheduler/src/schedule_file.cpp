@@ -161,7 +161,7 @@ class BinaryWriter final : public StepWriter {
     put(counts, sizeof counts);
     const int closed = std::fclose(file_);
     file_ = nullptr;
-    if (closed != 0) throw ScheduleFileError("cannot write " + fileText(path_));
+    if (closed != 0) throw ScheduleFileError("cannot write " + fileText(path_) + ": " + std::strerror(errno));
   }
 
  private:

@@ -123,7 +123,7 @@ expect_error "write error" bash -c "ulimit -f 1000; exec '$CLTRACE' run '$KERNEL
 [ "$(cat "$work/old.cltrace")" = OLD ] || fail "the old trace was overwritten"
 [ -z "$(ls "$work" | grep partial)" ] || fail "a partial trace was left: $(ls "$work")"
 # A report that cannot reach standard output is a failure, not a silent success.
-for cmd in stats simulate "dump --limit 3"; do
+for cmd in stats simulate "dump --limit 3" dump; do
   expect_error "cannot write standard output: No space left on device" \
     bash -c "exec '$CLTRACE' $cmd '$work/mt.cltrace' > /dev/full"
 done

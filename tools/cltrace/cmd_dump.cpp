@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <system_error>
 
 #include "cltrace/trace_file.h"
 #include "cltrace/trace_text.h"
@@ -22,6 +23,10 @@ static cltrace::cli::CommandRegistration reg("dump", [](CLI::App& app) {
       cltrace::cli::explainScheduledFile(*path, "dump");
       throw;
     }
-    cltrace::dumpTrace(*reader, stdout, *limit);
+    try {
+      cltrace::dumpTrace(*reader, stdout, *limit);
+    } catch (const std::system_error& e) {  // fmt's failed write to standard output (a full disk)
+      throw cltrace::cli::UserError("cannot write standard output: " + e.code().message());
+    }
   });
 });
