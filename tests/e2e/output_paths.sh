@@ -28,6 +28,11 @@ ln -s "$work/real.cltrace" "$work/link.cltrace"
 "$CLTRACE" run "$vadd" -o "$work/link.cltrace" >/dev/null
 [ -L "$work/link.cltrace" ] || fail "the link was replaced"
 "$CLTRACE" stats "$work/real.cltrace" | grep -E "^records: 786432$" >/dev/null || fail "the linked file has no trace"
+# A link to nothing is refused, as schedule refuses it (the trace replaced the link).
+ln -s "$work/nowhere/real.cltrace" "$work/dangling.cltrace"
+expect_error "cltrace: error: $work/dangling.cltrace: cannot create: it is a link to nothing" \
+  "$CLTRACE" run "$vadd" -o "$work/dangling.cltrace"
+[ -L "$work/dangling.cltrace" ] || fail "the link to nothing was replaced"
 echo "ok: devices, pipes and links"
 # schedule likewise: a failed schedule (a cut trace) removes the output it made, in every format,
 # the file a link names too (the link stays); a device stays.

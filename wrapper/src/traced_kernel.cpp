@@ -422,7 +422,7 @@ std::array<size_t, 3> sizesOf(const std::array<uint64_t, 3>& v) {
 }
 
 // The file a trace for `path` goes to: a link is followed to the file it names, so that the
-// link stays a link.
+// link stays a link (a link to nothing is refused first: requireCreatable).
 std::string finalPathFor(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_symlink(path, ec)) return path;
@@ -489,11 +489,17 @@ std::string hungRunMessage(const passes::KernelReport& report, const char* run, 
 void requireCreatable(const std::string& tracePath) {
   std::error_code ec;
   if (std::filesystem::is_directory(tracePath, ec)) throw TraceError(tracePath + ": cannot create: it is a directory");
+  // As the scheduled-file writers (output_file.h): the trace goes where a link points, and a
+  // link to nothing names no file to write (it was replaced by the trace).
+  if (std::filesystem::is_symlink(tracePath, ec) && !std::filesystem::exists(tracePath, ec))
+    throw TraceError(tracePath + ": cannot create: it is a link to nothing");
   if (partialPathFor(tracePath) == tracePath) return;  // a device or pipe, written directly
-  std::filesystem::path folder = std::filesystem::path(tracePath).parent_path();
+  const std::string final = finalPathFor(tracePath);  // a link's file is written
+  std::filesystem::path folder = std::filesystem::path(final).parent_path();
   if (folder.empty()) folder = ".";
   if (::access(folder.c_str(), W_OK | X_OK) != 0)
-    throw TraceError(tracePath + ": cannot create: " + std::strerror(errno) + " (its folder " + folder.string() + ")");
+    throw TraceError(tracePath + ": cannot create: " + std::strerror(errno) + " (its folder " + folder.string() +
+                     (final != tracePath ? ", where its link points" : "") + ")");
 }
 
 TraceError didNotRun(const char* run, uint64_t n, uint64_t items, uint64_t first) {
