@@ -457,6 +457,11 @@ class Run {
 
   void fresh(sched::WarpStep& st, sched::StepSource& source) {
     if (st.kind == AccessKind::Load && st.sm < loading_.size()) loading_[st.sm] = 1;
+    // A lane over the access limit is an error whichever SM is simulated (it was one only where
+    // the coalescer met it); the bounds' OR of the sizes tells in one compare that none is.
+    if (st.hasBounds && st.bounds.sizeOr > kMaxLaneAccessBytes) [[unlikely]]
+      for (const sched::LaneAccess& lane : st.lanes)
+        if (lane.size > kMaxLaneAccessBytes) throw laneTooLarge(st, lane);
     if (!simulated(st.sm)) return;
     if (!held_.empty()) {
       if (Held* h = held_.find(st.warpKey)) {
