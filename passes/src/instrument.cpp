@@ -388,7 +388,9 @@ class KernelInstrumenter {
 
     // Loop counters count header executions: -1 on every edge entering the loop, +1 at the
     // top of the header, so the body of iteration k sees k. This needs neither a preheader nor
-    // a single latch, so loops with `continue` (several back edges) stay one loop.
+    // a single latch, so loops with `continue` (several back edges) stay one loop. A counter
+    // stops at kMaxIterationCounter (2^32 - 2; -1 is "before the loop"): wrapped to 0 it would
+    // read as a loop entered again.
     for (Loop* l : loops_) {
       BasicBlock* header = l->getHeader();
       for (BasicBlock* pred : predecessors(header)) {
@@ -397,8 +399,9 @@ class KernelInstrumenter {
         b.CreateStore(b.getInt32(~0u), counters[l]);
       }
       b.SetInsertPoint(&*header->getFirstInsertionPt());
-      b.CreateStore(b.CreateAdd(b.CreateLoad(b.getInt32Ty(), counters[l]), b.getInt32(1)),
-                    counters[l]);
+      Value* count = b.CreateLoad(b.getInt32Ty(), counters[l]);
+      Value* atMost = b.CreateICmpEQ(count, b.getInt32(kMaxIterationCounter));
+      b.CreateStore(b.CreateSelect(atMost, count, b.CreateAdd(count, b.getInt32(1))), counters[l]);
     }
 
     for (size_t i = 0; i < accesses_.size(); ++i)

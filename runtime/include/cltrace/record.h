@@ -15,6 +15,8 @@ inline constexpr uint32_t kRecordFormatVersion = 1;
 // Loops deeper than this still run correctly; records inside them carry only the outermost
 // kMaxLoopDepth counters and the flag kRecordDepthTruncated.
 inline constexpr uint32_t kMaxLoopDepth = 7;
+// A loop iteration counter stops here (2^32 - 2): iterations past it share the number.
+inline constexpr uint32_t kMaxIterationCounter = 0xFFFFFFFEu;
 
 enum class AccessKind : uint8_t {
   Load = 0,          // global load

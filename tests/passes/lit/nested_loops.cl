@@ -25,12 +25,15 @@ __kernel void nest(__global float* a, int n) {
 // CHECK-NEXT: [2] load 4B depth 3:
 // CHECK-NEXT: [3] store 4B depth 3:
 // CHECK-NEXT: [4] store 4B depth 1:
-// One private counter per loop, each set to -1 on entry and incremented at its header.
+// One private counter per loop, each set to -1 on entry and incremented at its header, up to
+// 2^32 - 2 (-2 as i32), where it stays (wrapped to 0 it would read as the loop entered again).
 // TRACE-COUNT-4: %cltrace.iter{{[0-9]*}} = alloca i32
 // TRACE: store i32 -1, i32* %cltrace.iter
 // TRACE: [[C:%.*]] = load i32, i32* %cltrace.iter
+// TRACE-NEXT: [[MAX:%.*]] = icmp eq i32 [[C]], -2
 // TRACE-NEXT: [[C1:%.*]] = add i32 [[C]], 1
-// TRACE-NEXT: store i32 [[C1]], i32* %cltrace.iter
+// TRACE-NEXT: [[C2:%.*]] = select i1 [[MAX]], i32 [[C]], i32 [[C1]]
+// TRACE-NEXT: store i32 [[C2]], i32* %cltrace.iter
 // The depth-3 load (id 2): 2 + 3 words in 3 packed units, stored as 16 and 8 bytes:
 // (2, offset, c0, c1) (c2, 0).
 // TRACE: add i64 %{{.*}}, 3

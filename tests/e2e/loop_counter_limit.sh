@@ -1,0 +1,14 @@
+# A loop counter stops at 2^32 - 2 instead of wrapping to 0 (which reads as the loop entered
+# again): one work-item runs 2^32 + 1 iterations and touches a[i / 2^30] at each multiple of 2^30.
+source "$(dirname "$0")/lib.sh"
+cat > "$work/long.cl" <<'CL'
+__kernel void k(__global int* a) {
+  for (ulong i = 0; i < 0x100000001UL; i++)
+    if ((i & 0x3FFFFFFF) == 0) a[(i >> 30) & 15] += 1;
+}
+CL
+"$CLTRACE" run "$work/long.cl" --kernel k --global 1 --local 1 --arg buffer:int:16 -o "$work/long.cltrace" > /dev/null ||
+  fail "run"
+iters=$("$CLTRACE" dump "$work/long.cltrace" | sed -n 's/^wi 0 .* load instr 0 .*iter \[\([0-9]*\)\]$/\1/p' | tr '\n' ' ')
+[ "$iters" = "0 1073741824 2147483648 3221225472 4294967294 " ] || fail "iteration counters: $iters"
+echo "ok: a loop counter stops at 2^32 - 2"
