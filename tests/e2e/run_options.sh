@@ -75,6 +75,6 @@ has "$work/before.cltrace" "records: 528384"
 # A buffer the trace cannot address (4 GiB) is refused before it is made: under a 4 GB address
 # space limit, so that a regression fails at once instead of filling 8 GB first.
 printf '__kernel void k(__global int* a) { a[get_global_id(0)] = 1; }\n' > "$work/big.cl"
-expect_error "cltrace: error: argument 0 (int* a) is a buffer of 4294967296 bytes; cltrace traces accesses to buffers of at most 4 GiB - 1" \
+expect_error "cltrace: error: argument 0 (int* a) is bound to a buffer of 4294967296 bytes; cltrace traces accesses to buffers of at most 4 GiB - 1" \
   bash -c "ulimit -v 4000000; exec '$CLTRACE' run '$work/big.cl' --kernel k --global 64 --local 64 --arg buffer:int:1073741824 -o '$work/big.cltrace'"
 echo "run options: all checks passed"

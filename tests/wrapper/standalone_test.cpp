@@ -261,7 +261,7 @@ TEST(Standalone, BufferContentsThatCannotBeMadeNameTheArgument) {
   // 2^63 bytes: refused before anything is allocated, as over what a trace addresses (the host
   // memory a buffer under that limit cannot get is e2e cli_errors' case, under a ulimit).
   EXPECT_EQ(messageOf<wrapper::TraceError>([] { wrapper::runStandalone(vaddSpec("buffer:float:2305843009213693952"), ""); }),
-            "argument 0 (float* a) is a buffer of 9223372036854775808 bytes; cltrace traces accesses to buffers of at "
+            "argument 0 (float* a) is bound to a buffer of 9223372036854775808 bytes; cltrace traces accesses to buffers of at "
             "most 4 GiB - 1");
 }
 

@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <system_error>
 
 #include "cltrace/trace_file.h"
 #include "cltrace/trace_text.h"
@@ -23,10 +22,6 @@ static cltrace::cli::CommandRegistration reg("dump", [](CLI::App& app) {
       cltrace::cli::explainScheduledFile(*path, "dump");
       throw;
     }
-    try {
-      cltrace::dumpTrace(*reader, stdout, *limit);
-    } catch (const std::system_error& e) {  // fmt's failed write to standard output (a full disk)
-      throw cltrace::cli::UserError("cannot write standard output: " + e.code().message());
-    }
+    cltrace::dumpTrace(*reader, stdout, *limit);
   });
 });

@@ -9,6 +9,7 @@
 #include <map>
 #include <new>
 #include <string>
+#include <system_error>
 
 #include <sys/stat.h>
 
@@ -101,6 +102,14 @@ int main(int argc, char** argv) {
     // Allocations that inputs size are checked where they are made; this is what is left.
     fmt::print(stderr, "cltrace: error: out of memory (the input or configuration asks for more than this machine "
                        "can allocate)\n");
+    return cltrace::cli::checkedExit(1);
+  } catch (const std::system_error& e) {
+    // fmt's failed write says "cannot write to file": when standard output failed, name it (a
+    // report larger than stdio's buffer meets a full disk here, a smaller one in checkedExit).
+    if (std::ferror(stdout))
+      fmt::print(stderr, "cltrace: error: cannot write standard output: {}\n", e.code().message());
+    else
+      fmt::print(stderr, "cltrace: error: {}\n", e.what());
     return cltrace::cli::checkedExit(1);
   } catch (const std::exception& e) {
     fmt::print(stderr, "cltrace: error: {}\n", e.what());

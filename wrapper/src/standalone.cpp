@@ -533,18 +533,10 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
   if (reportInstrumented) reportInstrumented(instrumented.report);
   const std::vector<passes::KernelArg> params = instrumented.args;
   // A buffer the trace cannot address is refused before it is made (filled, it took 8.5 GB and
-  // seconds before the launch refused it); TracedKernel checks buffers the same way.
-  for (size_t i = 0; i < spec.args.size(); ++i) {
-    const ArgSpec& a = spec.args[i];
-    if (a.kind != ArgSpec::Kind::Buffer) continue;
-    const uint64_t bytes = a.count * typeSize(a.type);  // parseArgSpec refused an overflow
-    if (bytes <= UINT32_MAX) continue;
-    for (const passes::AccessInfo& access : instrumented.report.accesses)
-      if (access.bufferArgument == static_cast<int32_t>(i))
-        throw TraceError("argument " + std::to_string(i) + " (" + params[i].type + " " + params[i].name +
-                         ") is a buffer of " + std::to_string(bytes) +
-                         " bytes; cltrace traces accesses to buffers of at most 4 GiB - 1");
-  }
+  // seconds before the launch refused it).
+  for (size_t i = 0; i < spec.args.size(); ++i)
+    if (spec.args[i].kind == ArgSpec::Kind::Buffer)  // parseArgSpec refused a size over 2^64
+      requireAddressableBuffer(instrumented.report, i, params[i], spec.args[i].count * typeSize(spec.args[i].type));
 
   RunOutput out;
   out.instrumentSeconds = since(stage);

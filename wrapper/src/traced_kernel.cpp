@@ -238,6 +238,17 @@ ArgBinding ArgBinding::ofLocal(size_t size) {
   return a;
 }
 
+void requireAddressableBuffer(const passes::KernelReport& report, size_t index, const passes::KernelArg& param,
+                              uint64_t bytes) {
+  // Packed records hold 32-bit offsets into the buffers the trace pass knows accesses derive from.
+  if (bytes <= UINT32_MAX) return;
+  for (const passes::AccessInfo& a : report.accesses)
+    if (a.bufferArgument == static_cast<int32_t>(index))
+      throw TraceError("argument " + std::to_string(index) + " (" + param.type + " " + param.name +
+                       ") is bound to a buffer of " + std::to_string(bytes) +
+                       " bytes; cltrace traces accesses to buffers of at most 4 GiB - 1");
+}
+
 void validateRange(const NDRange& r) {
   if (r.dims < 1 || r.dims > 3)
     throw TraceError("work dimensions must be 1, 2 or 3 (got " + std::to_string(r.dims) + ")");
@@ -684,12 +695,7 @@ std::map<cl_mem, uint64_t> TracedKernel::bufferSizesOf(const std::vector<ArgBind
     size_t size = 0;
     check(clGetMemObjectInfo(args[i].buffer, CL_MEM_SIZE, sizeof size, &size, nullptr), "clGetMemObjectInfo");
     sizes.emplace(args[i].buffer, size);
-    // Packed records hold 32-bit offsets into the buffers the trace pass knows accesses derive from.
-    if (size > UINT32_MAX)
-      for (const passes::AccessInfo& a : kernel_.report.accesses)
-        if (a.bufferArgument == static_cast<int32_t>(i))
-          throw TraceError("argument " + std::to_string(i) + " (" + p.type + " " + p.name + ") is bound to a buffer of " +
-                           std::to_string(size) + " bytes; cltrace traces accesses to buffers of at most 4 GiB - 1");
+    requireAddressableBuffer(kernel_.report, i, p, size);
   }
   return sizes;
 }

@@ -186,4 +186,11 @@ void setKernelArgs(cl_kernel k, const std::vector<ArgBinding>& args,
 // Validates an NDRange: dimensions 1..3, no zero sizes, local dividing global.
 void validateRange(const NDRange& range);
 
+// Throws TraceError when argument `index` (`param`) is bound to a buffer of `bytes` bytes, more
+// than the 32-bit offsets of packed records reach (4 GiB - 1), and the kernel accesses memory
+// through it. TracedKernel checks each launch's buffers; `cltrace run` checks its --arg buffers
+// before making them.
+void requireAddressableBuffer(const passes::KernelReport& report, size_t index, const passes::KernelArg& param,
+                              uint64_t bytes);
+
 }  // namespace cltrace::wrapper
