@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -95,6 +96,14 @@ struct LoadedWorkgroup {
   detail::IterationTable iters;
   std::vector<OpInfo> ops;
   std::vector<Boundary> boundaries;
+  // The first record (in thread order) whose loop counter stopped at kMaxIterationCounter: its
+  // loop ran on past 2^32 - 2 iterations, which its later records no longer tell apart.
+  struct Saturated {
+    uint32_t thread;
+    uint32_t instruction;
+    uint32_t level;  // 0: the outermost loop
+  };
+  std::optional<Saturated> saturated;
 
   size_t bytes() const {
     return sizeof(LoadedWorkgroup) + records.capacity() * sizeof(CompactRecord) +
@@ -146,6 +155,14 @@ class WorkgroupLoader {
 
  private:
   uint32_t internOp(LoadedWorkgroup& wg, const Record& r);
+  // Notes `r` (of thread `t`) in wg.saturated when one of its loop counters stopped.
+  static void noteSaturated(LoadedWorkgroup& wg, const Record& r, uint32_t depth, uint32_t t) {
+    for (uint32_t k = 0; k < depth; ++k)
+      if (r.iterations[k] == kMaxIterationCounter) {
+        wg.saturated = LoadedWorkgroup::Saturated{t, r.instruction, k};
+        return;
+      }
+  }
 
   bool warpPolicy;
   uint32_t warpSize;
@@ -517,6 +534,14 @@ void Scheduler::Impl::startRun(Workgroup& wg, const LoadedWorkgroup& in) {
   wg.warps.assign(warpsPerWg, WarpInfo{});
   for (uint32_t w = 0; w < warpsPerWg; ++w) wg.warps[w].lanes = std::min(warpSize, in.threads - w * warpSize);
   for (uint32_t t = 0; t < in.threads; ++t) resume(wg, t);
+  if (in.saturated)
+    diagnose(Diagnostic::Kind::SaturatedLoopCounter, in.id, in.saturated->instruction,
+             "workgroup " + std::to_string(in.id) + ", work-item " + std::to_string(in.saturated->thread) +
+                 ": a loop counter stopped at " + std::to_string(kMaxIterationCounter) +
+                 " (instruction " + std::to_string(in.saturated->instruction) + ", loop level " +
+                 std::to_string(in.saturated->level) +
+                 "): later iterations of that loop look alike, so the order of its lanes past that "
+                 "point is approximate");
 }
 
 void Scheduler::Impl::resume(Workgroup& wg, uint32_t t) {
@@ -569,6 +594,7 @@ void WorkgroupLoader::load(LoadedWorkgroup& wg, const WorkgroupTrace& in) {
   wg.iters.clear();
   wg.ops.clear();
   wg.boundaries.clear();
+  wg.saturated.reset();
   for (OpCacheEntry& e : opCache) e.valid = false;
   // The layout (see LoadedWorkgroup::records).
   uint64_t region = 0;
@@ -618,7 +644,9 @@ void WorkgroupLoader::load(LoadedWorkgroup& wg, const WorkgroupTrace& in) {
           detail::sameCounters(r.iterations, prev->iterations, depth)) {
         iter = prevIter;
       } else {
+        const size_t interned = wg.iters.size();
         iter = wg.iters.intern(r.iterations, depth, prev ? prevIter + 1 : 0);
+        if (wg.iters.size() != interned && !wg.saturated) noteSaturated(wg, r, depth, t);
         for (uint32_t k = 0; k < depth && k < known; ++k) {
           const uint32_t* v = wg.iters.counters(lastAt[k].iter);
           if (r.iterations[k] < v[k] && detail::sameCounters(v, r.iterations, k) &&

@@ -1,5 +1,5 @@
 # A loop counter stops at 2^32 - 2 instead of wrapping to 0 (which reads as the loop entered
-# again): one work-item runs 2^32 + 1 iterations and touches a[i / 2^30] at each multiple of 2^30.
+# again), and the scheduler warns of it: one work-item runs 2^32 + 1 iterations and touches a[i / 2^30] at each multiple of 2^30.
 source "$(dirname "$0")/lib.sh"
 cat > "$work/long.cl" <<'CL'
 __kernel void k(__global int* a) {
@@ -11,4 +11,8 @@ CL
   fail "run"
 iters=$("$CLTRACE" dump "$work/long.cltrace" | sed -n 's/^wi 0 .* load instr 0 .*iter \[\([0-9]*\)\]$/\1/p' | tr '\n' ' ')
 [ "$iters" = "0 1073741824 2147483648 3221225472 4294967294 " ] || fail "iteration counters: $iters"
-echo "ok: a loop counter stops at 2^32 - 2"
+# The scheduler says so: it cannot tell the later iterations apart.
+"$CLTRACE" schedule "$work/long.cltrace" -o "$work/long.sched" > /dev/null 2> "$work/schedule.err" || fail "schedule"
+grep -qx "cltrace: warning: workgroup 0, work-item 0: a loop counter stopped at 4294967294 (instruction 0, loop level 0): later iterations of that loop look alike, so the order of its lanes past that point is approximate" \
+  "$work/schedule.err" || fail "schedule's warning: $(cat "$work/schedule.err")"
+echo "ok: a loop counter stops at 2^32 - 2, and the scheduler says so"

@@ -922,5 +922,31 @@ TEST(PreparedTrace, MalformedInputFailsAsWhenScheduled) {
   }
 }
 
+// A loop counter that stopped at 2^32 - 2 (the trace pass saturates it) is said once per
+// workgroup, at its first such record in thread order; 2^32 - 3 is an ordinary count.
+TEST(Diagnostics, StoppedLoopCounterIsSaid) {
+  auto program = [](const Item& it, Emit& e) {
+    e.load(1, 4 * it.lid, {7, kMaxIterationCounter - 1});
+    if (it.group == 1 && it.lid >= 3) e.load(2, 4 * it.lid, {7, kMaxIterationCounter});
+    if (it.group == 1 && it.lid == 5) e.load(3, 4 * it.lid, {kMaxIterationCounter, 0});
+  };
+  MemoryWorkgroupSource source(range1(64, 32), buildTrace(range1(64, 32), program));
+  Scheduler scheduler(source, oneSm());
+  EXPECT_EQ(render(scheduler),
+            "c0 sm0 wg0 w0 s0 i1 load 0-31\n"
+            "c1 sm0 wg1 w0 s0 i1 load 0-31\n"
+            "c2 sm0 wg1 w0 s1 i2 load 3-31\n"
+            "c3 sm0 wg1 w0 s2 i3 load 5\n");
+  ASSERT_EQ(scheduler.diagnostics().size(), 1u);
+  const Diagnostic& d = scheduler.diagnostics()[0];
+  EXPECT_EQ(d.kind, Diagnostic::Kind::SaturatedLoopCounter);
+  EXPECT_EQ(d.workgroup, 1u);
+  EXPECT_EQ(d.instruction, 2u);
+  EXPECT_EQ(d.message,
+            "workgroup 1, work-item 3: a loop counter stopped at 4294967294 (instruction 2, loop level 1): "
+            "later iterations of that loop look alike, so the order of its lanes past that point is "
+            "approximate");
+}
+
 }  // namespace
 }  // namespace cltrace::sched::test

@@ -25,10 +25,12 @@ struct Diagnostic {
   enum class Kind : uint8_t {
     PartialBarrier,     // a barrier reached by only part of a workgroup (the rest finished)
     MismatchedBarrier,  // work-items of a workgroup wait at different barriers/iterations
+    SaturatedLoopCounter,  // a loop ran past 2^32 - 2 iterations (its counter stopped there)
   };
   Kind kind = Kind::PartialBarrier;
   uint64_t workgroup = 0;
-  uint32_t instruction = 0;  // the barrier's instruction id (the first one when mismatched)
+  uint32_t instruction = 0;  // the barrier's instruction id (the first one when mismatched), or
+                             // the instruction of the first record with a stopped counter
   std::string message;       // one line, ready to print
 };
 
