@@ -53,6 +53,51 @@ TEST(Api, TracedLaunchIsOneOption) {
   std::filesystem::remove(path);
 }
 
+// An empty local size is the driver's choice (NULL): a plain launch passes it on; a traced one
+// is traced with cltrace's choice (96 divides 96 and is at most 256), and the buffers then hold
+// what the kernel computes with the driver's choice. For a kernel that requires a size (which
+// OpenCL does not infer from NULL) it is that size, traced or not.
+TEST(Api, AnEmptyLocalSizeIsTheDriversChoice) {
+  const char* src = R"CL(
+  __kernel void sizes(__global float* y) { y[get_global_id(0)] = (float)get_local_size(0); }
+  __attribute__((reqd_work_group_size(32, 1, 1)))
+  __kernel void fixed(__global float* y) { y[get_global_id(0)] = (float)get_local_size(0); })CL";
+  api::Context ctx;
+  api::Program prog(ctx, src);
+  prog.build();
+  api::CommandQueue q(ctx);
+  std::vector<float> zeros(96, 0.0f), plain(96), traced(96);
+  api::Buffer bPlain(ctx, CL_MEM_READ_WRITE, sizeof(float) * 96, zeros.data());
+  api::Buffer bTraced(ctx, CL_MEM_READ_WRITE, sizeof(float) * 96, zeros.data());
+  api::Kernel k(prog, "sizes");
+  k.setArg(0, bPlain);
+  EXPECT_FALSE(q.enqueueNDRangeKernel(k, {96}, {}).has_value());
+  k.setArg(0, bTraced);
+  std::string path = test::tempPath("api-null-local");
+  auto result = q.enqueueNDRangeKernel(k, {96}, {}, api::Trace{path});
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->header.range.local[0], 96u);
+  EXPECT_EQ(result->header.recordCount, 96u);
+  q.read(bPlain, plain.data(), sizeof(float) * 96);
+  q.read(bTraced, traced.data(), sizeof(float) * 96);
+  EXPECT_EQ(traced, plain);  // the driver's choice, whatever it is
+  EXPECT_GE(plain[0], 1.0f);
+
+  api::Kernel f(prog, "fixed");
+  f.setArg(0, bPlain);
+  EXPECT_FALSE(q.enqueueNDRangeKernel(f, {96}, {}).has_value());
+  q.read(bPlain, plain.data(), sizeof(float) * 96);
+  EXPECT_EQ(plain, std::vector<float>(96, 32.0f));
+  f.setArg(0, bTraced);
+  result = q.enqueueNDRangeKernel(f, {96}, {}, api::Trace{path});
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->header.range.local[0], 32u);
+  q.read(bTraced, traced.data(), sizeof(float) * 96);
+  EXPECT_EQ(traced, std::vector<float>(96, 32.0f));
+  EXPECT_THROW(q.enqueueNDRangeKernel(f, {96, 1}, {32}), wrapper::TraceError);
+  std::filesystem::remove(path);
+}
+
 // A plain C99 `inline` helper (which clang at -O0 would leave as a declaration) is traced
 // through; a buffer over the program's own memory (CL_MEM_USE_HOST_PTR) is used as it is.
 TEST(Api, InlineHelperAndUseHostPointer) {

@@ -1,5 +1,7 @@
 #include "cltrace/wrapper/api.h"
 
+#include "cltrace/wrapper/local_size.h"
+
 namespace cltrace::api {
 
 using wrapper::check;
@@ -126,31 +128,44 @@ std::optional<LaunchResult> CommandQueue::enqueueNDRangeKernel(Kernel& k, std::v
                                                                std::vector<size_t> local,
                                                                std::optional<Trace> trace,
                                                                std::vector<size_t> offset) {
-  if (global.empty() || global.size() > 3 || local.size() != global.size() ||
+  if (global.empty() || global.size() > 3 || (!local.empty() && local.size() != global.size()) ||
       (!offset.empty() && offset.size() != global.size()))
-    throw wrapper::TraceError("enqueueNDRangeKernel: global needs 1 to 3 sizes, local and offset as many");
-  if (!trace) {
-    check(clEnqueueNDRangeKernel(queue_, k.get(), static_cast<cl_uint>(global.size()),
-                                 offset.empty() ? nullptr : offset.data(), global.data(), local.data(), 0,
-                                 nullptr, nullptr),
+    throw wrapper::TraceError(
+        "enqueueNDRangeKernel: global needs 1 to 3 sizes, local (unless empty) and offset as many");
+  const cl_uint dims = static_cast<cl_uint>(global.size());
+  // An empty local size is the one the kernel requires (reqd_work_group_size), which OpenCL
+  // refuses to infer from NULL, else the driver's choice (NULL).
+  size_t required[3] = {0, 0, 0};
+  if (local.empty())
+    check(clGetKernelWorkGroupInfo(k.get(), k.program_->device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof required,
+                                   required, nullptr),
+          "clGetKernelWorkGroupInfo(CL_KERNEL_COMPILE_WORK_GROUP_SIZE)");
+  if (local.empty() && required[0] != 0) local.assign(required, required + dims);
+  auto runKernel = [&] {
+    check(clEnqueueNDRangeKernel(queue_, k.get(), dims, offset.empty() ? nullptr : offset.data(), global.data(),
+                                 local.empty() ? nullptr : local.data(), 0, nullptr, nullptr),
           "clEnqueueNDRangeKernel");
+  };
+  if (!trace) {
+    runKernel();
     return std::nullopt;
   }
   NDRange r = NDRange::fromSizes({global.begin(), global.end()}, {local.begin(), local.end()},
                                  {offset.begin(), offset.end()});
+  // The driver's choice is not known: traced with cltrace's (as under wrap), and the kernel
+  // runs again after with the driver's.
+  if (local.empty()) r.local = wrapper::chooseLocalSize(r, wrapper::maxWorkGroupSize(k.program_->device));
   finish();
-  // Where the trace run's writes may differ from the kernel's own (SPIR-V), the buffers are put
-  // back after tracing and the program's kernel itself writes them.
+  // Where the trace run's writes may differ from the kernel's own (SPIR-V, a local size the
+  // driver chooses), the buffers are put back after tracing and the program's kernel itself
+  // writes them.
   wrapper::TracedKernel& traced = k.program_->traced(k.name_);
   wrapper::LaunchOptions options = trace->options;
-  const bool runKernelAfter = !traced.writesExactly() && !options.restoreAfterTrace;
+  const bool runKernelAfter = (local.empty() || !traced.writesExactly()) && !options.restoreAfterTrace;
   if (runKernelAfter) options.restoreAfterTrace = true;
   LaunchResult result = traced.launch(queue_, k.args_, r, trace->path, options);
   if (runKernelAfter) {
-    check(clEnqueueNDRangeKernel(queue_, k.get(), static_cast<cl_uint>(global.size()),
-                                 offset.empty() ? nullptr : offset.data(), global.data(), local.data(), 0,
-                                 nullptr, nullptr),
-          "clEnqueueNDRangeKernel");
+    runKernel();
     finish();
   }
   return result;

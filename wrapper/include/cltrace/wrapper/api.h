@@ -156,6 +156,10 @@ class CommandQueue {
   void read(const Buffer& b, void* data, size_t bytes);
   void finish();
   // Plain launch when `trace` is empty; otherwise a traced launch whose result is returned.
+  // An empty `local` is the size the kernel requires (reqd_work_group_size; OpenCL refuses a
+  // NULL local size for such a kernel), else the driver's choice (NULL): a traced launch is then
+  // traced with cltrace's choice (wrapper::chooseLocalSize, as under `cltrace wrap`), and the
+  // kernel runs again afterwards with the driver's, its buffers put back first.
   std::optional<LaunchResult> enqueueNDRangeKernel(Kernel& k, std::vector<size_t> global,
                                                    std::vector<size_t> local,
                                                    std::optional<Trace> trace = std::nullopt,
