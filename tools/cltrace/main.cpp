@@ -16,6 +16,7 @@
 #include "cltrace/cachesim/trace_simulation.h"
 #include "cltrace/wrapper/standalone.h"
 #include "commands.h"
+#include "crash_report.h"
 
 namespace cltrace::cli {
 
@@ -88,6 +89,7 @@ int checkedExit(int code) {
 int main(int argc, char** argv) {
   // A file over the size limit (ulimit -f) is a write error with a message, not a silent kill.
   std::signal(SIGXFSZ, SIG_IGN);
+  cltrace::cli::installCrashReport();
   CLI::App app{"cltrace: predict the Fermi L1 cache behaviour of OpenCL kernels"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "cltrace 0.1.0");

@@ -57,6 +57,8 @@ void onSignal(int signal) {
 
 }  // namespace
 
+void removeScratchDirectoryNow() { removeFolder(); }
+
 ScratchDirectory::ScratchDirectory(const std::string& prefix) {
   std::error_code ec;
   std::filesystem::path base = std::filesystem::temp_directory_path(ec);

@@ -16,6 +16,7 @@
 
 #include "cltrace/packed_record.h"
 #include "cltrace/unit_record.h"
+#include "cltrace/wrapper/device_activity.h"
 #include "cltrace/wrapper/watchdog.h"
 
 namespace cltrace::wrapper {
@@ -459,6 +460,24 @@ std::string partialPathFor(const std::string& path) {
   return (final.parent_path() / (name + suffix)).string();
 }
 
+// "[3]" or "[3], [5]": the barriers of `report` that not every work-item may reach.
+std::string divergentBarrierIds(const passes::KernelReport& report) {
+  std::string ids;
+  for (uint32_t id : report.divergentBarriers) ids += (ids.empty() ? "[" : ", [") + std::to_string(id) + "]";
+  return ids;
+}
+
+// What the driver is doing during the count or trace run (`run`), for a crash handler to say
+// (DeviceActivity).
+std::string runActivity(const passes::KernelReport& report, const char* run) {
+  std::string text = std::string("the ") + run + " run of kernel '" + report.name + "'";
+  if (!report.divergentBarriers.empty())
+    text += ": its barrier " + divergentBarrierIds(report) +
+            " may not be reached by every work-item of a workgroup (warned above), and PoCL can crash on such a "
+            "barrier; let every work-item reach each barrier";
+  return text;
+}
+
 // What cltrace says when the count or trace run (`run`) outlives its limit (see
 // LaunchOptions::runLimitSeconds); `countKernelSeconds` for the trace run.
 std::string hungRunMessage(const passes::KernelReport& report, const char* run, double limitSeconds,
@@ -473,9 +492,7 @@ std::string hungRunMessage(const passes::KernelReport& report, const char* run, 
   }
   std::string why = "the device may be stuck in it";
   if (!report.divergentBarriers.empty()) {
-    std::string ids;
-    for (uint32_t id : report.divergentBarriers) ids += (ids.empty() ? "[" : ", [") + std::to_string(id) + "]";
-    why = "its barrier " + ids + " may not be reached by every work-item of a workgroup (warned above), and PoCL "
+    why = "its barrier " + divergentBarrierIds(report) + " may not be reached by every work-item of a workgroup (warned above), and PoCL "
           "can spin forever on such a barrier; let every work-item reach each barrier";
   }
   return "kernel '" + report.name + "': the " + run + " run has not finished " + times + took +
@@ -735,6 +752,7 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
   const auto kernelStart = Clock::now();
   const auto global = sizesOf(range.global), local = sizesOf(range.local), offset = sizesOf(range.offset);
   {
+    const DeviceActivity running(runActivity(kernel_.report, "count"));
     std::optional<Watchdog> hung;
     if (const std::optional<double> limit = countRunLimitSeconds(options, kernel_.report))
       hung.emplace(std::chrono::duration<double>(*limit),
@@ -967,6 +985,8 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
     const bool last = sliceIndex + 1 == slices.size();
     const auto kernelStart = Clock::now();
     {
+      const DeviceActivity running(runActivity(kernel_.report, "trace"),
+                                   writer && writtenPath != tracePath ? writtenPath : std::string());
       const Watchdog hung(std::chrono::duration<double>(limitSeconds - result.traceKernelSeconds), [&] {
         giveUpHungRun(hungMessage, writtenPath != tracePath ? writtenPath : std::string());
       });
