@@ -1,6 +1,7 @@
 # A driver that crashes in a run (PoCL segfaults on this kernel, whose barrier only some
 # work-items reach, with or without cltrace) is named with the run and the barrier, exit status
-# 1: run leaves no trace, predict no temporary folder.
+# 1: run leaves no trace, predict no temporary folder. Under `wrap` the program ends in the
+# signal, as it does alone, and cltrace names the run.
 source "$(dirname "$0")/lib.sh"
 ulimit -c 0
 cat > "$work/crash.cl" <<'CL'
@@ -22,3 +23,12 @@ for command in "run -o $work/crash.out" predict; do
   [ -z "$(ls -A "$work/tmp")" ] || fail "$command left its temporary folder: $(ls -AR "$work/tmp")"
   echo "ok: ${command%% *} names the run the driver crashed in, exit status 1"
 done
+
+sed 's/int\* a/float* a/; s/__local int/__local float/' "$work/crash.cl" > "$work/crashf.cl"
+rc=0
+out=$(timeout 120 "$CLTRACE" wrap --out "$work/w" -- "$ONE_BUFFER_HOST" "$work/crashf.cl" "" 1 16 2>&1) || rc=$?
+[ "$rc" -eq 139 ] || fail "wrap: exit status $rc, not 139 (SIGSEGV): $out"
+echo "$out" | grep -Fx "cltrace: error: the program ended in signal 11 (Segmentation fault) in the count run of kernel 'k': its barrier [0] may not be reached by every work-item of a workgroup (warned above), and PoCL can crash on such a barrier; let every work-item reach each barrier: the OpenCL driver crashed there" >/dev/null ||
+  fail "wrap: no message: $out"
+[ -z "$(ls -A "$work/w" | grep -v -e launches.tsv -e .launch-counter || true)" ] || fail "wrap left $(ls -A "$work/w")"
+echo "ok: wrap names the run the driver crashed in"

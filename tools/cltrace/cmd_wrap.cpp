@@ -58,6 +58,19 @@ std::string joined(const std::vector<std::string>& items) {
   return s;
 }
 
+// The program ended in `signal`: when the layer noted a count or trace run in flight (the
+// driver crashed in it), says which and removes its unfinished trace.
+void sayCrashedRun(const fs::path& activity, int signal) {
+  std::ifstream in(activity);
+  std::string text, partial;
+  if (!std::getline(in, text) || text.empty()) return;
+  std::getline(in, partial);
+  fmt::print(stderr, "cltrace: error: the program ended in signal {} ({}) in {}: the OpenCL driver crashed there\n",
+             signal, strsignal(signal), text);
+  std::error_code ec;
+  if (!partial.empty()) fs::remove(partial, ec);
+}
+
 int run(const WrapFlags& f) {
   if (f.command.empty()) throw cli::UserError("nothing to run: give the program after --");
   std::string layer = layerPath();
@@ -68,6 +81,8 @@ int run(const WrapFlags& f) {
   fs::remove(fs::path(f.out) / "untraced.tsv", ec);
   const fs::path counter = fs::absolute(fs::path(f.out) / ".launch-counter");
   fs::remove(counter, ec);
+  const fs::path activity = fs::absolute(fs::path(f.out) / ".run-in-flight");
+  fs::remove(activity, ec);
   // Said now rather than once per launch: every trace would fail to be written.
   if (!std::ofstream(fs::path(f.out) / "launches.tsv"))
     throw cli::UserError("cannot write into " + f.out);
@@ -88,6 +103,7 @@ int run(const WrapFlags& f) {
   setenv("OPENCL_LAYERS", layers.c_str(), 1);
   setenv("CLTRACE_OUT", fs::absolute(f.out).c_str(), 1);
   setenv("CLTRACE_LAUNCH_COUNTER", counter.c_str(), 1);
+  setenv("CLTRACE_ACTIVITY_FILE", activity.c_str(), 1);
   setenv("CLTRACE_KERNELS", joined(f.kernels).c_str(), 1);
   std::vector<std::string> launches;
   for (uint64_t n : f.launches) launches.push_back(std::to_string(n));
@@ -110,6 +126,8 @@ int run(const WrapFlags& f) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (WIFSIGNALED(status)) sayCrashedRun(activity, WTERMSIG(status));
+  fs::remove(activity, ec);
 
   // launches.tsv and untraced.tsv lines start with the launch number.
   std::vector<std::string> traces;

@@ -22,6 +22,9 @@
 //                     numbers (default: none; each process counts from 0)
 //   CLTRACE_TRACE_BUFFER_BYTES  LaunchOptions::traceBufferBytes
 //   CLTRACE_TRACE_TIMEOUT  LaunchOptions::runLimitSeconds, in seconds
+//   CLTRACE_ACTIVITY_FILE  where the count or trace run in flight is noted while it runs
+//                     (mirrorDeviceActivityTo), for `cltrace wrap` to name a run the driver
+//                     crashed in
 // Each traced launch writes OUT/<kernel>-<launch>.cltrace and appends a line
 // "<launch>\t<kernel>\t<path>" to OUT/launches.tsv.
 #include <CL/cl_icd.h>
@@ -47,6 +50,7 @@
 #include <string>
 #include <vector>
 
+#include "cltrace/wrapper/device_activity.h"
 #include "cltrace/wrapper/layer_entry.h"
 #include "cltrace/wrapper/local_size.h"
 #include "cltrace/wrapper/traced_kernel.h"
@@ -108,6 +112,8 @@ struct Settings {
   uint64_t traceTimeoutSeconds = 0;  // LaunchOptions::runLimitSeconds (0: worked out)
   Settings() {
     if (const char* o = std::getenv("CLTRACE_OUT"); o && *o) out = o;
+    // Where `cltrace wrap` looks for the run in flight when the program ends in a signal.
+    if (const char* a = std::getenv("CLTRACE_ACTIVITY_FILE"); a && *a) mirrorDeviceActivityTo(a);
     auto split = [](const char* s, auto add) {
       if (!s) return;
       std::stringstream in(s);

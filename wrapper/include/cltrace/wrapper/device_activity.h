@@ -1,7 +1,8 @@
 // What cltrace has the OpenCL driver doing now: the count or trace run of a kernel. A driver
 // that crashes takes the process with it in a signal (PoCL segfaults on some kernels whose
-// barrier not every work-item reaches), and a program that handles the signal (the cltrace
-// CLI) can then say in which run it happened, and remove the unfinished trace file.
+// barrier not every work-item reaches). A program that handles the signal (the cltrace CLI)
+// can then say in which run it happened and remove the unfinished trace file; a process that
+// watches from outside (`cltrace wrap`) reads the same from a file the activity is mirrored to.
 #pragma once
 
 #include <string>
@@ -13,11 +14,16 @@ struct DeviceActivityNote {
   const char* partialFile;  // an unfinished trace file of this run to remove, or null
 };
 
-// The activity set now, or null when none. Safe to call from a signal handler (one lock-free
-// atomic load).
+// The latest activity still set, or null when none. Safe to call from a signal handler (one
+// lock-free atomic load).
 const DeviceActivityNote* deviceActivity();
 
-// Sets the activity for its lifetime; the one it replaced comes back after.
+// From now on the latest activity is also written to `path` (its text, a newline, the partial
+// file or nothing, a newline) and the file removed when none is set. Empty: no file.
+void mirrorDeviceActivityTo(const std::string& path);
+
+// Sets an activity for its lifetime (activities on several threads: the latest still set is
+// the one given).
 class DeviceActivity {
  public:
   explicit DeviceActivity(std::string text, std::string partialFile = "");
@@ -28,7 +34,6 @@ class DeviceActivity {
  private:
   std::string text_, partialFile_;
   DeviceActivityNote note_;
-  const DeviceActivityNote* previous_;
 };
 
 }  // namespace cltrace::wrapper
