@@ -164,11 +164,11 @@ RequestResult SmModel::write(uint64_t line, uint64_t cycle, InstructionStats* in
     ++ins->requests;
   }
   int way = tags_.find(r.set, line);
-  if (writeAllocate_) r.reuseDistance = track(line);
   if (way >= 0) {
     r.outcome = Outcome::WriteHit;
     ++stats_.writeHits;
     if (writeAllocate_) {
+      r.reuseDistance = track(line);
       tags_.touch(r.set, way);
       tags_.setDirty(r.set, way);
     }
@@ -181,9 +181,10 @@ RequestResult SmModel::write(uint64_t line, uint64_t cycle, InstructionStats* in
   if (ins) ++ins->writeMisses;
   if (writeAllocate_) {
     // Allocate at once, dirty (no fetch is modelled). If every way is in flight the store
-    // goes around the cache.
+    // goes around the cache: it touches no L1 state, so its reuse distance is not tracked.
     int v = tags_.victim(r.set);
     if (v >= 0) {
+      r.reuseDistance = track(line);
       CacheTags::Evicted ev = tags_.install(r.set, v, line, false, true);
       noteInstall(line);
       if (ev.dirty) ++stats_.writeBacks;

@@ -551,6 +551,29 @@ TEST(WritePolicy, WriteBackCountsDirtyEvictions) {
   EXPECT_EQ(s.readMisses, 6u);
 }
 
+TEST(WritePolicy, AStoreAroundASetInFlightIsNoAccessOfL1) {
+  // One set of one way; the read's line is in flight until cycle 100, so the store cannot
+  // allocate and goes around the cache: it changes nothing, and the next read of line 0 has
+  // reuse distance 0, not 1.
+  SmModel m(cfg("gtx480-16k", {"size=128", "associativity=1", "set_index=linear", "write_policy=wbwa",
+                               "latency_sigma=0", "min_latency=100"}),
+            1);
+  EXPECT_EQ(m.read(0, 0, 1).outcome, Outcome::ColdMiss);
+  const RequestResult store = m.write(1, 1);
+  EXPECT_EQ(store.outcome, Outcome::WriteMiss);
+  EXPECT_EQ(store.reuseDistance, ReuseDistanceTracker::kInfinite);  // not tracked
+  EXPECT_FALSE(m.contains(1));
+  const RequestResult again = m.read(0, 200, 1);
+  EXPECT_EQ(again.outcome, Outcome::Hit);
+  EXPECT_EQ(again.reuseDistance, 0u);
+  EXPECT_EQ(m.stats().reuse.cold, 1u);
+  EXPECT_EQ(m.stats().reuse.total(), 2u);
+  EXPECT_EQ(m.distinctLines(), 1u);
+  EXPECT_EQ(m.write(1, 201).outcome, Outcome::WriteMiss);  // now it allocates, evicting 0
+  EXPECT_TRUE(m.contains(1));
+  EXPECT_EQ(m.stats().reuse.cold, 2u);
+}
+
 // ---------------------------------------------------------------- random numbers
 
 TEST(LatencyJitter, TheAliasTableGivesTheRoundedHalfNormalsProbabilities) {

@@ -111,11 +111,11 @@ class ReferenceL1 {
     ++stats.requests;
     std::vector<Way>& set = sets_[r.set];
     Way* w = find(set, line);
-    if (allocate) r.reuseDistance = track(line);
     if (w) {
       r.outcome = Outcome::WriteHit;
       ++stats.writeHits;
       if (allocate) {
+        r.reuseDistance = track(line);
         use(*w);
         w->dirty = true;
       }
@@ -125,7 +125,10 @@ class ReferenceL1 {
     ++stats.writeMisses;
     if (allocate) {
       const int v = victim(set);
-      if (v >= 0) install(set[static_cast<size_t>(v)], line, true);
+      if (v >= 0) {  // else the store goes around the cache, touching nothing
+        r.reuseDistance = track(line);
+        install(set[static_cast<size_t>(v)], line, true);
+      }
     }
     return r;
   }

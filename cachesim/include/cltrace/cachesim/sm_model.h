@@ -18,7 +18,7 @@
 //
 // Miss classification (classify on): the request's reuse distance d is computed over every
 // request this L1 accepted that touches its state (reads; writes too under write-back
-// write-allocate). A read miss is cold when d is infinite, capacity when d >= the cache's
+// write-allocate, but for a store that goes around a set whose ways are all in flight). A read miss is cold when d is infinite, capacity when d >= the cache's
 // number of lines (a fully associative LRU cache of the same size would miss), otherwise
 // conflict. Latency misses and MSHR stalls are counted apart and are not read misses.
 #pragma once
