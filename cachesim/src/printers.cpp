@@ -82,6 +82,7 @@ json reportToJson(const Report& r) {
   j["sm"] = r.sm;
   j["warnings"] = r.warnings;
   j["config"] = r.config.toJson();
+  j["schedule_seed"] = r.scheduleSeed ? json(*r.scheduleSeed) : json(nullptr);
   json values = json::array();
   for (const std::optional<double>& v : r.runs.values) values.push_back(orNull(v));
   j["runs"] = json{{"count", r.runs.count},
@@ -111,6 +112,10 @@ void printText(std::ostream& out, const Report& report) {
                c.mshrsPerWarp == 0 ? std::string("unlimited") : std::to_string(c.mshrsPerWarp), c.minLatency,
                c.latencySigma, c.hitLatency);
   fmt::print(out, "SM: {}\n", report.sm);
+  if (report.scheduleSeed)
+    fmt::print(out, "order: the scheduled file's, drawn with seed {} (random policy; the seed of the runs draws the "
+                    "simulation's own choices)\n",
+               *report.scheduleSeed);
   for (const std::string& w : report.warnings) fmt::print(out, "warning: {}\n", w);
   fmt::print(out, "requests        {:>12} ({} lane accesses before coalescing)\n", s.requests,
              s.requestsBeforeCoalescing);

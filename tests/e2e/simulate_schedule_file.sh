@@ -56,4 +56,13 @@ done
 [ ! -e "$work/again.sched" ] || fail "schedule of a scheduled file left an output"
 head -c 3000 "$work/mm.sched" > "$work/cut.sched"
 expect_error "truncated" "$CLTRACE" simulate "$work/cut.sched"
+# A file drawn by the random policy: the report gives the file's seed apart from the runs' own.
+"$CLTRACE" schedule "$work/mm.cltrace" --policy random --seed 2 -o "$work/random.sched" > /dev/null
+"$CLTRACE" simulate "$work/random.sched" --seed 5 --json > "$work/random.json"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d['schedule_seed'] == 2 and d['config']['seed'] == 5))" \
+  "$work/random.json" || fail "random policy: schedule_seed/seed: $(head -c 400 "$work/random.json")"
+"$CLTRACE" simulate "$work/random.sched" --seed 5 | grep -Fx "order: the scheduled file's, drawn with seed 2 (random policy; the seed of the runs draws the simulation's own choices)" \
+  > /dev/null || fail "random policy: the text report does not give the file's seed"
+python3 -c "import json,sys; sys.exit(json.load(open(sys.argv[1]))['schedule_seed'] is not None)" "$work/default.json" ||
+  fail "warp policy: a schedule_seed was given"
 echo "simulate scheduled file: all checks passed"

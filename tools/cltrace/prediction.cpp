@@ -94,8 +94,10 @@ cachesim::Report simulateSchedule(const std::string& path, const cachesim::Confi
                                   const std::vector<std::string>& explicitKeys, uint32_t threads) {
   try {
     const sched::ScheduleInfo info = sched::ScheduleReader(path).info();
-    return simulateSteps(cachesim::configForSchedule(config, info, explicitKeys),
-                         cachesim::scheduleFileStepSourceFactory(path), threads);
+    cachesim::Report report = simulateSteps(cachesim::configForSchedule(config, info, explicitKeys),
+                                            cachesim::scheduleFileStepSourceFactory(path), threads);
+    if (info.config.policy == sched::Policy::Random) report.scheduleSeed = info.config.seed;
+    return report;
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   } catch (const cachesim::LaneSizeError& e) {

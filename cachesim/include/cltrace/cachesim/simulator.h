@@ -86,6 +86,9 @@ struct Report {
   std::string sm;  // SM of the representative run
   RunSummary runs;
   std::vector<std::string> warnings;  // e.g. the chosen SM received no workgroups
+  // The seed a scheduled file's order was drawn with (random policy), which is not the
+  // simulation's (config.seed: jitter, random replacement, sm=random). Set by the caller.
+  std::optional<uint64_t> scheduleSeed;
 };
 
 class Simulator {
