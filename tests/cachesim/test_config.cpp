@@ -323,7 +323,7 @@ TEST(Printers, JsonCarriesEveryDocumentedKey) {
   for (const char* key : {"steps", "requests_before_coalescing", "requests", "reads", "read_hits", "read_misses",
                           "miss_rate", "writes", "write_hits", "write_misses", "write_backs", "atomics",
                           "constant_loads", "barriers", "fences", "cycles", "misses", "per_instruction",
-                          "reuse_histogram", "config", "runs", "sm"})
+                          "reuse_histogram", "config", "runs", "sm", "schedule_seed"})
     EXPECT_TRUE(j.contains(key)) << key;
   for (const char* key : {"cold", "capacity", "conflict", "latency", "mshr"}) EXPECT_TRUE(j["misses"].contains(key)) << key;
   ASSERT_EQ(j["per_instruction"].size(), 2u);
@@ -355,6 +355,7 @@ TEST(Printers, JsonCarriesEveryDocumentedKey) {
   EXPECT_EQ(j["runs"]["count"], 2);
   EXPECT_EQ(j["runs"]["values"].size(), 2u);
   EXPECT_EQ(j["config"]["sets"], 32);
+  EXPECT_TRUE(j["schedule_seed"].is_null());  // not a scheduled file's
   EXPECT_EQ(j["config"]["set_index"], "fermi-xor");
 
   std::ostringstream text;
