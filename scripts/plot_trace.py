@@ -150,9 +150,16 @@ def main():
     cmap.set_bad(alpha=0.0)
 
     radius = args.spread if args.spread >= 0 else auto_radius(np, panels)
+    # Room above the panels for the figure's title (2% from the top) and the panels' (two lines
+    # with --color hit, 6 points above the axes); titles are "large" (1.2 x the font, lines of
+    # 1.2 x that): a fixed fraction of a short figure was too little.
+    font_px = plt.rcParams["font.size"] * DPI / 72.0
+    title_lines = 1 + (2 if hit else 1)
+    above = 0.02 * height + 1.44 * font_px * title_lines + 6 * DPI / 72.0 + 0.3 * font_px
+    top = min(TOP, 1.0 - above / height)
     image = None
     for i, (p, counts, values) in enumerate(panels):
-        ax = fig.add_axes([LEFT + i * pw * (1 + GAP), BOTTOM, pw, TOP - BOTTOM])
+        ax = fig.add_axes([LEFT + i * pw * (1 + GAP), BOTTOM, pw, top - BOTTOM])
         values = values.astype(np.float64)
         kw = dict(origin="lower", extent=extent, aspect="auto", interpolation="nearest")
         if hit:
@@ -169,7 +176,7 @@ def main():
             inside = int(p["points"]) - int(p["outside"])
             # Per lane access, stores included (under write-through no-allocate every store
             # misses): not the simulator's read miss rate per line request.
-            title += f": {100.0 * int(p['misses']) / max(1, inside):.1f}% of lane accesses miss"
+            title += f"\n{100.0 * int(p['misses']) / max(1, inside):.1f}% of lane accesses miss"
         ax.set_title(title)
         ax.set_xlabel("execution order")
         ax.set_xlim(0, x_extent)
@@ -189,7 +196,7 @@ def main():
         else:
             ax.tick_params(labelleft=False)
 
-    cax = fig.add_axes([RIGHT + 0.015, BOTTOM, 0.012, TOP - BOTTOM])
+    cax = fig.add_axes([RIGHT + 0.015, BOTTOM, 0.012, top - BOTTOM])
     if image is None:
         from matplotlib.cm import ScalarMappable
         image = ScalarMappable(norm=norm, cmap=cmap)
