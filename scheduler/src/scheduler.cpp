@@ -104,6 +104,9 @@ struct LoadedWorkgroup {
     uint32_t level;  // 0: the outermost loop
   };
   std::optional<Saturated> saturated;
+  // The first instruction (in the order met) whose records are nested in more loops than they
+  // keep counters for (kRecordDepthTruncated).
+  std::optional<uint32_t> deepNest;
 
   size_t bytes() const {
     return sizeof(LoadedWorkgroup) + records.capacity() * sizeof(CompactRecord) +
@@ -331,6 +334,7 @@ struct Scheduler::Impl {
   SchedulerStats stats;
   std::vector<Diagnostic> diagnostics;
   uint64_t diagnosticCount = 0;
+  bool deepNestSaid = false;  // DeepLoopNest is said once
 
   bool warpPolicy;
   Selection selection;
@@ -534,6 +538,14 @@ void Scheduler::Impl::startRun(Workgroup& wg, const LoadedWorkgroup& in) {
   wg.warps.assign(warpsPerWg, WarpInfo{});
   for (uint32_t w = 0; w < warpsPerWg; ++w) wg.warps[w].lanes = std::min(warpSize, in.threads - w * warpSize);
   for (uint32_t t = 0; t < in.threads; ++t) resume(wg, t);
+  if (in.deepNest && !deepNestSaid) {  // every workgroup runs the same code: said once
+    deepNestSaid = true;
+    diagnose(Diagnostic::Kind::DeepLoopNest, in.id, *in.deepNest,
+             "instruction " + std::to_string(*in.deepNest) + " is nested in more than " +
+                 std::to_string(kMaxLoopDepth) + " loops: records keep the " + std::to_string(kMaxLoopDepth) +
+                 " outermost counters, so the iterations of the deeper loops look alike and their lanes may "
+                 "issue together");
+  }
   if (in.saturated)
     diagnose(Diagnostic::Kind::SaturatedLoopCounter, in.id, in.saturated->instruction,
              "workgroup " + std::to_string(in.id) + ", work-item " + std::to_string(in.saturated->thread) +
@@ -595,6 +607,7 @@ void WorkgroupLoader::load(LoadedWorkgroup& wg, const WorkgroupTrace& in) {
   wg.ops.clear();
   wg.boundaries.clear();
   wg.saturated.reset();
+  wg.deepNest.reset();
   for (OpCacheEntry& e : opCache) e.valid = false;
   // The layout (see LoadedWorkgroup::records).
   uint64_t region = 0;
@@ -687,6 +700,7 @@ uint32_t WorkgroupLoader::internOp(LoadedWorkgroup& wg, const Record& r) {
       if (wg.ops[o].instruction == r.instruction && wg.ops[o].kind == r.kind && wg.ops[o].flags == r.flags)
         instance = wg.ops[o].instance;
     wg.ops.push_back(OpInfo{r.instruction, r.size, r.kind, r.flags, instance});
+    if ((r.flags & kRecordDepthTruncated) && !wg.deepNest) wg.deepNest = r.instruction;
   }
   e = OpCacheEntry{wg.ops[op], op, true};
   return op;

@@ -948,5 +948,30 @@ TEST(Diagnostics, StoppedLoopCounterIsSaid) {
             "approximate");
 }
 
+// An instruction nested deeper than the records' counters (kRecordDepthTruncated) is said
+// once, however many workgroups run it.
+TEST(Diagnostics, TooDeepALoopNestIsSaidOnce) {
+  auto program = [](const Item& it, Emit& e) {
+    e.load(1, 4 * it.lid, {0, 0, 0, 0, 0, 0, 0});
+    e.load(2, 4 * it.lid, {0, 0, 0, 0, 0, 0, 0});
+    e.out.back().flags = kRecordDepthTruncated;
+  };
+  MemoryWorkgroupSource source(range1(64, 32), buildTrace(range1(64, 32), program));
+  Scheduler scheduler(source, oneSm());
+  EXPECT_EQ(render(scheduler),
+            "c0 sm0 wg0 w0 s0 i1 load 0-31\n"
+            "c1 sm0 wg1 w0 s0 i1 load 0-31\n"
+            "c2 sm0 wg0 w0 s1 i2 load 0-31\n"
+            "c3 sm0 wg1 w0 s1 i2 load 0-31\n");
+  ASSERT_EQ(scheduler.diagnostics().size(), 1u);
+  const Diagnostic& d = scheduler.diagnostics()[0];
+  EXPECT_EQ(d.kind, Diagnostic::Kind::DeepLoopNest);
+  EXPECT_EQ(d.workgroup, 0u);
+  EXPECT_EQ(d.instruction, 2u);
+  EXPECT_EQ(d.message,
+            "instruction 2 is nested in more than 7 loops: records keep the 7 outermost counters, so the "
+            "iterations of the deeper loops look alike and their lanes may issue together");
+}
+
 }  // namespace
 }  // namespace cltrace::sched::test

@@ -26,11 +26,13 @@ struct Diagnostic {
     PartialBarrier,     // a barrier reached by only part of a workgroup (the rest finished)
     MismatchedBarrier,  // work-items of a workgroup wait at different barriers/iterations
     SaturatedLoopCounter,  // a loop ran past 2^32 - 2 iterations (its counter stopped there)
+    DeepLoopNest,          // an instruction nested in more than kMaxLoopDepth loops (said once)
   };
   Kind kind = Kind::PartialBarrier;
   uint64_t workgroup = 0;
   uint32_t instruction = 0;  // the barrier's instruction id (the first one when mismatched), or
-                             // the instruction of the first record with a stopped counter
+                             // the instruction of the first record with a stopped counter or
+                             // nested too deep
   std::string message;       // one line, ready to print
 };
 
