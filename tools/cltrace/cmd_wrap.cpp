@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -58,6 +59,25 @@ std::string joined(const std::vector<std::string>& items) {
   return s;
 }
 
+volatile pid_t gChild = 0;  // the program, for passSignalOn
+void passSignalOn(int signal) {
+  if (gChild > 0) ::kill(gChild, signal);
+}
+
+// Traces the program's processes were still writing when they ended (OUT/NAME.PID-TID.partial,
+// also one an earlier run left): removed, and said.
+void removeUnfinishedTraces(const std::string& out) {
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(out, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() <= 8 || name.compare(name.size() - 8, 8, ".partial") != 0 || !e.is_regular_file(ec)) continue;
+    std::error_code removed;
+    fs::remove(e.path(), removed);
+    fmt::print(stderr, "cltrace: warning: removed {}, an unfinished trace: the process writing it ended first\n",
+               e.path().string());
+  }
+}
+
 // The program ended in `signal`: when the layer noted a count or trace run in flight (the
 // driver crashed in it), says which and removes its unfinished trace.
 void sayCrashedRun(const fs::path& activity, int signal) {
@@ -79,6 +99,7 @@ int run(const WrapFlags& f) {
   if (ec) throw cli::UserError("cannot create " + f.out + ": " + ec.message());
   fs::remove(fs::path(f.out) / "launches.tsv", ec);
   fs::remove(fs::path(f.out) / "untraced.tsv", ec);
+  fs::remove(fs::path(f.out) / "not-run.tsv", ec);
   const fs::path counter = fs::absolute(fs::path(f.out) / ".launch-counter");
   fs::remove(counter, ec);
   const fs::path activity = fs::absolute(fs::path(f.out) / ".run-in-flight");
@@ -122,12 +143,18 @@ int run(const WrapFlags& f) {
     std::fprintf(stderr, "cltrace: error: cannot run '%s': %s\n", argv[0], std::strerror(errno));
     _exit(127);
   }
+  // A SIGTERM or SIGHUP sent to cltrace alone (a job runner's) goes on to the program, which
+  // then ends as it would; cltrace reports as usual. (A terminal's signals reach both.)
+  gChild = pid;
+  for (int sig : {SIGTERM, SIGHUP}) std::signal(sig, passSignalOn);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  for (int sig : {SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (WIFSIGNALED(status)) sayCrashedRun(activity, WTERMSIG(status));
   fs::remove(activity, ec);
+  removeUnfinishedTraces(f.out);
 
   // launches.tsv and untraced.tsv lines start with the launch number.
   std::vector<std::string> traces;
@@ -140,6 +167,8 @@ int run(const WrapFlags& f) {
   uint64_t failed = 0;
   std::ifstream untraced(fs::path(f.out) / "untraced.tsv");
   for (std::string line; std::getline(untraced, line); ++failed) seen.insert(std::strtoull(line.c_str(), nullptr, 10));
+  std::ifstream notRun(fs::path(f.out) / "not-run.tsv");  // made, but ran nothing (said as they happened)
+  for (std::string line; std::getline(notRun, line);) seen.insert(std::strtoull(line.c_str(), nullptr, 10));
   fmt::print(stderr, "cltrace: {} launch{} traced into {}\n", traces.size(), traces.size() == 1 ? "" : "es", f.out);
   // The program's exit status is passed through, so these are said loudly instead.
   if (failed > 0)

@@ -589,10 +589,19 @@ void announce(State& s, uint64_t launch, const std::string& kernel, const Writte
 // A selected launch that runs untraced (`err`: what the driver's enqueue returned): said, and
 // listed in OUT/untraced.tsv ("<launch>\t<kernel>\t<reason>") for `cltrace wrap`'s summary. A
 // launch the driver refused did not run: nothing to trace, and no untraced launch.
+// A selected launch that runs nothing (the driver refused it, an empty range, a wait list with
+// a failed event): said, and listed in OUT/not-run.tsv, so that `cltrace wrap` knows it was made.
+void listNotRun(State& s, uint64_t launch, const std::string& kernel, const std::string& why) {
+  std::ofstream(s.settings.out + "/not-run.tsv", std::ios::app) << launch << '\t' << kernel << '\t' << why << '\n';
+}
+void notRun(State& s, uint64_t launch, const std::string& kernel, const std::string& why) {
+  listNotRun(s, launch, kernel, why);
+  message("the program's " + kernel + " launch " + std::to_string(launch) + " " + why + ": nothing ran, nothing to trace");
+}
+
 void untraced(State& s, uint64_t launch, const std::string& kernel, const std::string& said, cl_int err) {
   if (err != CL_SUCCESS) {
-    message("the program's " + kernel + " launch " + std::to_string(launch) + " was refused by the driver (" +
-            errorName(err) + "): nothing ran, nothing to trace");
+    notRun(s, launch, kernel, std::string("was refused by the driver (") + errorName(err) + ")");
     return;
   }
   std::string line = said;  // one line per launch (a compiler's message has several)
@@ -759,6 +768,16 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
   }
 }
 
+// Sets `kernel`'s arguments to the values `info` holds (passing this layer's books by), but
+// shared-virtual-memory pointers, whose values the books do not keep.
+void setArgs(cl_kernel kernel, const KernelInfo& info) {
+  for (const auto& [index, size] : info.sizes) {
+    if (info.svmPointers.count(index)) continue;
+    auto v = info.values.find(index);
+    target->clSetKernelArg(kernel, index, size, v == info.values.end() ? nullptr : v->second.data());
+  }
+}
+
 cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims,
                                         const size_t* offset, const size_t* global, const size_t* local,
                                         cl_uint nEvents, const cl_event* events, cl_event* event) {
@@ -788,15 +807,27 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
   const std::string which = k->second.name + " launch " + std::to_string(launch);
   if (p == s.programs.end()) return runUntraced("cannot trace " + which + ": its program was not created from source");
   if (!p->second.untraceable.empty()) return runUntraced("cannot trace " + which + ": " + p->second.untraceable);
-  if (dims < 1 || dims > 3 || !global) return forward();  // let the driver report the error
-  // An empty launch does nothing (OpenCL 2.1 allows it); one with work-groups that do not
-  // divide the range is not traced.
+  // The driver reports a malformed range to the program (said as refused); an empty launch
+  // does nothing (OpenCL 2.1 allows it); one with work-groups that do not divide the range is
+  // not traced.
+  auto runNothing = [&](const std::string& why) {
+    const std::string name = k->second.name;
+    lock.unlock();
+    const cl_int err = forward();
+    lock.lock();
+    if (err != CL_SUCCESS)
+      untraced(s, launch, name, "", err);
+    else
+      notRun(s, launch, name, why);
+    return err;
+  };
+  if (dims < 1 || dims > 3 || !global) return runNothing("has no valid range");
   bool empty = false, uneven = false;
   for (cl_uint d = 0; d < dims; ++d) {
     empty = empty || global[d] == 0;
     uneven = uneven || (local && local[d] != 0 && global[d] % local[d] != 0);
   }
-  if (empty) return forward();
+  if (empty) return runNothing("has an empty global size");
   if (uneven)
     return runUntraced("cannot trace " + which + ": its work-groups do not divide the global size (non-uniform work-groups)");
   if (!s.pendingUserEvents.empty())
@@ -811,7 +842,32 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
   lock.unlock();
   std::lock_guard<std::mutex> tracing(s.tracing);
   Inside inside;
-  if (nEvents > 0 && clWaitForEvents(nEvents, events) != CL_SUCCESS) return forward();
+  // The program's own launch after the waits below, with the arguments it was enqueued with:
+  // a callback that ran during the waits may have set others on the kernel (the driver copies
+  // them at enqueue); those are put back after.
+  auto forwardAsEnqueued = [&] {
+    KernelInfo now;
+    {
+      std::lock_guard<std::mutex> books(s.mutex);
+      auto it = s.kernels.find(kernel);
+      if (it != s.kernels.end()) now = it->second;
+    }
+    const bool changed = now.values != info.values || now.sizes != info.sizes || now.nullValues != info.nullValues;
+    if (changed) setArgs(kernel, info);
+    const cl_int err = forward();
+    if (changed) setArgs(kernel, now);
+    return err;
+  };
+  if (nEvents > 0 && clWaitForEvents(nEvents, events) != CL_SUCCESS) {
+    insideLayer = false;
+    const cl_int err = forwardAsEnqueued();
+    std::lock_guard<std::mutex> books(s.mutex);
+    if (err != CL_SUCCESS)
+      untraced(s, launch, info.name, "", err);
+    else
+      notRun(s, launch, info.name, "waits for an event that failed");
+    return err;
+  }
   clFinish(queue);
   WrittenTrace written;
   std::string why;
@@ -823,7 +879,7 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
     return CL_SUCCESS;
   }
   insideLayer = false;
-  const cl_int err = forward();
+  const cl_int err = forwardAsEnqueued();
   if (traced == Traced::No) {
     std::lock_guard<std::mutex> books(s.mutex);
     untraced(s, launch, info.name, why, err);
@@ -838,6 +894,8 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
       std::filesystem::remove(written.path, ec);
       message("the program's " + info.name + " launch " + std::to_string(launch) + " failed (" +
               errorName(err) + "); its trace was removed");
+      std::lock_guard<std::mutex> books(s.mutex);
+      listNotRun(s, launch, info.name, std::string("failed (") + errorName(err) + "); its trace was removed");
     }
   }
   return err;

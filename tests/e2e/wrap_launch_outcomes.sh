@@ -1,0 +1,47 @@
+# Under `cltrace wrap`: a launch runs with the arguments it was enqueued with even when a
+# callback sets others while the layer waits to trace it; launches that run nothing are said
+# and listed in not-run.tsv (and are no "--launch N: no such launch"); a SIGTERM sent to cltrace
+# goes on to the program; unfinished traces are removed.
+source "$(dirname "$0")/lib.sh"
+H="$LAUNCH_OUTCOMES_HOST"
+alone=$("$H" callback) || fail "callback host alone"
+[ "$alone" = "x[0] = 1, then 1000 (callbacks: 1)" ] || fail "callback host alone printed: $alone"
+wrapped=$("$CLTRACE" wrap --out "$work/cb" -- "$H" callback 2> "$work/cb.err") || fail "wrap callback: $(cat "$work/cb.err")"
+[ "$wrapped" = "$alone" ] || fail "under wrap the callback's argument reached the launch: $wrapped"
+[ -s "$work/cb/add-0.cltrace" ] && [ -s "$work/cb/add-1.cltrace" ] || fail "traces: $(ls "$work/cb")"
+echo "ok: a launch keeps the arguments it was enqueued with"
+
+alone=$("$H" not-run) || fail "not-run host alone"
+mkdir -p "$work/nr"
+echo stale > "$work/nr/add-9.cltrace.1-1.partial"
+wrapped=$("$CLTRACE" wrap --out "$work/nr" --launch 0,1,2,3,4,7 -- "$H" not-run 2> "$work/nr.err") ||
+  fail "wrap not-run: $(cat "$work/nr.err")"
+[ "$wrapped" = "$alone" ] || fail "not-run host under wrap printed: $wrapped (alone: $alone)"
+expected="cltrace: the program's add launch 0 was refused by the driver (CL_INVALID_KERNEL_ARGS): nothing ran, nothing to trace
+cltrace: the program's add launch 1 was refused by the driver (CL_INVALID_WORK_DIMENSION): nothing ran, nothing to trace
+cltrace: the program's add launch 2 has an empty global size: nothing ran, nothing to trace
+cltrace: the program's add launch 3 waits for an event that failed: nothing ran, nothing to trace
+cltrace: traced add launch 4 -> $work/nr/add-4.cltrace
+cltrace: warning: removed $work/nr/add-9.cltrace.1-1.partial, an unfinished trace: the process writing it ended first
+cltrace: 1 launch traced into $work/nr
+cltrace: warning: --launch 7: the program made no such launch"
+[ "$(cat "$work/nr.err")" = "$expected" ] || fail "not-run messages: $(cat "$work/nr.err")"
+printf '0\tadd\twas refused by the driver (CL_INVALID_KERNEL_ARGS)\n1\tadd\twas refused by the driver (CL_INVALID_WORK_DIMENSION)\n2\tadd\thas an empty global size\n3\tadd\twaits for an event that failed\n' > "$work/expected.tsv"
+cmp -s "$work/nr/not-run.tsv" "$work/expected.tsv" || fail "not-run.tsv: $(cat "$work/nr/not-run.tsv")"
+echo "ok: launches that run nothing are said and listed"
+
+"$CLTRACE" wrap --out "$work/sig" -- "$H" wait 2> "$work/sig.err" &
+wrap=$!
+child=""
+for _ in $(seq 100); do
+  child=$(cat "/proc/$wrap/task/$wrap/children" 2>/dev/null || true)
+  [ -n "$child" ] && break
+  sleep 0.1
+done
+[ -n "$child" ] || fail "the program did not start"
+kill -TERM "$wrap"
+rc=0
+wait "$wrap" || rc=$?
+[ "$rc" -eq 143 ] || fail "wrap after SIGTERM: exit status $rc, not 143: $(cat "$work/sig.err")"
+! kill -0 $child 2>/dev/null || { kill -KILL $child; fail "the program kept running after wrap's SIGTERM"; }
+echo "ok: a SIGTERM to cltrace wrap goes on to the program"
