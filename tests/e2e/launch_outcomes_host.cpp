@@ -1,5 +1,5 @@
 // An ordinary OpenCL host program for what `cltrace wrap` does around launches that do not run
-// plainly. Usage: launch_outcomes_host callback|not-run|wait
+// plainly. Usage: launch_outcomes_host callback|not-run|wait|long-name
 //  callback: kernel `add` (x[i] += d) gets d = 1 and is launched with a NULL local size while a
 //            64 MiB copy runs whose completion callback sets d = 999: the launch must add 1
 //            (OpenCL copies the arguments at enqueue), and a later launch adds 999. Prints x[0].
@@ -7,6 +7,7 @@
 //            (refused), an empty global size, a wait list with a failed event; launch 4 adds 5.
 //            Prints the enqueue results and x[0].
 //  wait:     sleeps until killed (for signals sent to `cltrace wrap`).
+//  long-name: kernel `add` under a name of 250 letters (a, then 249 z), launched once; prints x[0].
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
@@ -34,7 +35,7 @@ void CL_CALLBACK onCopied(cl_event, cl_int, void*) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: launch_outcomes_host callback|not-run|wait\n");
+    std::fprintf(stderr, "usage: launch_outcomes_host callback|not-run|wait|long-name\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -48,11 +49,13 @@ int main(int argc, char** argv) {
   CHECK(err);
   cl_command_queue q = clCreateCommandQueueWithProperties(ctx, device, nullptr, &err);
   CHECK(err);
-  const char* src = "__kernel void add(__global int* x, int d) { x[get_global_id(0)] += d; }";
+  const std::string name = mode == "long-name" ? "a" + std::string(249, 'z') : "add";
+  const std::string source = "__kernel void " + name + "(__global int* x, int d) { x[get_global_id(0)] += d; }";
+  const char* src = source.c_str();
   cl_program p = clCreateProgramWithSource(ctx, 1, &src, nullptr, &err);
   CHECK(err);
   CHECK(clBuildProgram(p, 1, &device, "", nullptr, nullptr));
-  gAdd = clCreateKernel(p, "add", &err);
+  gAdd = clCreateKernel(p, name.c_str(), &err);
   CHECK(err);
   std::vector<int> zeros(64, 0);
   cl_mem x = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 256, zeros.data(), &err);
@@ -80,6 +83,15 @@ int main(int argc, char** argv) {
     int second = 0;
     CHECK(clEnqueueReadBuffer(q, x, CL_TRUE, 0, sizeof second, &second, 0, nullptr, nullptr));
     std::printf("x[0] = %d, then %d (callbacks: %d)\n", first, second, callbacks.load());
+    return 0;
+  }
+  if (mode == "long-name") {
+    CHECK(clSetKernelArg(gAdd, 0, sizeof x, &x));
+    CHECK(clSetKernelArg(gAdd, 1, sizeof d, &d));
+    CHECK(clEnqueueNDRangeKernel(q, gAdd, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    int first = 0;
+    CHECK(clEnqueueReadBuffer(q, x, CL_TRUE, 0, sizeof first, &first, 0, nullptr, nullptr));
+    std::printf("x[0] = %d\n", first);
     return 0;
   }
   CHECK(clSetKernelArg(gAdd, 1, sizeof d, &d));

@@ -1,7 +1,7 @@
 # Under `cltrace wrap`: a launch runs with the arguments it was enqueued with even when a
 # callback sets others while the layer waits to trace it; launches that run nothing are said
 # and listed in not-run.tsv (and are no "--launch N: no such launch"); a SIGTERM sent to cltrace
-# goes on to the program; unfinished traces are removed.
+# goes on to the program; unfinished traces are removed; a long kernel name is cut to fit.
 source "$(dirname "$0")/lib.sh"
 H="$LAUNCH_OUTCOMES_HOST"
 alone=$("$H" callback) || fail "callback host alone"
@@ -45,3 +45,11 @@ wait "$wrap" || rc=$?
 [ "$rc" -eq 143 ] || fail "wrap after SIGTERM: exit status $rc, not 143: $(cat "$work/sig.err")"
 ! kill -0 $child 2>/dev/null || { kill -KILL $child; fail "the program kept running after wrap's SIGTERM"; }
 echo "ok: a SIGTERM to cltrace wrap goes on to the program"
+
+# A kernel name too long for a file name: the trace's name is cut to 255 bytes.
+out=$("$CLTRACE" wrap --out "$work/long" -- "$H" long-name 2> "$work/long.err") || fail "wrap long-name: $(cat "$work/long.err")"
+[ "$out" = "x[0] = 1" ] || fail "long-name printed: $out"
+name="a$(printf 'z%.0s' $(seq 244))-0.cltrace"
+[ ${#name} -eq 255 ] || fail "test: name of ${#name} bytes"
+[ -s "$work/long/$name" ] || fail "no trace $name: $(ls "$work/long") $(cat "$work/long.err")"
+echo "ok: a long kernel name is cut to fit the trace's file name"
