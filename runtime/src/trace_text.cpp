@@ -162,16 +162,24 @@ void printTraceStats(TraceReader& reader, std::FILE* out) {
         out,
         fmt::format("instr {} {}", key.first, accessKindName(static_cast<AccessKind>(key.second))),
         count);
+  // Each access counts once, for the buffer BufferMap finds: of one buffer bound to several
+  // arguments, the first (the others say "= arg N"); where buffers overlap (sub-buffers), the one
+  // starting last at or below the address (the others say "overlaps arg N").
   fmt::print(out, "by buffer (memory accesses):\n");
   for (size_t i = 0; i < h.buffers.size(); ++i) {
-    std::string label = fmt::format("arg {} {}", h.buffers[i].argIndex, h.buffers[i].name);
-    // A buffer bound to an earlier argument too: its accesses are counted there.
-    for (size_t j = 0; j < i; ++j)
-      if (h.buffers[j].virtualBase == h.buffers[i].virtualBase && h.buffers[j].size == h.buffers[i].size) {
-        label += fmt::format(" (= arg {})", h.buffers[j].argIndex);
-        break;
+    const TraceBuffer& b = h.buffers[i];
+    std::string note, overlaps;
+    for (size_t j = 0; j < h.buffers.size(); ++j) {
+      const TraceBuffer& o = h.buffers[j];
+      if (j == i || b.size == 0 || o.size == 0) continue;
+      if (o.virtualBase == b.virtualBase && o.size == b.size) {
+        if (j < i && note.empty()) note = fmt::format("  (= arg {})", o.argIndex);
+      } else if (o.virtualBase < b.virtualBase + b.size && b.virtualBase < o.virtualBase + o.size) {
+        overlaps += fmt::format("{}{}", overlaps.empty() ? "" : ", ", o.argIndex);
       }
-    printCount(out, label, s.byBuffer[i]);
+    }
+    if (note.empty() && !overlaps.empty()) note = "  (overlaps arg " + overlaps + ")";
+    fmt::print(out, "  {:<24}{:>12}{}\n", fmt::format("arg {} {}", b.argIndex, b.name), s.byBuffer[i], note);
   }
   printCount(out, "outside", s.outside);
 }

@@ -124,8 +124,8 @@ TEST_F(TraceTextTest, StatsCountAnAccessInAParentPastItsSubBufferForTheParent) {
                                                     makeRecord(K::Load, 0, 0x700, 4),    // whole, past part's end
                                                     makeRecord(K::Load, 0, 0x1000, 4)});  // neither
   EXPECT_NE(text.find("by buffer (memory accesses):\n"
-                      "  arg 0 whole                        2\n"
-                      "  arg 1 part                         1\n"
+                      "  arg 0 whole                        2  (overlaps arg 1)\n"
+                      "  arg 1 part                         1  (overlaps arg 0)\n"
                       "  outside                            1\n"),
             std::string::npos)
       << text;
@@ -138,8 +138,8 @@ TEST_F(TraceTextTest, StatsCountABufferBoundToSeveralArgumentsForTheFirst) {
       {makeRecord(K::Load, 0, 0x0, 4), makeRecord(K::Store, 1, 0x40, 4)});
   EXPECT_NE(text.find("by buffer (memory accesses):\n"
                       "  arg 0 a                            2\n"
-                      "  arg 1 b (= arg 0)                  0\n"
-                      "  arg 2 c (= arg 0)                  0\n"
+                      "  arg 1 b                            0  (= arg 0)\n"
+                      "  arg 2 c                            0  (= arg 0)\n"
                       "  outside                            0\n"),
             std::string::npos)
       << text;
