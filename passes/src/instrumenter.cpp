@@ -392,9 +392,20 @@ std::string compileOpenCL(const std::string& source, const std::vector<std::stri
                            (dir.path() / "kernel.bc").string()});
   int status = runProcess(argv, dir.path() / "clang.log");
   std::string log = readFile(dir.path() / "clang.log");
-  if (status != 0)
+  if (status != 0) {
+    // Without -cl-std OpenCL C 1.2 is compiled, as OpenCL specifies, where PoCL's own compiler
+    // takes 3.0: a 2.0/3.0 function (get_global_linear_id, work_group_reduce_add, ...) is then
+    // undeclared here though the program builds.
+    const bool undeclared = log.find("undeclared") != std::string::npos ||
+                            log.find("implicit declaration of function") != std::string::npos;
+    const std::string hint =
+        argv[1] == "-cl-std=CL1.2" && undeclared
+            ? "(cltrace compiles OpenCL C 1.2 when the build options name no -cl-std, as OpenCL specifies; a kernel "
+              "that uses OpenCL C 2.0 or 3.0 needs -cl-std=CL2.0 or -cl-std=CL3.0 among its build options)\n"
+            : "";
     throw InstrumentError("the kernel does not compile (clang-15 exit " + std::to_string(status) +
-                          "):\n" + withSourceNamed(log, dir.path(), sourceName));
+                          "):\n" + withSourceNamed(log, dir.path(), sourceName) + hint);
+  }
   // Clang names the module after the temporary copy: a fixed name makes the same source give
   // the same bitcode, which the wrap layer's kernels and the device's program cache key on.
   LLVMContext ctx;

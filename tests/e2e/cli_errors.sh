@@ -245,4 +245,11 @@ done
 runs=$("$CLTRACE" predict "$KERNELS/vadd.cl" --runs 010 --json 2>/dev/null | grep -o '"count": [0-9]*' | head -1)
 [ "$runs" = '"count": 10' ] || fail "--runs 010 gave $runs"
 echo "ok: --runs 010 is 10 runs"
+# An OpenCL C 2.0 function without -cl-std: the compile error says why (PoCL's compiler takes
+# 3.0 by default, cltrace 1.2 as OpenCL specifies); with -cl-std=CL2.0 it traces.
+printf '__kernel void k(__global int* a) { a[get_global_linear_id()] = 1; }\n' > "$work/linear.cl"
+expect_error "(cltrace compiles OpenCL C 1.2 when the build options name no -cl-std, as OpenCL specifies; a kernel that uses OpenCL C 2.0 or 3.0 needs -cl-std=CL2.0 or -cl-std=CL3.0 among its build options)" \
+  "$CLTRACE" run "$work/linear.cl" --kernel k --global 16 --local 16 --arg buffer:int:16 -o "$work/linear.cltrace"
+"$CLTRACE" run "$work/linear.cl" --kernel k --global 16 --local 16 --arg buffer:int:16 --build-options -cl-std=CL2.0 \
+  -o "$work/linear.cltrace" > /dev/null || fail "-cl-std=CL2.0 did not trace"
 echo "cli errors: all checks passed"
