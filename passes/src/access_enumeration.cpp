@@ -1,6 +1,10 @@
 #include "cltrace/passes/access_enumeration.h"
 
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/Analysis/LoopInfo.h>
+#include <llvm/Analysis/PostDominators.h>
+#include <llvm/IR/CFG.h>
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/CallingConv.h>
 #include <llvm/IR/Constants.h>
@@ -117,9 +121,68 @@ int outPointerIndex(StringRef name, size_t args) {
   return -1;
 }
 
+// The blocks on the way out of a loop by a `break` or `return` in its body, before the ways
+// meet again, mapped to that loop (the innermost, where loops nest). LoopInfo leaves such a
+// block out of the loop (it cannot reach the loop's header), but on a SIMT machine the lanes
+// that take it run it in the iteration they leave at, apart from the others (they reconverge
+// where the ways meet: the exiting branch's immediate post-dominator): their accesses must
+// carry that iteration. Exits from a header or latch, where lanes leave when their count ends,
+// are the loop's normal ends, and code reached from them is after the loop; so is code on a
+// break's way that the normal exits reach too. A block inside another loop (not one around
+// this one) is left as it is.
+DenseMap<const BasicBlock*, Loop*> exitPaths(Function& kernel, LoopInfo& loopInfo) {
+  DenseMap<const BasicBlock*, Loop*> context;
+  if (loopInfo.empty()) return context;
+  PostDominatorTree postDominators(kernel);
+  std::vector<Loop*> loops;
+  for (Loop* top : loopInfo)
+    for (Loop* l : top->getLoopsInPreorder()) loops.push_back(l);  // outer first: inner ones override
+  for (Loop* loop : loops) {
+    SmallVector<BasicBlock*, 4> latches;
+    loop->getLoopLatches(latches);
+    auto normalEnd = [&](const BasicBlock* b) {
+      return b == loop->getHeader() || std::find(latches.begin(), latches.end(), b) != latches.end();
+    };
+    // Everything the normal exits reach without entering the loop again lies after it.
+    SmallPtrSet<const BasicBlock*, 32> afterLoop;
+    std::vector<const BasicBlock*> work;
+    SmallVector<BasicBlock*, 4> exiting;
+    loop->getExitingBlocks(exiting);
+    for (BasicBlock* e : exiting)
+      if (normalEnd(e))
+        for (const BasicBlock* s : successors(e))
+          if (!loop->contains(s) && afterLoop.insert(s).second) work.push_back(s);
+    while (!work.empty()) {
+      const BasicBlock* b = work.back();
+      work.pop_back();
+      for (const BasicBlock* s : successors(b))
+        if (!loop->contains(s) && afterLoop.insert(s).second) work.push_back(s);
+    }
+    for (BasicBlock* e : exiting) {
+      if (normalEnd(e)) continue;
+      DomTreeNode* node = postDominators.getNode(e);
+      DomTreeNode* idom = node ? node->getIDom() : nullptr;
+      const BasicBlock* meet = idom ? idom->getBlock() : nullptr;  // null: the ways end apart
+      SmallPtrSet<const BasicBlock*, 16> seen;
+      for (const BasicBlock* s : successors(e))
+        if (!loop->contains(s)) work.push_back(s);
+      while (!work.empty()) {
+        const BasicBlock* b = work.back();
+        work.pop_back();
+        if (b == meet || loop->contains(b) || afterLoop.count(b) || !seen.insert(b).second) continue;
+        if (const Loop* in = loopInfo.getLoopFor(b); in && !in->contains(loop)) continue;  // inside another loop
+        context[b] = loop;
+        for (const BasicBlock* next : successors(b)) work.push_back(next);
+      }
+    }
+  }
+  return context;
+}
+
 struct Enumerator {
   const DataLayout& dl;
   LoopInfo& loopInfo;
+  DenseMap<const BasicBlock*, Loop*> exitContext;  // exitPaths
   std::vector<Access> out;
 
   Access& add(Instruction& inst, AccessKind kind, Value* pointer, uint64_t size) {
@@ -129,7 +192,9 @@ struct Enumerator {
     a.kind = kind;
     a.pointer = pointer;
     a.staticSize = size;
-    for (Loop* l = loopInfo.getLoopFor(inst.getParent()); l; l = l->getParentLoop())
+    auto exit = exitContext.find(inst.getParent());
+    for (Loop* l = exit != exitContext.end() ? exit->second : loopInfo.getLoopFor(inst.getParent()); l;
+         l = l->getParentLoop())
       a.loops.push_back(l);
     std::reverse(a.loops.begin(), a.loops.end());
     out.push_back(std::move(a));
@@ -277,7 +342,7 @@ const FenceBuiltin* fenceBuiltin(StringRef mangledName) {
 }
 
 std::vector<Access> enumerateAccesses(Function& kernel, LoopInfo& loops) {
-  Enumerator e{kernel.getParent()->getDataLayout(), loops, {}};
+  Enumerator e{kernel.getParent()->getDataLayout(), loops, exitPaths(kernel, loops), {}};
   for (BasicBlock& bb : kernel)
     for (Instruction& inst : bb) e.visit(inst);
   return std::move(e.out);

@@ -1,0 +1,62 @@
+// Accesses on the way out of a loop by `break` or `return`, before the ways meet again, carry
+// the loop's iteration (SIMT lanes run them in the iteration they leave at); code after the
+// loop does not, nor does a break path that every way of the loop goes through.
+// RUN: %clang-spir %s -o %t.bc
+// RUN: %opt -passes=cltrace-prepare,cltrace-print-accesses -disable-output %t.bc | FileCheck %s
+__kernel void brk(__global int* a, int n) {
+  size_t i = get_global_id(0);
+  for (int j = 0; j < n; j++) {
+    a[i] = j;
+    if (j == (int)(i % 4)) {
+      a[i] = 99;
+      break;
+    }
+  }
+  a[i + 64] = 1;
+}
+
+// CHECK: kernel brk: 1 loops (max depth 1), 3 sites
+// CHECK-NEXT: [0] store 4B depth 1:
+// CHECK-NEXT: [1] store 4B depth 1: {{.*}}store i32 99
+// CHECK-NEXT: [2] store 4B depth 0:
+
+__kernel void ret(__global int* a, int n) {
+  size_t i = get_global_id(0);
+  for (int j = 0; j < n; j++) {
+    for (int k = 0; k < n; k++) {
+      if (a[k] == (int)i) {
+        a[i] = 7;
+        return;
+      }
+    }
+    a[i] += j;
+  }
+  a[i + 64] = 1;
+}
+
+// The return leaves both loops from the inner one: its store carries both counters.
+// CHECK: kernel ret: 2 loops (max depth 2), 5 sites
+// CHECK-NEXT: [0] load 4B depth 2:
+// CHECK-NEXT: [1] store 4B depth 2: {{.*}}store i32 7
+// CHECK-NEXT: [2] load 4B depth 1:
+// CHECK-NEXT: [3] store 4B depth 1:
+// CHECK-NEXT: [4] store 4B depth 0:
+
+__kernel void only_exit(__global int* a) {
+  size_t i = get_global_id(0);
+  int j = 0;
+  while (1) {
+    if (a[j] == (int)i) {
+      a[i] = 5;
+      break;
+    }
+    j++;
+  }
+  a[i + 64] = j;
+}
+
+// Every way out of the loop goes through the break: lanes meet there, so it is after the loop.
+// CHECK: kernel only_exit: 1 loops (max depth 1), 3 sites
+// CHECK-NEXT: [0] load 4B depth 1:
+// CHECK-NEXT: [1] store 4B depth 0: {{.*}}store i32 5
+// CHECK-NEXT: [2] store 4B depth 0:
