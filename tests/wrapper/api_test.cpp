@@ -6,6 +6,8 @@
 
 #include <fstream>
 #include <memory>
+#include <thread>
+#include <vector>
 
 #include "test_support.h"
 
@@ -328,4 +330,65 @@ TEST(Api, HeadersInTheWorkingDirectoryAreFound) {
   std::filesystem::current_path(before);
   std::filesystem::remove_all(dir);
   EXPECT_EQ(host, std::vector<int>(16, 7));
+}// A traced launch runs the code that was built: a header changed, and the working directory
+// that a relative -I names left, after build() change nothing (both were read at the first
+// traced launch: FACTOR 3 was traced and computed for a program built with 2).
+TEST(Api, TracedLaunchesRunWhatWasBuilt) {
+  const std::filesystem::path before = std::filesystem::current_path();
+  const std::filesystem::path dir = test::tempPath("built-header");
+  std::filesystem::create_directories(dir / "inc");
+  std::ofstream(dir / "inc" / "factor.h") << "#define FACTOR 2\n";
+  std::filesystem::current_path(dir);
+  std::vector<int> host(16, 1);
+  {
+    api::Context ctx;
+    api::Program prog(ctx, "#include \"factor.h\"\n__kernel void mul(__global int* x) { x[get_global_id(0)] *= FACTOR; }");
+    prog.build("-Iinc");
+    std::ofstream(dir / "inc" / "factor.h") << "#define FACTOR 3\n";
+    std::filesystem::current_path(before);
+    api::Kernel k(prog, "mul");
+    api::Buffer b(ctx, CL_MEM_READ_WRITE, 64, host.data());
+    k.setArg(0, b);
+    api::CommandQueue q(ctx);
+    EXPECT_NO_THROW(q.enqueueNDRangeKernel(k, {16}, {8}, api::Trace{(dir / "mul.cltrace").string()}));
+    q.read(b, host.data(), 64);
+  }
+  std::filesystem::current_path(before);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(host, std::vector<int>(16, 2));
 }
+
+// Threads may share a program: each traces its own kernel object on its own queue, in turns
+// (a shared instrumented kernel crashed or mixed up launches without them).
+TEST(Api, ThreadsShareAProgramsTracedKernels) {
+  api::Context ctx;
+  api::Program prog(ctx, "__kernel void add(__global int* x, int d) { x[get_global_id(0)] += d; }");
+  prog.build();
+  std::vector<std::vector<int>> results(2);
+  std::vector<uint64_t> records(2, 0);
+  auto work = [&](int t) {
+    api::Kernel k(prog, "add");
+    std::vector<int> host(64, 0);
+    api::Buffer b(ctx, CL_MEM_READ_WRITE, 256, host.data());
+    k.setArg(0, b);
+    api::CommandQueue q(ctx);
+    for (int i = 0; i < 6; ++i) {
+      k.setArg(1, t + 1);
+      const std::string path = test::tempPath("threads-" + std::to_string(t) + "-" + std::to_string(i));
+      auto r = q.enqueueNDRangeKernel(k, {64}, {16}, api::Trace{path});
+      records[t] += r->header.recordCount;
+      std::filesystem::remove(path);
+    }
+    q.read(b, host.data(), 256);
+    results[t] = host;
+  };
+  std::thread a(work, 0), b(work, 1);
+  a.join();
+  b.join();
+  EXPECT_EQ(results[0], std::vector<int>(64, 6));
+  EXPECT_EQ(results[1], std::vector<int>(64, 12));
+  EXPECT_EQ(records[0], 6u * 64u * 2u);  // a load and a store per work-item per launch
+  EXPECT_EQ(records[1], 6u * 64u * 2u);
+}
+
+

@@ -47,6 +47,7 @@ Program::Program(Context& ctx, std::string source)
 
 void Program::build(const std::string& options) {
   State& s = *state_;
+  std::lock_guard<std::mutex> lock(s.tracing);
   cl_int err = clBuildProgram(s.program, 1, &s.device, options.c_str(), nullptr, nullptr);
   if (err != CL_SUCCESS) {
     size_t size = 0;
@@ -61,14 +62,26 @@ void Program::build(const std::string& options) {
   s.options = options;
   s.instrumentOptions = wrapper::withWorkingDirectory(passes::splitOptions(options));
   s.tracedKernels.clear();  // instrumented with the options they were built with
+  // Compiled now, as the driver compiled it: headers may change, and the working directory that
+  // relative -I options name, before a traced launch.
+  try {
+    s.bitcode = passes::compileProgramSource(s.source, wrapper::withDeviceMacros(s.device, s.instrumentOptions));
+    s.compileError = nullptr;
+  } catch (const std::exception&) {
+    s.bitcode.clear();
+    s.compileError = std::current_exception();
+  }
 }
 
 wrapper::TracedKernel& Program::State::traced(const std::string& name) {
   std::unique_ptr<wrapper::TracedKernel>& slot = tracedKernels[name];
-  if (!slot)
-    slot = std::make_unique<wrapper::TracedKernel>(
-        context, device, passes::instrumentSource(source, name, wrapper::withDeviceMacros(device, instrumentOptions)),
-        wrapper::deviceBuildOptions(passes::splitOptions(options)));
+  if (!slot) {
+    if (compileError) std::rethrow_exception(compileError);
+    passes::InstrumentedKernel kernel = passes::instrumentBitcode(bitcode, name);
+    kernel.sourceHash = passes::sourceHashOf(source);
+    slot = std::make_unique<wrapper::TracedKernel>(context, device, std::move(kernel),
+                                                   wrapper::deviceBuildOptions(passes::splitOptions(options)));
+  }
   return *slot;
 }
 
@@ -156,6 +169,7 @@ std::optional<LaunchResult> CommandQueue::enqueueNDRangeKernel(Kernel& k, std::v
   // runs again after with the driver's.
   if (local.empty()) r.local = wrapper::chooseLocalSize(r, wrapper::maxWorkGroupSize(k.program_->device));
   finish();
+  std::lock_guard<std::mutex> turn(k.program_->tracing);  // one traced launch of a program at a time
   // Where the trace run's writes may differ from the kernel's own (SPIR-V, a local size the
   // driver chooses), the buffers are put back after tracing and the program's kernel itself
   // writes them.

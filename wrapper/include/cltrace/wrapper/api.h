@@ -22,7 +22,9 @@
 #pragma once
 
 #include <initializer_list>
+#include <exception>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <string>
@@ -77,15 +79,20 @@ class Program {
   Program(Context& ctx, std::string source);
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
-  // Builds for the context's device; throws with the build log. A build that fails leaves the
-  // program as it was (its options, and what traced launches run).
+  // Builds for the context's device; throws with the build log. The source is compiled for
+  // tracing then too, with the headers and working directory of this moment: traced launches
+  // run the code that was built. A build that fails leaves cltrace's side as it was (options()
+  // and what traced launches run), though OpenCL may leave the program with no executable (after
+  // a compile error no Kernel can be made until a build succeeds).
   void build(const std::string& options = "");
   cl_program get() const { return state_->program; }
   const std::string& source() const { return state_->source; }
   const std::string& options() const { return state_->options; }
   // The instrumented form of kernel `name`: made on the first traced launch of any Kernel of
-  // this program with that name, then reused (until the program is built again). Headers are
-  // looked for in the working directory of the build first, as PoCL's compiler does.
+  // this program with that name from what build() compiled, then reused (until the program is
+  // built again). Headers are looked for in the working directory of the build first, as
+  // PoCL's compiler does. Throws passes::InstrumentError when the build's source did not compile
+  // for tracing. Traced launches of one program's kernels take turns (threads may share it).
   wrapper::TracedKernel& traced(const std::string& name) { return state_->traced(name); }
 
  private:
@@ -97,6 +104,9 @@ class Program {
     std::string source, options;
     std::vector<std::string> instrumentOptions;  // the build's options, the working directory first
     cl_program program;
+    std::string bitcode;                 // the source compiled for tracing at the last build
+    std::exception_ptr compileError;     // or why it did not compile
+    std::mutex tracing;                  // traced launches and builds take turns
     std::map<std::string, std::unique_ptr<wrapper::TracedKernel>> tracedKernels;
     State(cl_context c, cl_device_id d, std::string s);
     ~State();
