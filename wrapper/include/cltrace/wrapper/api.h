@@ -11,12 +11,14 @@
 //   q.enqueueNDRangeKernel(k, {64, 64}, {16, 16}, cltrace::api::Trace{"mm.cltrace"});  // traced
 //
 // Errors throw with a message: OpenCLError (a call the driver refused), TraceError (a launch
-// that cannot be traced), passes::InstrumentError (a kernel that cannot be instrumented),
-// TraceFileError (a trace that cannot be written), std::invalid_argument ($CLTRACE_DEVICE names
-// no device) and std::runtime_error (no device can take instrumented programs).
+// that cannot be traced, a trace path that cannot be made, sizes enqueueNDRangeKernel cannot
+// take), passes::InstrumentError (a kernel that cannot be instrumented), TraceFileError (a trace
+// that cannot be written once begun), std::invalid_argument ($CLTRACE_DEVICE names no device)
+// and std::runtime_error (no device can take instrumented programs).
 //
 // Objects may go in any order: a Program keeps its context, and a Kernel its program, for as
-// long as they need them (as OpenCL's reference counts do). A kernel's arguments must be set
+// long as they need them (as OpenCL's reference counts do). A Kernel does not keep the Buffers
+// set on it: a Buffer must outlive the launches that use it. A kernel's arguments must be set
 // through Kernel::setArg: a traced launch binds what setArg was given, and does not see
 // arguments set on get() with the OpenCL API.
 #pragma once
