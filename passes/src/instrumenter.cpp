@@ -477,23 +477,32 @@ namespace {
 const char* kAsyncCopyPrelude = R"CL(
 #define CLTRACE_LOCAL_LINEAR (get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)))
 #define CLTRACE_LOCAL_SIZE (get_local_size(0) * get_local_size(1) * get_local_size(2))
+// Element i = round + local linear id of each round: every work-item runs the same rounds (a
+// loop whose trip count differed between work-items, as `for (i = id; i < n; i += size)`,
+// before the barrier of wait_group_events made PoCL 3.1 crash or miscompute when n was a
+// constant 1); the access counts and iteration counters are those of that loop.
+#define CLTRACE_SHARE_OUT(n, copy) \
+  for (size_t round = 0; round < (n); round += CLTRACE_LOCAL_SIZE) { \
+    const size_t i = round + CLTRACE_LOCAL_LINEAR; \
+    if (i < (n)) copy; \
+  }
 #define CLTRACE_ASYNC_COPY(T)                                                                            \
   event_t __attribute__((overloadable)) async_work_group_copy(__local T* d, const __global T* s, size_t n, event_t e) { \
-    for (size_t i = CLTRACE_LOCAL_LINEAR; i < n; i += CLTRACE_LOCAL_SIZE) d[i] = s[i];                    \
+    CLTRACE_SHARE_OUT(n, d[i] = s[i]);                    \
     return e;                                                                                            \
   }                                                                                                      \
   event_t __attribute__((overloadable)) async_work_group_copy(__global T* d, const __local T* s, size_t n, event_t e) { \
-    for (size_t i = CLTRACE_LOCAL_LINEAR; i < n; i += CLTRACE_LOCAL_SIZE) d[i] = s[i];                    \
+    CLTRACE_SHARE_OUT(n, d[i] = s[i]);                    \
     return e;                                                                                            \
   }                                                                                                      \
   event_t __attribute__((overloadable)) async_work_group_strided_copy(__local T* d, const __global T* s, size_t n, \
                                                                       size_t stride, event_t e) {        \
-    for (size_t i = CLTRACE_LOCAL_LINEAR; i < n; i += CLTRACE_LOCAL_SIZE) d[i] = s[i * stride];           \
+    CLTRACE_SHARE_OUT(n, d[i] = s[i * stride]);           \
     return e;                                                                                            \
   }                                                                                                      \
   event_t __attribute__((overloadable)) async_work_group_strided_copy(__global T* d, const __local T* s, size_t n, \
                                                                       size_t stride, event_t e) {        \
-    for (size_t i = CLTRACE_LOCAL_LINEAR; i < n; i += CLTRACE_LOCAL_SIZE) d[i * stride] = s[i];           \
+    CLTRACE_SHARE_OUT(n, d[i * stride] = s[i]);           \
     return e;                                                                                            \
   }
 #define CLTRACE_ASYNC_COPIES(T) CLTRACE_ASYNC_COPY(T) CLTRACE_ASYNC_COPY(T##2) CLTRACE_ASYNC_COPY(T##3) \
@@ -510,6 +519,7 @@ void __attribute__((overloadable)) wait_group_events(int n, event_t* events) {
 }
 #undef CLTRACE_ASYNC_COPIES
 #undef CLTRACE_ASYNC_COPY
+#undef CLTRACE_SHARE_OUT
 #undef CLTRACE_LOCAL_SIZE
 #undef CLTRACE_LOCAL_LINEAR
 )CL";
