@@ -602,7 +602,8 @@ std::string formatReport(const KernelReport& r) {
   std::string out = "kernel " + r.name + ": " + std::to_string(r.loops) + " loops (max depth " +
                     std::to_string(r.maxDepth) + "), " + std::to_string(r.accesses.size()) + " sites\n";
   for (const AccessInfo& a : r.accesses)
-    out += "  [" + std::to_string(a.id) + "] " + accessKindName(a.kind) + " " + std::to_string(a.size) +
+    out += "  [" + std::to_string(a.id) + "] " + accessKindName(a.kind) + " " +
+           (a.dynamic == DynamicWord::Size ? std::string("?") : std::to_string(a.size)) +  // as dump says
            "B depth " + std::to_string(a.depth) + (a.flags ? " flags " + std::to_string(a.flags) : "") +
            ": " + a.text + "\n";
   for (const std::string& w : r.warnings) out += "  warning: " + w + "\n";

@@ -15,4 +15,4 @@ declare void @llvm.memset.p1i8.i64(i8 addrspace(1)*, i8, i64, i1)
 ; CHECK: kernel copy: 0 loops (max depth 0), 3 sites
 ; CHECK-NEXT: [0] load 32B depth 0: call void @llvm.memcpy
 ; CHECK-NEXT: [1] store 32B depth 0: call void @llvm.memcpy
-; CHECK-NEXT: [2] store 0B depth 0: call void @llvm.memset
+; CHECK-NEXT: [2] store ?B depth 0: call void @llvm.memset
