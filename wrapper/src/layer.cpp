@@ -586,11 +586,9 @@ void announce(State& s, uint64_t launch, const std::string& kernel, const Writte
   message("traced " + kernel + " launch " + std::to_string(launch) + " -> " + t.path + t.note);
 }
 
-// A selected launch that runs untraced (`err`: what the driver's enqueue returned): said, and
-// listed in OUT/untraced.tsv ("<launch>\t<kernel>\t<reason>") for `cltrace wrap`'s summary. A
-// launch the driver refused did not run: nothing to trace, and no untraced launch.
 // A selected launch that runs nothing (the driver refused it, an empty range, a wait list with
-// a failed event): said, and listed in OUT/not-run.tsv, so that `cltrace wrap` knows it was made.
+// a failed event): said, and listed in OUT/not-run.tsv ("<launch>\t<kernel>\t<why>"), so that
+// `cltrace wrap` knows it was made.
 void listNotRun(State& s, uint64_t launch, const std::string& kernel, const std::string& why) {
   std::ofstream(s.settings.out + "/not-run.tsv", std::ios::app) << launch << '\t' << kernel << '\t' << why << '\n';
 }
@@ -599,6 +597,9 @@ void notRun(State& s, uint64_t launch, const std::string& kernel, const std::str
   message("the program's " + kernel + " launch " + std::to_string(launch) + " " + why + ": nothing ran, nothing to trace");
 }
 
+// A selected launch that runs untraced (`err`: what the driver's enqueue returned): said, and
+// listed in OUT/untraced.tsv ("<launch>\t<kernel>\t<reason>") for `cltrace wrap`'s summary. A
+// launch the driver refused did not run: nothing to trace, and no untraced launch (notRun).
 void untraced(State& s, uint64_t launch, const std::string& kernel, const std::string& said, cl_int err) {
   if (err != CL_SUCCESS) {
     notRun(s, launch, kernel, std::string("was refused by the driver (") + errorName(err) + ")");
@@ -852,7 +853,8 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
     {
       std::lock_guard<std::mutex> books(s.mutex);
       auto it = s.kernels.find(kernel);
-      if (it != s.kernels.end()) now = it->second;
+      if (it == s.kernels.end()) return forward();  // released meanwhile: nothing to put back
+      now = it->second;
     }
     const bool changed = now.values != info.values || now.sizes != info.sizes || now.nullValues != info.nullValues;
     if (changed) setArgs(kernel, info);
