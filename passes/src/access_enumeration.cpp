@@ -158,6 +158,7 @@ DenseMap<const BasicBlock*, Loop*> exitPaths(Function& kernel, LoopInfo& loopInf
       for (const BasicBlock* s : successors(b))
         if (!loop->contains(s) && afterLoop.insert(s).second) work.push_back(s);
     }
+    SmallPtrSet<const BasicBlock*, 16> path;  // the blocks on the ways out by break or return
     for (BasicBlock* e : exiting) {
       if (normalEnd(e)) continue;
       DomTreeNode* node = postDominators.getNode(e);
@@ -171,10 +172,25 @@ DenseMap<const BasicBlock*, Loop*> exitPaths(Function& kernel, LoopInfo& loopInf
         work.pop_back();
         if (b == meet || loop->contains(b) || afterLoop.count(b) || !seen.insert(b).second) continue;
         if (const Loop* in = loopInfo.getLoopFor(b); in && !in->contains(loop)) continue;  // inside another loop
-        context[b] = loop;
+        path.insert(b);
         for (const BasicBlock* next : successors(b)) work.push_back(next);
       }
     }
+    // Only blocks that nothing but the loop and these ways leads to: one also reached from before
+    // the loop (a `goto fail` there too) or from another loop would run with counters that were
+    // never set.
+    for (;;) {
+      std::vector<const BasicBlock*> outside;  // reached from elsewhere too
+      for (const BasicBlock* b : path)
+        for (const BasicBlock* p : predecessors(b))
+          if (!loop->contains(p) && !path.count(p)) {
+            outside.push_back(b);
+            break;
+          }
+      if (outside.empty()) break;
+      for (const BasicBlock* b : outside) path.erase(b);
+    }
+    for (const BasicBlock* b : path) context[b] = loop;
   }
   return context;
 }

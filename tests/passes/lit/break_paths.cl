@@ -60,3 +60,45 @@ __kernel void only_exit(__global int* a) {
 // CHECK-NEXT: [0] load 4B depth 1:
 // CHECK-NEXT: [1] store 4B depth 0: {{.*}}store i32 5
 // CHECK-NEXT: [2] store 4B depth 0:
+
+// A block that a `goto` reaches from before the loop too, or that two loops both leave for,
+// runs with no counter set on some ways: it stays after the loops.
+__kernel void pre(__global int* a) {
+  size_t i = get_global_id(0);
+  if (i % 4 == 3) goto fail;
+  for (int j = 0; j < 4; j++) {
+    a[i] = j;
+    if (j == (int)(i % 4)) goto fail;
+  }
+  a[i + 64] = 0;
+  return;
+fail:
+  a[i + 96] = -1;
+}
+
+// CHECK: kernel pre: 1 loops (max depth 1), 3 sites
+// CHECK-NEXT: [0] store 4B depth 1:
+// CHECK-NEXT: [1] store 4B depth 0:
+// CHECK-NEXT: [2] store 4B depth 0: {{.*}}store i32 -1
+
+__kernel void sib(__global int* a) {
+  size_t i = get_global_id(0);
+  for (int j = 0; j < 4; j++) {
+    a[i] = j;
+    if (j == (int)(i % 8)) goto X;
+  }
+  for (int k = 0; k < 4; k++) {
+    a[i + 32] = k;
+    if (k + 4 == (int)(i % 8)) goto X;
+  }
+  a[i + 64] = 0;
+  return;
+X:
+  a[i + 96] = 5;
+}
+
+// CHECK: kernel sib: 2 loops (max depth 1), 4 sites
+// CHECK-NEXT: [0] store 4B depth 1:
+// CHECK-NEXT: [1] store 4B depth 1:
+// CHECK-NEXT: [2] store 4B depth 0:
+// CHECK-NEXT: [3] store 4B depth 0: {{.*}}store i32 5
