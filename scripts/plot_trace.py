@@ -156,7 +156,7 @@ def main():
     font_px = plt.rcParams["font.size"] * DPI / 72.0
     title_lines = 1 + (2 if hit else 1)
     above = 0.02 * height + 1.44 * font_px * title_lines + 6 * DPI / 72.0 + 0.3 * font_px
-    top = min(TOP, 1.0 - above / height)
+    top = max(min(TOP, 1.0 - above / height), BOTTOM + 0.05)  # a tiny figure keeps some panel
     image = None
     for i, (p, counts, values) in enumerate(panels):
         ax = fig.add_axes([LEFT + i * pw * (1 + GAP), BOTTOM, pw, top - BOTTOM])

@@ -13,7 +13,7 @@ echo "ok: a launch keeps the arguments it was enqueued with"
 
 alone=$("$H" not-run) || fail "not-run host alone"
 mkdir -p "$work/nr"
-echo stale > "$work/nr/add-9.cltrace.1-1.partial"
+echo stale > "$work/nr/add-9.cltrace.999999999-1.partial"
 wrapped=$("$CLTRACE" wrap --out "$work/nr" --launch 0,1,2,3,4,7 -- "$H" not-run 2> "$work/nr.err") ||
   fail "wrap not-run: $(cat "$work/nr.err")"
 [ "$wrapped" = "$alone" ] || fail "not-run host under wrap printed: $wrapped (alone: $alone)"
@@ -22,7 +22,7 @@ cltrace: the program's add launch 1 was refused by the driver (CL_INVALID_WORK_D
 cltrace: the program's add launch 2 has an empty global size: nothing ran, nothing to trace
 cltrace: the program's add launch 3 waits for an event that failed: nothing ran, nothing to trace
 cltrace: traced add launch 4 -> $work/nr/add-4.cltrace
-cltrace: warning: removed $work/nr/add-9.cltrace.1-1.partial, an unfinished trace: the process writing it ended first
+cltrace: warning: removed $work/nr/add-9.cltrace.999999999-1.partial, an unfinished trace: the process writing it ended first
 cltrace: 1 launch traced into $work/nr
 cltrace: warning: --launch 7: the program made no such launch"
 [ "$(cat "$work/nr.err")" = "$expected" ] || fail "not-run messages: $(cat "$work/nr.err")"

@@ -50,6 +50,14 @@ for color in thread warp workgroup hit; do
   echo "ok: $color PNG 900x350, SVG 640x480"
 done
 
+# The smallest height the option takes renders, titles and all (room for them is kept apart).
+for color in thread hit; do
+  "$CLTRACE" plot "$trace" --color "$color" --width 400 --height 16 -o "$work/tiny-$color.png" > /dev/null ||
+    fail "$color: a 400x16 plot failed"
+  [ "$(png_size "$work/tiny-$color.png")" = 400x16 ] || fail "$color: PNG is $(png_size "$work/tiny-$color.png")"
+done
+echo "ok: a 400x16 plot"
+
 # Hit colouring on one SM without timing (the thesis model): the miss counts are deterministic.
 "$CLTRACE" plot "$trace" --color hit --set sm_count=1 --set timing=off --policies warp \
   --raster "$work/mt.raster" -o "$work/hit1.png" > "$work/hit1.txt"

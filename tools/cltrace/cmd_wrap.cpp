@@ -5,12 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -64,13 +66,22 @@ void passSignalOn(int signal) {
   if (gChild > 0) ::kill(gChild, signal);
 }
 
-// Traces the program's processes were still writing when they ended (OUT/NAME.PID-TID.partial,
-// also one an earlier run left): removed, and said.
+// The process id in an unfinished trace's name (NAME.PID-TID.partial), or 0 for another name.
+pid_t writerOf(const std::string& name) {
+  static const std::regex kPartial(R"(.*\.([0-9]{1,9})-[0-9]{1,9}\.partial)");
+  std::smatch m;
+  return std::regex_match(name, m, kPartial) ? static_cast<pid_t>(std::stol(m[1].str())) : 0;
+}
+
+// Traces that processes of the program were still writing when they ended
+// (OUT/NAME.PID-TID.partial, also one an earlier run left): removed, and said. A file of a
+// process still alive (a grandchild the program left running) or of another name stays.
 void removeUnfinishedTraces(const std::string& out) {
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(out, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.size() <= 8 || name.compare(name.size() - 8, 8, ".partial") != 0 || !e.is_regular_file(ec)) continue;
+    const pid_t writer = writerOf(name);
+    if (writer <= 0 || !e.is_regular_file(ec) || ::kill(writer, 0) == 0 || errno != ESRCH) continue;
     std::error_code removed;
     fs::remove(e.path(), removed);
     fmt::print(stderr, "cltrace: warning: removed {}, an unfinished trace: the process writing it ended first\n",
@@ -81,6 +92,8 @@ void removeUnfinishedTraces(const std::string& out) {
 // The program ended in `signal`: when the layer noted a count or trace run in flight (the
 // driver crashed in it), says which and removes its unfinished trace.
 void sayCrashedRun(const fs::path& activity, int signal) {
+  // A signal from outside (SIGTERM, SIGINT, SIGKILL of the OOM killer) is no crash.
+  if (signal != SIGSEGV && signal != SIGBUS && signal != SIGILL && signal != SIGFPE && signal != SIGABRT) return;
   std::ifstream in(activity);
   std::string text, partial;
   if (!std::getline(in, text) || text.empty()) return;
