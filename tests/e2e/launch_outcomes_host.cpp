@@ -1,5 +1,5 @@
 // An ordinary OpenCL host program for what `cltrace wrap` does around launches that do not run
-// plainly. Usage: launch_outcomes_host callback|not-run|wait|long-name
+// plainly. Usage: launch_outcomes_host callback|callback-svm|not-run|wait|long-name
 //  callback: kernel `add` (x[i] += d) gets d = 1 and is launched with a NULL local size while a
 //            64 MiB copy runs whose completion callback sets d = 999: the launch must add 1
 //            (OpenCL copies the arguments at enqueue), and a later launch adds 999. Prints x[0].
@@ -8,6 +8,8 @@
 //            Prints the enqueue results and x[0].
 //  wait:     sleeps until killed (for signals sent to `cltrace wrap`).
 //  long-name: kernel `add` under a name of 250 letters (a, then 249 z), launched once; prints x[0].
+//  callback-svm: as callback, but the callback also binds an SVM allocation as argument 0: the
+//            second launch adds 999 to it, not to x. Prints x[0] and the allocation's [0].
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
@@ -24,9 +26,11 @@
 namespace {
 
 cl_kernel gAdd;
+int* gSvm = nullptr;  // callback-svm: the callback binds it as argument 0
 std::atomic<int> callbacks{0};
 void CL_CALLBACK onCopied(cl_event, cl_int, void*) {
   const int d = 999;
+  if (gSvm) clSetKernelArgSVMPointer(gAdd, 0, gSvm);
   clSetKernelArg(gAdd, 1, sizeof d, &d);
   ++callbacks;
 }
@@ -35,7 +39,7 @@ void CL_CALLBACK onCopied(cl_event, cl_int, void*) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: launch_outcomes_host callback|not-run|wait|long-name\n");
+    std::fprintf(stderr, "usage: launch_outcomes_host callback|callback-svm|not-run|wait|long-name\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -62,7 +66,16 @@ int main(int argc, char** argv) {
   CHECK(err);
   size_t global = 64, local = 16;
   int d = 1;
-  if (mode == "callback") {
+  if (mode == "callback" || mode == "callback-svm") {
+    if (mode == "callback-svm") {
+      gSvm = static_cast<int*>(clSVMAlloc(ctx, CL_MEM_READ_WRITE, 256, 0));
+      if (!gSvm) {
+        std::fprintf(stderr, "no SVM\n");
+        return 4;
+      }
+      CHECK(clEnqueueSVMMemFill(q, gSvm, zeros.data(), sizeof(int), 256, 0, nullptr, nullptr));
+      CHECK(clFinish(q));
+    }
     const size_t big = size_t(64) << 20;
     cl_mem from = clCreateBuffer(ctx, CL_MEM_READ_WRITE, big, nullptr, &err);
     CHECK(err);
@@ -82,6 +95,13 @@ int main(int argc, char** argv) {
     CHECK(clEnqueueNDRangeKernel(q, gAdd, 1, nullptr, &global, &local, 0, nullptr, nullptr));
     int second = 0;
     CHECK(clEnqueueReadBuffer(q, x, CL_TRUE, 0, sizeof second, &second, 0, nullptr, nullptr));
+    if (gSvm) {
+      CHECK(clEnqueueSVMMap(q, CL_TRUE, CL_MAP_READ, gSvm, 256, 0, nullptr, nullptr));
+      std::printf("x[0] = %d, then %d; svm[0] = %d (callbacks: %d)\n", first, second, gSvm[0], callbacks.load());
+      CHECK(clEnqueueSVMUnmap(q, gSvm, 0, nullptr, nullptr));
+      CHECK(clFinish(q));
+      return 0;
+    }
     std::printf("x[0] = %d, then %d (callbacks: %d)\n", first, second, callbacks.load());
     return 0;
   }

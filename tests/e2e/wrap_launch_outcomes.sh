@@ -10,6 +10,11 @@ wrapped=$("$CLTRACE" wrap --out "$work/cb" -- "$H" callback 2> "$work/cb.err") |
 [ "$wrapped" = "$alone" ] || fail "under wrap the callback's argument reached the launch: $wrapped"
 [ -s "$work/cb/add-0.cltrace" ] && [ -s "$work/cb/add-1.cltrace" ] || fail "traces: $(ls "$work/cb")"
 echo "ok: a launch keeps the arguments it was enqueued with"
+alone=$("$H" callback-svm) || fail "callback-svm host alone"
+[ "$alone" = "x[0] = 1, then 1; svm[0] = 999 (callbacks: 1)" ] || fail "callback-svm host alone printed: $alone"
+wrapped=$("$CLTRACE" wrap --out "$work/svm" -- "$H" callback-svm 2> "$work/svm.err") || fail "wrap callback-svm: $(cat "$work/svm.err")"
+[ "$wrapped" = "$alone" ] || fail "under wrap the callback's SVM argument was lost: $wrapped"
+echo "ok: an SVM argument a callback set is put back after the launch"
 
 alone=$("$H" not-run) || fail "not-run host alone"
 mkdir -p "$work/nr"

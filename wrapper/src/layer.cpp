@@ -101,6 +101,7 @@ struct KernelInfo {
   std::map<cl_uint, size_t> sizes;                 // clSetKernelArg sizes
   std::set<cl_uint> nullValues;                    // set with a NULL value (__local)
   std::set<cl_uint> svmPointers;                   // set by clSetKernelArgSVMPointer
+  std::map<cl_uint, const void*> svmValues;        // their values
   uint32_t references = 1;
 };
 
@@ -382,6 +383,7 @@ cl_int CL_API_CALL setKernelArg(cl_kernel kernel, cl_uint index, size_t size, co
       KernelInfo& k = it->second;
       k.sizes[index] = size;
       k.svmPointers.erase(index);
+      k.svmValues.erase(index);
       if (value) {
         k.values[index].assign(static_cast<const uint8_t*>(value), static_cast<const uint8_t*>(value) + size);
         k.nullValues.erase(index);
@@ -407,6 +409,7 @@ cl_int CL_API_CALL setKernelArgSVMPointer(cl_kernel kernel, cl_uint index, const
       k.sizes.erase(index);
       k.nullValues.erase(index);
       k.svmPointers.insert(index);
+      k.svmValues[index] = value;
     }
   }
   return err;
@@ -771,14 +774,14 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
   }
 }
 
-// Sets `kernel`'s arguments to the values `info` holds (passing this layer's books by), but
-// shared-virtual-memory pointers, whose values the books do not keep.
+// Sets `kernel`'s arguments to the values `info` holds (passing this layer's books by).
 void setArgs(cl_kernel kernel, const KernelInfo& info) {
   for (const auto& [index, size] : info.sizes) {
-    if (info.svmPointers.count(index)) continue;
     auto v = info.values.find(index);
     target->clSetKernelArg(kernel, index, size, v == info.values.end() ? nullptr : v->second.data());
   }
+  if (target->clSetKernelArgSVMPointer)
+    for (const auto& [index, pointer] : info.svmValues) target->clSetKernelArgSVMPointer(kernel, index, pointer);
 }
 
 cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims,
@@ -856,7 +859,8 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
       if (it == s.kernels.end()) return forward();  // released meanwhile: nothing to put back
       now = it->second;
     }
-    const bool changed = now.values != info.values || now.sizes != info.sizes || now.nullValues != info.nullValues;
+    const bool changed = now.values != info.values || now.sizes != info.sizes || now.nullValues != info.nullValues ||
+                         now.svmValues != info.svmValues;
     if (changed) setArgs(kernel, info);
     const cl_int err = forward();
     if (changed) setArgs(kernel, now);
