@@ -77,6 +77,7 @@ wrapper::TracedKernel& Program::State::traced(const std::string& name) {
   std::unique_ptr<wrapper::TracedKernel>& slot = tracedKernels[name];
   if (!slot) {
     if (compileError) std::rethrow_exception(compileError);
+    if (bitcode.empty()) throw wrapper::TraceError("kernel " + name + ": its program has not been built");
     passes::InstrumentedKernel kernel = passes::instrumentBitcode(bitcode, name);
     kernel.sourceHash = passes::sourceHashOf(source);
     slot = std::make_unique<wrapper::TracedKernel>(context, device, std::move(kernel),
