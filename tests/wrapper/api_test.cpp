@@ -391,4 +391,34 @@ TEST(Api, ThreadsShareAProgramsTracedKernels) {
   EXPECT_EQ(records[1], 6u * 64u * 2u);
 }
 
+// Objects of another context: a buffer (which PoCL lets a plain launch take) and a queue are
+// named, before anything runs.
+TEST(Api, AnotherContextsBufferOrQueueIsNamed) {
+  api::Context ctx, other;
+  api::Program prog(ctx, "__kernel void add(__global int* x, int d) { x[get_global_id(0)] += d; }");
+  prog.build();
+  api::Kernel k(prog, "add");
+  std::vector<int> host(16, 0);
+  api::Buffer theirs(other, CL_MEM_READ_WRITE, 64, host.data());
+  api::Buffer ours(ctx, CL_MEM_READ_WRITE, 64, host.data());
+  api::CommandQueue q(ctx), otherQueue(other);
+  k.setArg(0, theirs);
+  k.setArg(1, 1);
+  const std::string path = test::tempPath("context");
+  try {
+    q.enqueueNDRangeKernel(k, {16}, {8}, api::Trace{path});
+    ADD_FAILURE() << "another context's buffer was traced";
+  } catch (const wrapper::TraceError& e) {
+    EXPECT_STREQ(e.what(), "argument 0 (int* x) is a buffer of another context than the kernel's");
+  }
+  k.setArg(0, ours);
+  try {
+    otherQueue.enqueueNDRangeKernel(k, {16}, {8}, api::Trace{path});
+    ADD_FAILURE() << "a launch on another context's queue was traced";
+  } catch (const wrapper::TraceError& e) {
+    EXPECT_STREQ(e.what(), "kernel 'add': the queue belongs to another context than the kernel's");
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
 

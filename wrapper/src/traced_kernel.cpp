@@ -709,6 +709,12 @@ std::map<cl_mem, uint64_t> TracedKernel::bufferSizesOf(const std::vector<ArgBind
     if (args[i].kind != ArgBinding::Kind::Buffer) continue;
     if (!args[i].buffer)
       throw TraceError("argument " + std::to_string(i) + " (" + p.type + " " + p.name + ") is a NULL buffer");
+    // A driver may take another context's buffer (PoCL does); the copies tracing makes cannot.
+    cl_context owner = nullptr;
+    check(clGetMemObjectInfo(args[i].buffer, CL_MEM_CONTEXT, sizeof owner, &owner, nullptr), "clGetMemObjectInfo");
+    if (owner != context_)
+      throw TraceError("argument " + std::to_string(i) + " (" + p.type + " " + p.name +
+                       ") is a buffer of another context than the kernel's");
     size_t size = 0;
     check(clGetMemObjectInfo(args[i].buffer, CL_MEM_SIZE, sizeof size, &size, nullptr), "clGetMemObjectInfo");
     sizes.emplace(args[i].buffer, size);
@@ -1078,6 +1084,11 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
                      " arguments, " + std::to_string(args.size()) + " given");
   if (options.alignment == 0 || (options.alignment & (options.alignment - 1)))
     throw TraceError("alignment must be a power of two");
+  cl_context queueContext = nullptr;
+  check(clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof queueContext, &queueContext, nullptr),
+        "clGetCommandQueueInfo");
+  if (queueContext != context_)
+    throw TraceError("kernel '" + kernel_.kernel + "': the queue belongs to another context than the kernel's");
   LaunchResult result;
   const std::map<cl_mem, uint64_t> bufferSizes = bufferSizesOf(args);
   // The layout, made now so that one past 2^64 is refused before any run.
