@@ -252,4 +252,9 @@ expect_error "(cltrace compiles OpenCL C 1.2 when the build options name no -cl-
   "$CLTRACE" run "$work/linear.cl" --kernel k --global 16 --local 16 --arg buffer:int:16 -o "$work/linear.cltrace"
 "$CLTRACE" run "$work/linear.cl" --kernel k --global 16 --local 16 --arg buffer:int:16 --build-options -cl-std=CL2.0 \
   -o "$work/linear.cltrace" > /dev/null || fail "-cl-std=CL2.0 did not trace"
+# schedule's --inter-warp orders warps; a naive policy has none (simulate refuses sequential:ORDER too).
+"$CLTRACE" run "$KERNELS/vadd.cl" -o "$work/vadd.cltrace" > /dev/null 2>&1 || fail "vadd run"
+expect_error "--inter-warp orders the warps of the warp policy; --policy sequential has no warps" \
+  "$CLTRACE" schedule "$work/vadd.cltrace" --policy sequential --inter-warp greedy-then-oldest -o "$work/vadd.sched"
+[ ! -e "$work/vadd.sched" ] || fail "a refused schedule left its output"
 echo "cli errors: all checks passed"

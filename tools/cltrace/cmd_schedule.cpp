@@ -26,6 +26,7 @@ struct ScheduleOptions {
   uint32_t maxThreadsPerSm = 1536;
   std::string format = "binary";
   std::string output;
+  bool interWarpGiven = false;
 };
 
 void runSchedule(const ScheduleOptions& o) {
@@ -34,6 +35,10 @@ void runSchedule(const ScheduleOptions& o) {
   try {
     config.policy = sched::parsePolicy(o.policy);
     config.interWarp = sched::parseInterWarpOrder(o.interWarp);
+    // As simulate's `scheduling` refuses sequential:greedy-then-oldest: it would be ignored.
+    if (o.interWarpGiven && config.policy != sched::Policy::Warp)
+      throw std::invalid_argument("--inter-warp orders the warps of the warp policy; --policy " + o.policy +
+                                  " has no warps");
     config.warpSize = o.warpSize;
     config.seed = o.seed;
     config.smCount = o.sms;
@@ -80,9 +85,10 @@ const CommandRegistration registration("schedule", [](CLI::App& app) {
   cmd->add_option("trace", o->trace, "Trace file")->required();
   cmd->add_option("--policy", o->policy, "sequential, round-robin, random or warp")
       ->capture_default_str();
-  cmd->add_option("--inter-warp", o->interWarp,
-                  "Warp order on an SM: loose-round-robin, greedy-then-oldest, two-level")
-      ->capture_default_str();
+  CLI::Option* interWarp = cmd->add_option("--inter-warp", o->interWarp,
+                                           "Warp order on an SM (warp policy): loose-round-robin, "
+                                           "greedy-then-oldest, two-level")
+                               ->capture_default_str();
   cmd->add_option("--warp-size", o->warpSize, "Threads per warp")->capture_default_str()->transform(unsignedInteger());
   cmd->add_option("--seed", o->seed, "Seed of the random policy")->capture_default_str()->transform(unsignedInteger());
   cmd->add_option("--sms", o->sms, "Number of SMs (GTX480: 15, GTX470: 14)")
@@ -97,7 +103,10 @@ const CommandRegistration registration("schedule", [](CLI::App& app) {
   cmd->add_option("--format", o->format, "binary (read back by the cache simulator), text or csv")
       ->capture_default_str();
   cmd->add_option("-o,--output", o->output, "Output file")->required();
-  cmd->callback([o] { runSchedule(*o); });
+  cmd->callback([o, interWarp] {
+    o->interWarpGiven = interWarp->count() > 0;
+    runSchedule(*o);
+  });
 });
 
 }  // namespace
