@@ -12,12 +12,14 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <regex>
 #include <set>
 #include <sstream>
 
 #include "cltrace/trace_file.h"
+#include "cltrace/wrapper/device_activity.h"
+#include "cltrace/wrapper/traced_kernel.h"
 #include "commands.h"
+#include "crash_report.h"
 #include "prediction.h"
 
 #ifndef CLTRACE_LAYER_PATH
@@ -66,22 +68,15 @@ void passSignalOn(int signal) {
   if (gChild > 0) ::kill(gChild, signal);
 }
 
-// The process id in an unfinished trace's name (NAME.PID-TID.partial), or 0 for another name.
-pid_t writerOf(const std::string& name) {
-  static const std::regex kPartial(R"(.*\.([0-9]{1,9})-[0-9]{1,9}\.partial)");
-  std::smatch m;
-  return std::regex_match(name, m, kPartial) ? static_cast<pid_t>(std::stol(m[1].str())) : 0;
-}
-
 // Traces that processes of the program were still writing when they ended
 // (OUT/NAME.PID-TID.partial, also one an earlier run left): removed, and said. A file of a
 // process still alive (a grandchild the program left running) or of another name stays.
 void removeUnfinishedTraces(const std::string& out) {
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(out, ec)) {
-    const std::string name = e.path().filename().string();
-    const pid_t writer = writerOf(name);
-    if (writer <= 0 || !e.is_regular_file(ec) || ::kill(writer, 0) == 0 || errno != ESRCH) continue;
+    const uint64_t writer = wrapper::partialTraceWriter(e.path().filename().string());
+    if (writer == 0 || !e.is_regular_file(ec) || ::kill(static_cast<pid_t>(writer), 0) == 0 || errno != ESRCH)
+      continue;
     std::error_code removed;
     fs::remove(e.path(), removed);
     fmt::print(stderr, "cltrace: warning: removed {}, an unfinished trace: the process writing it ended first\n",
@@ -89,19 +84,16 @@ void removeUnfinishedTraces(const std::string& out) {
   }
 }
 
-// The program ended in `signal`: when the layer noted a count or trace run in flight (the
-// driver crashed in it), says which and removes its unfinished trace.
+// The program ended in `signal`: when it crashed and the layer noted a count or trace run in
+// flight (the driver crashed in it), says which and removes its unfinished trace.
 void sayCrashedRun(const fs::path& activity, int signal) {
-  // A signal from outside (SIGTERM, SIGINT, SIGKILL of the OOM killer) is no crash.
-  if (signal != SIGSEGV && signal != SIGBUS && signal != SIGILL && signal != SIGFPE && signal != SIGABRT) return;
-  std::ifstream in(activity);
-  std::string text, partial;
-  if (!std::getline(in, text) || text.empty()) return;
-  std::getline(in, partial);
+  if (!cli::isCrashSignal(signal)) return;
+  const std::optional<wrapper::MirroredActivity> run = wrapper::readMirroredActivity(activity.string());
+  if (!run) return;
   fmt::print(stderr, "cltrace: error: the program ended in signal {} ({}) in {}: the OpenCL driver crashed there\n",
-             signal, strsignal(signal), text);
+             signal, strsignal(signal), run->text);
   std::error_code ec;
-  if (!partial.empty()) fs::remove(partial, ec);
+  if (!run->partialFile.empty()) fs::remove(run->partialFile, ec);
 }
 
 int run(const WrapFlags& f) {

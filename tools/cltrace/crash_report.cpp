@@ -13,6 +13,8 @@ namespace cltrace::cli {
 
 namespace {
 
+constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+
 void say(const char* text) {
   size_t left = strlen(text);
   while (left > 0) {
@@ -65,7 +67,13 @@ void installCrashReport() {
   action.sa_handler = onCrash;
   action.sa_flags = SA_NODEFER;  // raise() in the handler then acts at once
   sigemptyset(&action.sa_mask);
-  for (int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::sigaction(s, &action, nullptr);
+  for (int s : kCrashSignals) ::sigaction(s, &action, nullptr);
+}
+
+bool isCrashSignal(int signal) {
+  for (int s : kCrashSignals)
+    if (s == signal) return true;
+  return false;
 }
 
 }  // namespace cltrace::cli

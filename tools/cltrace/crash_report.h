@@ -11,4 +11,8 @@ namespace cltrace::cli {
 // it would have.
 void installCrashReport();
 
+// Whether a process that ends in `signal` crashed (one of those above), rather than being
+// ended from outside (SIGTERM, SIGINT, the OOM killer's SIGKILL).
+bool isCrashSignal(int signal);
+
 }  // namespace cltrace::cli

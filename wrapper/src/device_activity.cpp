@@ -28,6 +28,7 @@ void publish() {
     std::remove(gMirror.c_str());
     return;
   }
+  // Its text, a newline, the partial file or nothing, a newline (readMirroredActivity).
   std::ofstream(gMirror, std::ios::trunc) << latest->text << '\n'
                                           << (latest->partialFile ? latest->partialFile : "") << '\n';
 }
@@ -35,6 +36,14 @@ void publish() {
 }  // namespace
 
 const DeviceActivityNote* deviceActivity() { return gLatest.load(); }
+
+std::optional<MirroredActivity> readMirroredActivity(const std::string& path) {
+  std::ifstream in(path);
+  MirroredActivity a;
+  if (!std::getline(in, a.text) || a.text.empty()) return std::nullopt;
+  std::getline(in, a.partialFile);
+  return a;
+}
 
 void mirrorDeviceActivityTo(const std::string& path) {
   std::lock_guard<std::mutex> lock(gMutex);

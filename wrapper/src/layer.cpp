@@ -740,9 +740,8 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
       }
     }
     std::filesystem::create_directories(s.settings.out);
-    // KERNEL-N.cltrace, the kernel's name cut to fit a file name (255 bytes) when it is long.
-    const std::string suffix = "-" + std::to_string(launch) + ".cltrace";
-    std::string path = s.settings.out + "/" + info.name.substr(0, 255 - suffix.size()) + suffix;
+    // KERNEL-N.cltrace, the kernel's name cut to fit a file name when it is long.
+    std::string path = s.settings.out + "/" + fileNameFitting(info.name, "-" + std::to_string(launch) + ".cltrace");
     std::vector<ArgBinding> args = bindingsOf(info, tk.instrumented());
     std::optional<StandInBuffers> copies;
     std::vector<std::string> notes;

@@ -1,6 +1,7 @@
 #include "cltrace/wrapper/traced_kernel.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -454,28 +455,47 @@ std::string partialPathFor(const std::string& path) {
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) return path;
   const std::filesystem::path final = finalPathFor(path);
   const std::string suffix = "." + std::to_string(::getpid()) + "-" + std::to_string(::gettid()) + ".partial";
-  constexpr size_t kNameMax = 255;  // NAME_MAX of Linux file systems
-  std::string name = final.filename().string();
-  if (name.size() + suffix.size() > kNameMax) name.resize(kNameMax - suffix.size());
-  return (final.parent_path() / (name + suffix)).string();
+  return (final.parent_path() / fileNameFitting(final.filename().string(), suffix)).string();
 }
 
-// "[3]" or "[3], [5]": the barriers of `report` that not every work-item may reach.
-std::string divergentBarrierIds(const passes::KernelReport& report) {
+}  // namespace
+
+std::string fileNameFitting(const std::string& stem, const std::string& suffix) {
+  constexpr size_t kNameMax = 255;  // NAME_MAX of Linux file systems
+  return stem.substr(0, kNameMax - std::min(suffix.size(), kNameMax)) + suffix;
+}
+
+uint64_t partialTraceWriter(const std::string& fileName) {
+  const std::string tail = ".partial";  // partialPathFor's NAME.PID-TID.partial
+  if (fileName.size() <= tail.size() || fileName.compare(fileName.size() - tail.size(), tail.size(), tail) != 0)
+    return 0;
+  const std::string ids = fileName.substr(0, fileName.size() - tail.size());
+  const size_t dot = ids.rfind('.'), dash = ids.rfind('-');
+  if (dot == std::string::npos || dash == std::string::npos || dash < dot + 2 || dash + 1 == ids.size() ||
+      dash - dot - 1 > 9 || ids.size() - dash - 1 > 9)
+    return 0;
+  for (size_t i = dot + 1; i < ids.size(); ++i)
+    if (i != dash && !std::isdigit(static_cast<unsigned char>(ids[i]))) return 0;
+  return std::stoull(ids.substr(dot + 1, dash - dot - 1));
+}
+
+namespace {
+
+// Why PoCL may misbehave on `report`'s kernel, whose barriers not every work-item may reach
+// ("crash on", "spin forever on"), and what to do; empty when every barrier is reached.
+std::string divergentBarrierAdvice(const passes::KernelReport& report, const char* pocl) {
+  if (report.divergentBarriers.empty()) return "";
   std::string ids;
   for (uint32_t id : report.divergentBarriers) ids += (ids.empty() ? "[" : ", [") + std::to_string(id) + "]";
-  return ids;
+  return "its barrier " + ids + " may not be reached by every work-item of a workgroup (warned above), and PoCL can " +
+         pocl + " such a barrier; let every work-item reach each barrier";
 }
 
 // What the driver is doing during the count or trace run (`run`), for a crash handler to say
 // (DeviceActivity).
 std::string runActivity(const passes::KernelReport& report, const char* run) {
-  std::string text = std::string("the ") + run + " run of kernel '" + report.name + "'";
-  if (!report.divergentBarriers.empty())
-    text += ": its barrier " + divergentBarrierIds(report) +
-            " may not be reached by every work-item of a workgroup (warned above), and PoCL can crash on such a "
-            "barrier; let every work-item reach each barrier";
-  return text;
+  const std::string advice = divergentBarrierAdvice(report, "crash on");
+  return std::string("the ") + run + " run of kernel '" + report.name + "'" + (advice.empty() ? "" : ": " + advice);
 }
 
 // What cltrace says when the count or trace run (`run`) outlives its limit (see
@@ -490,11 +510,8 @@ std::string hungRunMessage(const passes::KernelReport& report, const char* run, 
     std::snprintf(count, sizeof count, " (the count run took %.3g s)", *countKernelSeconds);
     took = count;
   }
-  std::string why = "the device may be stuck in it";
-  if (!report.divergentBarriers.empty()) {
-    why = "its barrier " + divergentBarrierIds(report) + " may not be reached by every work-item of a workgroup (warned above), and PoCL "
-          "can spin forever on such a barrier; let every work-item reach each barrier";
-  }
+  std::string why = divergentBarrierAdvice(report, "spin forever on");
+  if (why.empty()) why = "the device may be stuck in it";
   return "kernel '" + report.name + "': the " + run + " run has not finished " + times + took +
          " and cannot be stopped, so cltrace gives up: " + why +
          ". A kernel that is only slow needs a longer limit: --trace-timeout SECONDS (CLTRACE_TRACE_TIMEOUT under "

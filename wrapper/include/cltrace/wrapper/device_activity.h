@@ -5,6 +5,7 @@
 // watches from outside (`cltrace wrap`) reads the same from a file the activity is mirrored to.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace cltrace::wrapper {
@@ -18,9 +19,17 @@ struct DeviceActivityNote {
 // lock-free atomic load).
 const DeviceActivityNote* deviceActivity();
 
-// From now on the latest activity is also written to `path` (its text, a newline, the partial
-// file or nothing, a newline) and the file removed when none is set. Empty: no file.
+// From now on the latest activity is also written to `path` and the file removed when none is
+// set. Empty: no file.
 void mirrorDeviceActivityTo(const std::string& path);
+
+// What a file mirrorDeviceActivityTo writes names (read by another process): the activity's
+// text and its unfinished trace file (empty for none); nullopt when there is no such file or it
+// names no activity.
+struct MirroredActivity {
+  std::string text, partialFile;
+};
+std::optional<MirroredActivity> readMirroredActivity(const std::string& path);
 
 // Sets an activity for its lifetime (activities on several threads: the latest still set is
 // the one given).

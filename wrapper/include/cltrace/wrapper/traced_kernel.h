@@ -183,6 +183,13 @@ cl_program buildInstrumentedProgram(cl_context context, cl_device_id device,
 void setKernelArgs(cl_kernel k, const std::vector<ArgBinding>& args,
                    const std::vector<passes::KernelArg>& params);
 
+// `stem` + `suffix` as one file name, `stem` cut so that it fits in 255 bytes (Linux's NAME_MAX).
+std::string fileNameFitting(const std::string& stem, const std::string& suffix);
+
+// A trace is written as NAME.PID-TID.partial beside its path until it is complete: the process
+// id in such a file name, or 0 for another name.
+uint64_t partialTraceWriter(const std::string& fileName);
+
 // Validates an NDRange: dimensions 1..3, no zero sizes, local dividing global.
 void validateRange(const NDRange& range);
 
