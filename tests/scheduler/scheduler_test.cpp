@@ -284,6 +284,16 @@ TEST(IntraWarp, BarrierInLoop) {
   EXPECT_EQ(scheduler.stats().barrierReleases, 2u);
 }
 
+// The scheduler said one thing only: `expected`, every field of it.
+void expectOnlyDiagnostic(const Scheduler& scheduler, const Diagnostic& expected) {
+  ASSERT_EQ(scheduler.diagnostics().size(), 1u);
+  const Diagnostic& d = scheduler.diagnostics()[0];
+  EXPECT_EQ(d.kind, expected.kind);
+  EXPECT_EQ(d.workgroup, expected.workgroup);
+  EXPECT_EQ(d.instruction, expected.instruction);
+  EXPECT_EQ(d.message, expected.message);
+}
+
 TEST(IntraWarp, BarrierReachedByPartOfWorkgroupIsDiagnosedNotHung) {
   auto program = [](const Item& it, Emit& e) {
     e.load(1, it.lid);
@@ -299,14 +309,9 @@ TEST(IntraWarp, BarrierReachedByPartOfWorkgroupIsDiagnosedNotHung) {
             "c1 sm0 wg0 w1 s0 i1 load 16-31\n"
             "c2 sm0 wg0 w1 s1 i2 barrier 16-31\n"
             "c3 sm0 wg0 w1 s2 i3 load 16-31\n");
-  ASSERT_EQ(scheduler.diagnostics().size(), 1u);
-  const Diagnostic& d = scheduler.diagnostics()[0];
-  EXPECT_EQ(d.kind, Diagnostic::Kind::PartialBarrier);
-  EXPECT_EQ(d.workgroup, 0u);
-  EXPECT_EQ(d.instruction, 2u);
-  EXPECT_EQ(d.message,
-            "workgroup 0: barrier (instruction 2, iteration []) reached by 16 of 32 work-items, "
-            "the other 16 had finished (this would deadlock on a GPU); released");
+  expectOnlyDiagnostic(scheduler, {Diagnostic::Kind::PartialBarrier, 0, 2,
+                                   "workgroup 0: barrier (instruction 2, iteration []) reached by 16 of 32 "
+                                   "work-items, the other 16 had finished (this would deadlock on a GPU); released"});
 }
 
 TEST(IntraWarp, DifferentBarriersAreDiagnosed) {
@@ -937,15 +942,10 @@ TEST(Diagnostics, StoppedLoopCounterIsSaid) {
             "c1 sm0 wg1 w0 s0 i1 load 0-31\n"
             "c2 sm0 wg1 w0 s1 i2 load 3-31\n"
             "c3 sm0 wg1 w0 s2 i3 load 5\n");
-  ASSERT_EQ(scheduler.diagnostics().size(), 1u);
-  const Diagnostic& d = scheduler.diagnostics()[0];
-  EXPECT_EQ(d.kind, Diagnostic::Kind::SaturatedLoopCounter);
-  EXPECT_EQ(d.workgroup, 1u);
-  EXPECT_EQ(d.instruction, 2u);
-  EXPECT_EQ(d.message,
-            "workgroup 1, work-item 3: a loop counter stopped at 4294967294 (instruction 2, loop level 1): "
-            "later iterations of that loop look alike, so the order of its lanes past that point is "
-            "approximate");
+  expectOnlyDiagnostic(scheduler, {Diagnostic::Kind::SaturatedLoopCounter, 1, 2,
+                                   "workgroup 1, work-item 3: a loop counter stopped at 4294967294 (instruction 2, "
+                                   "loop level 1): later iterations of that loop look alike, so the order of its "
+                                   "lanes past that point is approximate"});
 }
 
 // An instruction nested deeper than the records' counters (kRecordDepthTruncated) is said
@@ -963,14 +963,10 @@ TEST(Diagnostics, TooDeepALoopNestIsSaidOnce) {
             "c1 sm0 wg1 w0 s0 i1 load 0-31\n"
             "c2 sm0 wg0 w0 s1 i2 load 0-31\n"
             "c3 sm0 wg1 w0 s1 i2 load 0-31\n");
-  ASSERT_EQ(scheduler.diagnostics().size(), 1u);
-  const Diagnostic& d = scheduler.diagnostics()[0];
-  EXPECT_EQ(d.kind, Diagnostic::Kind::DeepLoopNest);
-  EXPECT_EQ(d.workgroup, 0u);
-  EXPECT_EQ(d.instruction, 2u);
-  EXPECT_EQ(d.message,
-            "instruction 2 is nested in more than 7 loops: records keep the 7 outermost counters, so the "
-            "iterations of the deeper loops look alike and their lanes may issue together");
+  expectOnlyDiagnostic(scheduler, {Diagnostic::Kind::DeepLoopNest, 0, 2,
+                                   "instruction 2 is nested in more than 7 loops: records keep the 7 outermost "
+                                   "counters, so the iterations of the deeper loops look alike and their lanes "
+                                   "may issue together"});
 }
 
 }  // namespace
