@@ -1,5 +1,6 @@
 #include "cltrace/passes/instrument.h"
 
+#include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/PostOrderIterator.h>
 #include <llvm/Analysis/CFG.h>
 #include <llvm/Analysis/LoopInfo.h>
@@ -251,11 +252,39 @@ class KernelInstrumenter {
       report.warnings.push_back("kernel '" + report.name + "': a loop is entered in more than one place (a goto "
                                 "into it); its accesses carry no iteration counters, so the warp scheduler "
                                 "may put different iterations of the work-items into one step");
+    const DenseMap<const Loop*, uint32_t> number = numberLoops(report.loopParents);
     for (size_t i = 0; i < accesses_.size(); ++i) {
       const Access& a = accesses_[i];
       report.accesses.push_back({a.id, a.kind, a.staticSize, a.flags, static_cast<uint32_t>(a.loops.size()),
+                                 a.loops.empty() ? LoopNest::kNone : number.lookup(a.loops.back()),
                                  dynamicWordOf(a), describe(*a.inst), packed_[i].bufferArgument});
     }
+  }
+
+  // Numbers the loops for the trace header in preorder, siblings in the order of their header
+  // blocks (the order of the instruction ids: loop 0 is the first in the source), so that a
+  // parent comes before its children; `parents` receives each loop's parent number.
+  DenseMap<const Loop*, uint32_t> numberLoops(std::vector<uint32_t>& parents) const {
+    DenseMap<const BasicBlock*, uint32_t> position;
+    for (const BasicBlock& bb : kernel_) position[&bb] = static_cast<uint32_t>(position.size());
+    const auto inLayoutOrder = [&](std::vector<Loop*> loops) {
+      std::sort(loops.begin(), loops.end(), [&](const Loop* x, const Loop* y) {
+        return position.lookup(x->getHeader()) < position.lookup(y->getHeader());
+      });
+      return loops;
+    };
+    DenseMap<const Loop*, uint32_t> number;
+    std::vector<Loop*> pending = inLayoutOrder(std::vector<Loop*>(loopInfo_->begin(), loopInfo_->end()));
+    std::reverse(pending.begin(), pending.end());  // a stack: the first on top
+    while (!pending.empty()) {
+      Loop* l = pending.back();
+      pending.pop_back();
+      number[l] = static_cast<uint32_t>(parents.size());
+      parents.push_back(l->getParentLoop() ? number.lookup(l->getParentLoop()) : LoopNest::kNone);
+      std::vector<Loop*> inner = inLayoutOrder(l->getSubLoops());
+      pending.insert(pending.end(), inner.rbegin(), inner.rend());
+    }
+    return number;
   }
 
   void instrumentCount(Function& f, uint32_t originalArgs) {
@@ -585,6 +614,13 @@ std::vector<PackedShape> packedShapes(const KernelReport& report) {
   return shapes;
 }
 
+LoopNest loopNest(const KernelReport& report) {
+  LoopNest nest;
+  nest.parent = report.loopParents;
+  for (const AccessInfo& a : report.accesses) nest.innermost.push_back(a.loop);
+  return nest;
+}
+
 std::vector<InstructionShape> instructionShapes(const KernelReport& report) {
   std::vector<InstructionShape> shapes;
   for (const AccessInfo& a : report.accesses) shapes.push_back(a.shape());
@@ -604,7 +640,8 @@ std::string formatReport(const KernelReport& r) {
   for (const AccessInfo& a : r.accesses)
     out += "  [" + std::to_string(a.id) + "] " + accessKindName(a.kind) + " " +
            (a.dynamic == DynamicWord::Size ? std::string("?") : std::to_string(a.size)) +  // as dump says
-           "B depth " + std::to_string(a.depth) + (a.flags ? " flags " + std::to_string(a.flags) : "") +
+           "B depth " + std::to_string(a.depth) +
+           (a.loop != LoopNest::kNone ? " loop " + std::to_string(a.loop) : std::string()) + (a.flags ? " flags " + std::to_string(a.flags) : "") +
            ": " + a.text + "\n";
   for (const std::string& w : r.warnings) out += "  warning: " + w + "\n";
   return out;

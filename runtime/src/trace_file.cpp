@@ -28,7 +28,9 @@ constexpr uint32_t kFlagCompressed = 1u << 0;
 // The uncompressed body is followed by its XXH64 (a compressed body has zstd's checksum).
 // Files written before this flag lack the checksum and still read.
 constexpr uint32_t kFlagBodyChecksum = 1u << 1;
-constexpr uint32_t kKnownFlags = kFlagCompressed | kFlagBodyChecksum;
+// The header holds a loop table after the instruction texts (version 2 only).
+constexpr uint32_t kFlagLoopTable = 1u << 2;
+constexpr uint32_t kKnownFlags = kFlagCompressed | kFlagBodyChecksum | kFlagLoopTable;
 constexpr uint64_t kBodyChecksumSize = 8;
 constexpr uint64_t kRecordSize = sizeof(Record);
 constexpr uint64_t kCountSize = sizeof(uint64_t);  // per-work-item record count
@@ -161,6 +163,19 @@ std::string headerProblem(const TraceHeader& h) {
       problem = which + " has loop depth " + to_string(s.depth) + ", over the limit of " +
                 to_string(kMaxInstructionDepth);
   }
+  if (problem.empty() && h.loops) {
+    if (h.version == kTraceFormatRecords) {
+      problem = "version 1 has no loop table";
+    } else if (h.loops->parent.size() > kMaxTraceLoops) {
+      problem = "loop count " + to_string(h.loops->parent.size()) + " exceeds the limit of " + to_string(kMaxTraceLoops);
+    } else {
+      std::vector<uint32_t> depths;
+      depths.reserve(h.instructions.size());
+      for (const InstructionShape& s : h.instructions) depths.push_back(s.depth);
+      problem = loopNestProblem(*h.loops, depths);
+      if (!problem.empty()) problem = "loop table: " + problem;
+    }
+  }
   return problem;
 }
 
@@ -206,7 +221,8 @@ void putString(std::string& out, const std::string& s) {
 std::string encodeHeader(const TraceHeader& h) {
   std::string out(kMagic, sizeof kMagic);
   putLE(out, h.version, 4);
-  putLE(out, h.compressed ? kFlagCompressed : kFlagBodyChecksum, 4);  // every plain body gets a checksum
+  putLE(out, (h.compressed ? kFlagCompressed : kFlagBodyChecksum) | (h.loops ? kFlagLoopTable : 0),
+        4);  // every plain body gets a checksum
   putLE(out, kRecordFormatVersion, 4);
   putLE(out, h.version == kTraceFormatUnits ? kUnitBytes : kRecordSize, 4);
   putLE(out, h.workItemCount, 8);
@@ -239,6 +255,11 @@ std::string encodeHeader(const TraceHeader& h) {
     }
     for (size_t i = 0; i < h.instructions.size(); ++i)
       putString(out, i < h.instructionTexts.size() ? h.instructionTexts[i] : std::string());
+    if (h.loops) {  // numbers + 1, so that 0 is "none"
+      putLE(out, h.loops->parent.size(), 4);
+      for (uint32_t p : h.loops->parent) putLE(out, p == LoopNest::kNone ? 0 : uint64_t(p) + 1, 4);
+      for (uint32_t l : h.loops->innermost) putLE(out, l == LoopNest::kNone ? 0 : uint64_t(l) + 1, 4);
+    }
   }
   putLE(out, fnv1a64(out.data(), out.size()), 8);
   return out;
@@ -326,6 +347,19 @@ void decodeInstructions(HeaderDecoder& in, TraceHeader& h, const std::string& pa
   for (uint32_t i = 0; i < count; ++i) h.instructionTexts[i] = in.str("instruction " + to_string(i) + " text");
 }
 
+// The loop table (kFlagLoopTable), after the instruction texts: numbers are stored + 1.
+void decodeLoops(HeaderDecoder& in, TraceHeader& h, const std::string& path) {
+  const auto number = [](uint32_t stored) { return stored == 0 ? LoopNest::kNone : stored - 1; };
+  const uint32_t count = in.u32("loop count");
+  if (count > kMaxTraceLoops)
+    fail(path, "loop count " + to_string(count) + " exceeds the limit of " + to_string(kMaxTraceLoops));
+  LoopNest& nest = h.loops.emplace();
+  nest.parent.resize(count);
+  for (uint32_t& p : nest.parent) p = number(in.u32("loop table"));
+  nest.innermost.resize(h.instructions.size());
+  for (uint32_t& l : nest.innermost) l = number(in.u32("loop table"));
+}
+
 void decodeRange(HeaderDecoder& in, NDRange& r) {
   r.dims = in.u32("NDRange dims");
   in.u32("reserved field");
@@ -378,7 +412,10 @@ TraceHeader decodeHeader(std::FILE* file, const std::string& path, uint64_t& hea
   h.kernelName = in.str("kernel name");
   h.device = in.str("device string");
   decodeBuffers(in, h.buffers, path);
-  if (h.version == kTraceFormatUnits) decodeInstructions(in, h, path);
+  if (h.version == kTraceFormatUnits) {
+    decodeInstructions(in, h, path);
+    if (flags & kFlagLoopTable) decodeLoops(in, h, path);
+  }
   uint64_t computed = in.hash();
   uint64_t stored = in.u64("header checksum", false);
   headerSize = in.offset();
@@ -389,6 +426,8 @@ TraceHeader decodeHeader(std::FILE* file, const std::string& path, uint64_t& hea
 #endif
 
   if (flags & ~kKnownFlags) fail(path, "unknown header flags " + hex(flags));
+  if ((flags & kFlagLoopTable) && h.version != kTraceFormatUnits)
+    fail(path, "header flags " + hex(flags) + " announce a loop table, which format version 1 does not have");
   h.compressed = flags & kFlagCompressed;
   bodyChecksum = flags & kFlagBodyChecksum;
   if (h.compressed && bodyChecksum)

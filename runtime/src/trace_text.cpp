@@ -45,9 +45,18 @@ void printHeader(const TraceHeader& h, std::FILE* out) {
     for (size_t i = 0; i < h.instructions.size(); ++i) {
       const InstructionShape& s = h.instructions[i];
       const std::string text = i < h.instructionTexts.size() ? h.instructionTexts[i] : "";
-      fmt::print(out, "  [{}] {} {}B depth {}{}{}\n", i, accessKindName(s.kind),
+      const uint32_t loop = h.loops ? h.loops->innermost[i] : LoopNest::kNone;
+      fmt::print(out, "  [{}] {} {}B depth {}{}{}{}\n", i, accessKindName(s.kind),
                  s.dynamic == DynamicWord::Size ? std::string("?") : std::to_string(s.size), s.depth,
-                 text.empty() ? "" : ": ", text);
+                 loop == LoopNest::kNone ? std::string() : fmt::format(" loop {}", loop), text.empty() ? "" : ": ",
+                 text);
+    }
+    if (h.loops) {
+      fmt::print(out, "loops: {}\n", h.loops->parent.size());
+      for (size_t l = 0; l < h.loops->parent.size(); ++l) {
+        const uint32_t p = h.loops->parent[l];
+        fmt::print(out, "  loop {}: {}\n", l, p == LoopNest::kNone ? std::string("outermost") : fmt::format("in loop {}", p));
+      }
     }
     fmt::print(out, "units: {}\n", h.unitCount);
   }

@@ -9,6 +9,7 @@ ReadAheadSource::ReadAheadSource(WorkgroupSource& inner, size_t depth)
     : inner_(inner),
       range_(inner.range()),
       kernelName_(inner.kernelName()),
+      loopNest_(inner.loopNest() ? std::optional<LoopNest>(*inner.loopNest()) : std::nullopt),
       ring_(std::max<size_t>(depth, 1)),
       thread_([this] { produce(); }) {}
 

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "iteration_table.h"
+#include "loop_chains.h"
 
 namespace cltrace::sched {
 
@@ -347,6 +348,9 @@ struct Scheduler::Impl {
   std::vector<uint32_t> laneScratch;        // warpSize entries
   std::vector<const CompactRecord*> recordScratch;  // warpSize entries: the records of laneScratch's lanes
   WorkgroupLoader loader;
+  // The kernel's loops when the source knows them (trace files from the trace pass); without
+  // them, the loops two instructions share are inferred (LoadedWorkgroup::boundaries).
+  std::optional<detail::LoopChains> loops;
   std::vector<std::unique_ptr<Workgroup>> slots;
   std::vector<size_t> slotBytes;
   std::vector<uint32_t> freeSlots;
@@ -438,6 +442,7 @@ Scheduler::Impl::Impl(WorkgroupSource* src, std::shared_ptr<const PreparedTrace>
   info.workgroupCount = totalWorkgroups;
   info.range = range;
   info.kernelName = source ? source->kernelName() : prepared->kernelName();
+  if (const LoopNest* nest = source ? source->loopNest() : prepared->loopNest()) loops.emplace(*nest);
   laneScratch.resize(warpSize);
   recordScratch.resize(warpSize);
   sms.resize(cfg.smCount);
@@ -911,7 +916,7 @@ void Scheduler::Impl::prefetchNext(const Sm& sm) const {
 // iteration counters are lexicographically smaller; with equal shared counters, when a's
 // instruction id is smaller. The shared prefix is min(depth a, depth b) levels, cut short at
 // the first level where the workgroup's records prove the two instructions lie in different
-// (sibling) loops. The remaining ties (only possible for malformed input) are broken by depth
+// (sibling) loops; with the kernel's loop nest, the loops that enclose both are known. The remaining ties (only possible for malformed input) are broken by depth
 // and intern id so that the order is total and deterministic.
 bool Scheduler::Impl::earlier(const Workgroup& wg, const CompactRecord& a,
                               const CompactRecord& b) const {
@@ -920,7 +925,11 @@ bool Scheduler::Impl::earlier(const Workgroup& wg, const CompactRecord& a,
   const uint32_t* vb = wg.in->iters.counters(b.iter);
   uint32_t shared = std::min(da, db);
   const uint32_t ia = wg.instruction(a), ib = wg.instruction(b);
-  if (!wg.in->boundaries.empty() && ia != ib) {
+  if (ia == ib) {
+    // One instruction: the same loops.
+  } else if (loops && loops->covers(ia, ib)) {
+    shared = loops->shared(ia, ib, shared);
+  } else if (!wg.in->boundaries.empty()) {
     const uint32_t lo = std::min(ia, ib);
     const uint32_t hi = std::max(ia, ib);
     for (const Boundary& x : wg.in->boundaries)
@@ -1257,6 +1266,7 @@ std::shared_ptr<const PreparedTrace> PreparedTrace::load(WorkgroupSource& source
   std::shared_ptr<PreparedTrace> trace(new PreparedTrace());
   trace->range_ = schedulable(source.range(), cfg);
   trace->kernelName_ = source.kernelName();
+  if (const LoopNest* nest = source.loopNest()) trace->loopNest_ = *nest;
   trace->config_ = cfg;
   WorkgroupLoader loader(cfg, trace->range_);
   const uint64_t total = trace->range_.workgroups();

@@ -28,6 +28,11 @@ const NDRange& TraceReaderSource::range() const { return reader_->header().range
 
 std::string TraceReaderSource::kernelName() const { return reader_->header().kernelName; }
 
+const LoopNest* TraceReaderSource::loopNest() const {
+  const std::optional<LoopNest>& loops = reader_->header().loops;
+  return loops ? &*loops : nullptr;
+}
+
 bool TraceReaderSource::nextWorkgroup(WorkgroupTrace& out) {
   if (nextGroup_ >= groups_) return false;
   const uint64_t size = range().workgroupSize();

@@ -219,13 +219,14 @@ printf '__kernel void longname(__global int* %s) { %s[get_global_id(0)] = 1; }\n
 python3 - "$work/tiny.cltrace" "$work/claims.cltrace" <<'PY'
 import struct, sys
 b = bytearray(open(sys.argv[1], 'rb').read())
-def header_end(b):  # docs/trace-format.md: strings, buffers, instructions, then the checksum
+def header_end(b):  # docs/trace-format.md: strings, buffers, instructions, loops, then the checksum
     o = 136
     for _ in range(2): o += 4 + struct.unpack_from("<I", b, o)[0]
     buffers = struct.unpack_from("<I", b, o)[0]; o += 4
     for _ in range(buffers): o += 4; o += 4 + struct.unpack_from("<I", b, o)[0]; o += 16
     o += 8; n = struct.unpack_from("<I", b, o)[0]; o += 4 + 12 * n
     for _ in range(n): o += 4 + struct.unpack_from("<I", b, o)[0]
+    if struct.unpack_from("<I", b, 12)[0] & 4: o += 4 + 4 * struct.unpack_from("<I", b, o)[0] + 4 * n
     return o + 8
 struct.pack_into("<Q", b, 24, 1 << 32)               # work-items
 struct.pack_into("<I", b, 56, 1)                     # dims

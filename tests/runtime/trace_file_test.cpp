@@ -484,7 +484,8 @@ TEST_F(ReaderHeaderTest, RejectsInvalidFields) {
     const char* words;
   };
   const Case cases[] = {
-      {kFlagsAt, 6, 4, "unknown header flags 0x6"},
+      {kFlagsAt, 10, 4, "unknown header flags 0xa"},
+      {kFlagsAt, 6, 4, "header flags 0x6 announce a loop table, which format version 1 does not have"},
       {kRecordVersionAt, 9, 4, "unsupported record format version 9"},
       {kRecordSizeAt, 40, 4, "with 40-byte records"},
       {kDimsAt, 0, 4, "NDRange dims 0 not in 1..3"},
@@ -796,6 +797,116 @@ TEST_F(UnitsTest, FileHoldsTheInstructionTableAndSixteenByteUnits) {
   EXPECT_EQ(getLE(bytes, headerSize + 16, 4), 0u);
   EXPECT_EQ(getLE(bytes, headerSize + 24 + 8, 4), 2u);   // the store's instruction id
   EXPECT_EQ(getLE(bytes, headerSize + 24 + 12, 4), 0u);  // its iteration counter
+}
+
+// The sample's loops: a chain of 9 (loop k in loop k - 1) holding instructions 2 (depth 1),
+// 3 (depth 2) and 8 (depth 9), and loop 9, outermost, holding none.
+LoopNest sampleLoops() {
+  constexpr uint32_t N = LoopNest::kNone;
+  LoopNest nest;
+  nest.parent = {N, 0, 1, 2, 3, 4, 5, 6, 7, N};
+  nest.innermost = {N, N, 0, 1, N, N, N, N, 8};
+  return nest;
+}
+
+void writeUnitsWithLoops(const std::string& path, bool compressed, const LoopNest& loops) {
+  TraceHeader h = sampleUnitsHeader(compressed);
+  h.loops = loops;
+  TraceWriter writer(path, h);
+  for (const auto& records : sampleUnitRecords()) {
+    std::vector<uint32_t> words = encodeUnits(h.instructions, records);
+    writer.writeWorkItemUnits(words.data(), words.size() / kUnitWords);
+  }
+  writer.close();
+}
+
+TEST_P(UnitsBothEncodings, RoundTripsTheLoopTable) {
+  writeUnitsWithLoops(file("l.trace"), GetParam(), sampleLoops());
+  TraceReader reader(file("l.trace"));
+  ASSERT_TRUE(reader.header().loops.has_value());
+  EXPECT_EQ(*reader.header().loops, sampleLoops());
+  EXPECT_EQ(reader.header().loops->chain(3), (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(reader.header().loops->chain(8), (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_TRUE(reader.header().loops->chain(0).empty());
+  EXPECT_EQ(readAll(reader), sampleUnitRecords());
+  // Without a table there is none to read.
+  writeUnitsSample(file("u.trace"), GetParam());
+  EXPECT_FALSE(TraceReader(file("u.trace")).header().loops.has_value());
+}
+
+TEST_F(UnitsTest, LoopTableFollowsTheInstructionTextsBehindFlagBit2) {
+  writeUnitsSample(file("u.trace"), false);
+  writeUnitsWithLoops(file("l.trace"), false, sampleLoops());
+  const std::string plain = readBytes(file("u.trace"));
+  const std::string bytes = readBytes(file("l.trace"));
+  const size_t tableAt = headerSizeOf(sampleUnitsHeader(false)) - 8;  // where the checksum was
+  EXPECT_EQ(getLE(bytes, kFlagsAt, 4), kFlagBodyChecksum | 4u);
+  EXPECT_EQ(bytes.size(), plain.size() + 4 + 4 * 10 + 4 * 9);
+  EXPECT_EQ(bytes.substr(kFlagsAt + 4, tableAt - kFlagsAt - 4), plain.substr(kFlagsAt + 4, tableAt - kFlagsAt - 4));
+  EXPECT_EQ(getLE(bytes, tableAt, 4), 10u);  // loops; then numbers + 1, 0 for none
+  const uint64_t parents[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 0};
+  for (size_t l = 0; l < 10; ++l) EXPECT_EQ(getLE(bytes, tableAt + 4 + 4 * l, 4), parents[l]) << "loop " << l;
+  const uint64_t innermost[9] = {0, 0, 1, 2, 0, 0, 0, 0, 9};
+  for (size_t i = 0; i < 9; ++i) EXPECT_EQ(getLE(bytes, tableAt + 44 + 4 * i, 4), innermost[i]) << "instruction " << i;
+  const size_t checksumAt = tableAt + 4 + 40 + 36;
+  EXPECT_EQ(getLE(bytes, checksumAt, 8), fnv1a64(bytes.data(), checksumAt));
+}
+
+TEST_F(UnitsTest, InconsistentLoopTablesAreRefusedByWriterAndReader) {
+  constexpr uint32_t N = LoopNest::kNone;
+  struct Case {
+    void (*change)(LoopNest&);
+    const char* words;
+  };
+  const Case cases[] = {
+      {[](LoopNest& n) { n.parent[1] = 5; }, "loop table: loop 1 names loop 5 as its parent, which is not numbered before it"},
+      {[](LoopNest& n) { n.parent[0] = 0; }, "loop table: loop 0 names loop 0 as its parent"},
+      {[](LoopNest& n) { n.innermost[2] = 10; }, "loop table: instruction 2 is in loop 10, but the table has 10 loops"},
+      {[](LoopNest& n) { n.innermost[2] = 1; }, "loop table: instruction 2 has loop depth 1, but the loop table puts it in 2 loops"},
+      {[](LoopNest& n) { n.innermost[0] = 9; }, "loop table: instruction 0 has loop depth 0, but the loop table puts it in 1 loop"},
+      {[](LoopNest& n) { n.innermost[3] = N; }, "loop table: instruction 3 has loop depth 2, but the loop table puts it in 0 loops"},
+  };
+  // The reader's case: a valid table of the same size written, then the bytes changed and the
+  // header checksum mended.
+  writeUnitsWithLoops(file("l.trace"), false, sampleLoops());
+  const std::string good = readBytes(file("l.trace"));
+  const size_t tableAt = headerSizeOf(sampleUnitsHeader(false)) - 8;
+  const size_t checksumAt = tableAt + 4 + 40 + 36;
+  const auto fixLoopsChecksum = [&](std::string& bytes) {
+    patchLE(bytes, checksumAt, fnv1a64(bytes.data(), checksumAt), 8);
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.words);
+    LoopNest nest = sampleLoops();
+    c.change(nest);
+    try {
+      writeUnitsWithLoops(file("w.trace"), false, nest);
+      ADD_FAILURE() << "the writer took it";
+    } catch (const TraceFileError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.words), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(std::filesystem::exists(file("w.trace")));
+    std::string bytes = good;
+    for (size_t l = 0; l < nest.parent.size(); ++l)
+      patchLE(bytes, tableAt + 4 + 4 * l, nest.parent[l] == N ? 0 : nest.parent[l] + 1, 4);
+    for (size_t i = 0; i < nest.innermost.size(); ++i)
+      patchLE(bytes, tableAt + 44 + 4 * i, nest.innermost[i] == N ? 0 : nest.innermost[i] + 1, 4);
+    fixLoopsChecksum(bytes);
+    writeBytes(file("bad.trace"), bytes);
+    expectReadError(file("bad.trace"), {c.words});
+  }
+  // A table for another number of instructions, and one in format version 1.
+  LoopNest shorter = sampleLoops();
+  shorter.innermost.pop_back();
+  EXPECT_THROW(writeUnitsWithLoops(file("w.trace"), false, shorter), TraceFileError);
+  TraceHeader v1 = sampleHeader(false);
+  v1.loops = LoopNest{};
+  expectWriteError([&] { TraceWriter w(file("w.trace"), v1); }, {"version 1 has no loop table"});
+  // A loop count over the limit is refused before anything is allocated for it.
+  std::string huge = good;
+  patchLE(huge, tableAt, 0xFFFFFFF0u, 4);
+  writeBytes(file("bad.trace"), huge);
+  expectReadError(file("bad.trace"), {"loop count 4294967280 exceeds the limit of 1048576"});
 }
 
 TEST_P(UnitsBothEncodings, TruncatedAnywhereIsReported) {

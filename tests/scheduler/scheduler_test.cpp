@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cltrace/scheduler/read_ahead_source.h"
 #include "test_util.h"
 #include "message_of.h"
 
@@ -251,6 +252,145 @@ TEST(IntraWarp, IfElseInsideLoopInterleavesIterations) {
             "c1 sm0 wg0 w0 s1 i2 load 2-3\n"
             "c2 sm0 wg0 w0 s2 i1 load 0-1\n"
             "c3 sm0 wg0 w0 s3 i2 load 2-3\n");
+}
+
+// With the kernel's loop nest (trace files from the trace pass carry it) the loops two
+// instructions share are known, not inferred from counter resets.
+std::string scheduleWithLoops(const NDRange& range, const Program& program, const SchedulerConfig& config,
+                              const LoopNest& nest) {
+  MemoryWorkgroupSource source(range, buildTrace(range, program));
+  source.setLoopNest(nest);
+  Scheduler scheduler(source, config);
+  return render(scheduler);
+}
+
+constexpr uint32_t kNoLoop = LoopNest::kNone;
+
+TEST(LoopNest, LoopsInTheTwoBranchesOfAnIfElseRunOneBranchToItsEnd) {
+  // Lanes 0-1 run loop 0 (instruction 1) three times, lanes 2-3 loop 1 (instruction 2): a
+  // GPU runs the first branch's loop to its end, then the second's.
+  auto program = [](const Item& it, Emit& e) {
+    for (uint32_t i = 0; i < 3; ++i) {
+      if (it.lid < 2)
+        e.load(1, it.lid, {i});
+      else
+        e.store(2, it.lid, {i});
+    }
+  };
+  LoopNest nest;
+  nest.parent = {kNoLoop, kNoLoop};
+  nest.innermost = {kNoLoop, 0, 1};
+  EXPECT_EQ(scheduleWithLoops(range1(4, 4), program, oneSm(Policy::Warp, 4), nest),
+            "c0 sm0 wg0 w0 s0 i1 load 0-1\n"
+            "c1 sm0 wg0 w0 s1 i1 load 0-1\n"
+            "c2 sm0 wg0 w0 s2 i1 load 0-1\n"
+            "c3 sm0 wg0 w0 s3 i2 store 2-3\n"
+            "c4 sm0 wg0 w0 s4 i2 store 2-3\n"
+            "c5 sm0 wg0 w0 s5 i2 store 2-3\n");
+  // Without it no lane shows the loops apart (none runs both), so their counters interleave them.
+  EXPECT_EQ(schedule(range1(4, 4), program, oneSm(Policy::Warp, 4)),
+            "c0 sm0 wg0 w0 s0 i1 load 0-1\n"
+            "c1 sm0 wg0 w0 s1 i2 store 2-3\n"
+            "c2 sm0 wg0 w0 s2 i1 load 0-1\n"
+            "c3 sm0 wg0 w0 s3 i2 store 2-3\n"
+            "c4 sm0 wg0 w0 s4 i1 load 0-1\n"
+            "c5 sm0 wg0 w0 s5 i2 store 2-3\n");
+}
+
+TEST(LoopNest, SiblingLoopsWithoutACounterResetStayApart) {
+  // Even lanes run loop A (instruction 1) once and loop B (instruction 2) twice; odd lanes run
+  // A three times. No lane's counter goes down from A to B, so only the nest tells the loops
+  // apart: B waits for every lane to leave A.
+  auto program = [](const Item& it, Emit& e) {
+    const bool even = it.lid % 2 == 0;
+    for (uint32_t i = 0; i < (even ? 1u : 3u); ++i) e.load(1, it.lid, {i});
+    for (uint32_t i = 0; i < (even ? 2u : 0u); ++i) e.load(2, it.lid, {i});
+  };
+  LoopNest nest;
+  nest.parent = {kNoLoop, kNoLoop};
+  nest.innermost = {kNoLoop, 0, 1};
+  EXPECT_EQ(scheduleWithLoops(range1(4, 4), program, oneSm(Policy::Warp, 4), nest),
+            "c0 sm0 wg0 w0 s0 i1 load 0-3\n"
+            "c1 sm0 wg0 w0 s1 i1 load 1,3\n"
+            "c2 sm0 wg0 w0 s2 i1 load 1,3\n"
+            "c3 sm0 wg0 w0 s3 i2 load 0,2\n"
+            "c4 sm0 wg0 w0 s4 i2 load 0,2\n");
+  EXPECT_EQ(schedule(range1(4, 4), program, oneSm(Policy::Warp, 4)),
+            "c0 sm0 wg0 w0 s0 i1 load 0-3\n"
+            "c1 sm0 wg0 w0 s1 i2 load 0,2\n"
+            "c2 sm0 wg0 w0 s2 i1 load 1,3\n"
+            "c3 sm0 wg0 w0 s3 i2 load 0,2\n"
+            "c4 sm0 wg0 w0 s4 i1 load 1,3\n");
+}
+
+TEST(LoopNest, BranchLoopsInsideAnOuterLoopShareItsCounter) {
+  // Loop 0 (counter j) holds loops 1 and 2 in the branches of an if/else: each outer
+  // iteration runs loop 1 to its end, then loop 2, and the next outer iteration comes after.
+  auto program = [](const Item& it, Emit& e) {
+    for (uint32_t j = 0; j < 2; ++j)
+      for (uint32_t i = 0; i < 2; ++i) {
+        if (it.lid < 2)
+          e.load(1, 10 * j + i, {j, i});
+        else
+          e.store(2, 10 * j + i, {j, i});
+      }
+  };
+  LoopNest nest;
+  nest.parent = {kNoLoop, 0, 0};
+  nest.innermost = {kNoLoop, 1, 2};
+  EXPECT_EQ(scheduleWithLoops(range1(4, 4), program, oneSm(Policy::Warp, 4), nest),
+            "c0 sm0 wg0 w0 s0 i1 load 0-1\n"
+            "c1 sm0 wg0 w0 s1 i1 load 0-1\n"
+            "c2 sm0 wg0 w0 s2 i2 store 2-3\n"
+            "c3 sm0 wg0 w0 s3 i2 store 2-3\n"
+            "c4 sm0 wg0 w0 s4 i1 load 0-1\n"
+            "c5 sm0 wg0 w0 s5 i1 load 0-1\n"
+            "c6 sm0 wg0 w0 s6 i2 store 2-3\n"
+            "c7 sm0 wg0 w0 s7 i2 store 2-3\n");
+  // A prepared trace and a read-ahead source keep the nest.
+  MemoryWorkgroupSource source(range1(4, 4), buildTrace(range1(4, 4), program));
+  source.setLoopNest(nest);
+  const std::string expected = scheduleWithLoops(range1(4, 4), program, oneSm(Policy::Warp, 4), nest);
+  Scheduler prepared(PreparedTrace::load(source, oneSm(Policy::Warp, 4), UINT64_MAX), oneSm(Policy::Warp, 4));
+  EXPECT_EQ(render(prepared), expected);
+  source.rewind();
+  ReadAheadSource ahead(source);
+  Scheduler afterReadAhead(ahead, oneSm(Policy::Warp, 4));
+  EXPECT_EQ(render(afterReadAhead), expected);
+}
+
+TEST(LoopNest, AnInstructionTheNestDoesNotCoverFallsBackToInference) {
+  // The nest covers instructions 0 and 1 only: instruction 2's loop is inferred as without a nest.
+  auto program = [](const Item& it, Emit& e) {
+    for (uint32_t i = 0; i < 2; ++i) {
+      if (it.lid < 2)
+        e.load(1, it.lid, {i});
+      else
+        e.store(2, it.lid, {i});
+    }
+  };
+  LoopNest nest;
+  nest.parent = {kNoLoop};
+  nest.innermost = {kNoLoop, 0};
+  EXPECT_EQ(scheduleWithLoops(range1(4, 4), program, oneSm(Policy::Warp, 4), nest),
+            schedule(range1(4, 4), program, oneSm(Policy::Warp, 4)));
+}
+
+TEST(LoopNest, AMalformedNestIsRefusedByName) {
+  auto program = [](const Item& it, Emit& e) { e.load(1, it.lid); };
+  MemoryWorkgroupSource source(range1(4, 4), buildTrace(range1(4, 4), program));
+  LoopNest cycle;
+  cycle.parent = {1, 0};
+  cycle.innermost = {kNoLoop, 0};
+  source.setLoopNest(cycle);
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { Scheduler s(source, oneSm()); }),
+            "scheduler: loop 0 of the loop nest names loop 1 as its parent, which is not numbered before it");
+  LoopNest missing;
+  missing.parent = {kNoLoop};
+  missing.innermost = {kNoLoop, 3};
+  source.setLoopNest(missing);
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { Scheduler s(source, oneSm()); }),
+            "scheduler: instruction 1 of the loop nest is in loop 3, but the nest has 1 loop");
 }
 
 TEST(IntraWarp, BarrierInLoop) {

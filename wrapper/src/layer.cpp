@@ -95,6 +95,8 @@ struct ProgramInfo {
   std::set<std::string> tracedKeys;  // entries of State::traced its launches used
 };
 struct KernelInfo {
+  KernelInfo() = default;
+  KernelInfo(cl_program p, std::string n) : program(p), name(std::move(n)) {}
   cl_program program = nullptr;
   std::string name;
   std::map<cl_uint, std::vector<uint8_t>> values;  // clSetKernelArg bytes
@@ -369,7 +371,7 @@ cl_kernel CL_API_CALL createKernel(cl_program program, const char* name, cl_int*
   cl_kernel k = target->clCreateKernel(program, name, err);
   if (k && !insideLayer) {
     std::lock_guard<std::mutex> lock(state().mutex);
-    state().kernels[k] = KernelInfo{program, name, {}, {}, {}, {}};
+    state().kernels[k] = KernelInfo(program, name);
   }
   return k;
 }
@@ -928,7 +930,7 @@ cl_int CL_API_CALL createKernelsInProgram(cl_program program, cl_uint n, cl_kern
       std::string name(size, '\0');
       if (clGetKernelInfo(kernels[i], CL_KERNEL_FUNCTION_NAME, size, name.data(), nullptr) != CL_SUCCESS) continue;
       while (!name.empty() && name.back() == '\0') name.pop_back();
-      state().kernels[kernels[i]] = KernelInfo{program, name, {}, {}, {}, {}};
+      state().kernels[kernels[i]] = KernelInfo(program, name);
     }
   }
   return err;

@@ -910,6 +910,7 @@ TraceHeader TracedKernel::headerFor(const NDRange& range, const LaunchOptions& o
   // Format version 2: the device's units are written as they are, rebased in place.
   h.version = kTraceFormatUnits;
   h.instructions = passes::instructionShapes(kernel_.report);
+  h.loops = passes::loopNest(kernel_.report);  // the scheduler tells loops apart by it
   for (const passes::AccessInfo& a : kernel_.report.accesses)
     h.instructionTexts.push_back(a.text.substr(0, kMaxTraceStringLength));
   h.recordCount = kUnknownRecordCount;  // counted as the units are written

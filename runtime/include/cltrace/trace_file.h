@@ -12,6 +12,8 @@
 //   Version 2 (what the tracer writes): the header also holds the instructions' static shapes
 //   (unit_record.h) and the total unit count; each work-item is a u64 unit count followed by
 //   that many 16-byte unit records (unit_record.h), addresses rebased. About a third of the size.
+//   A version 2 header may also hold the kernel's loop nest (loop_nest.h; flag bit 2), which
+//   the tracer writes and the scheduler uses to tell loops apart.
 //
 // A file holds every work-item of its NDRange: header.workItemCount == range.workItems().
 //
@@ -33,10 +35,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "cltrace/loop_nest.h"
 #include "cltrace/unit_record.h"
 #include "cltrace/record.h"
 
@@ -55,6 +59,7 @@ inline constexpr uint32_t kMaxTraceStringLength = 4096;  // kernel, device and b
 inline constexpr uint32_t kMaxTraceBuffers = 4096;
 inline constexpr uint32_t kMaxTraceInstructions = 1u << 20;
 inline constexpr uint32_t kMaxInstructionDepth = 1u << 16;
+inline constexpr uint32_t kMaxTraceLoops = 1u << 20;
 
 // Any problem reading or writing a trace file; what() names the file and what is wrong.
 class TraceFileError : public std::runtime_error {
@@ -128,6 +133,9 @@ struct TraceHeader {
   // number of 16-byte units in the body (kUnknownRecordCount when writing: patched by close()).
   std::vector<InstructionShape> instructions;
   std::vector<std::string> instructionTexts;  // the same length, or empty: each instruction as text
+  // Version 2 only, optional: which loop encloses which instruction (valid for `instructions`'
+  // depths: loopNestProblem).
+  std::optional<LoopNest> loops;
   uint64_t unitCount = 0;
 };
 

@@ -15,10 +15,10 @@ __kernel void bar(__global float* a, __local float* tile, int n) {
 }
 
 // CHECK: kernel bar: 1 loops (max depth 1), 7 sites
-// CHECK-NEXT: [0] load 4B depth 1:
-// CHECK-NEXT: [1] barrier 0B depth 1 flags 1: {{.*}}@_Z7barrierj(i32 noundef 1)
-// CHECK-NEXT: [2] store 4B depth 1:
-// CHECK-NEXT: [3] barrier 0B depth 1 flags 3: {{.*}}@_Z7barrierj(i32 noundef 3)
+// CHECK-NEXT: [0] load 4B depth 1 loop 0:
+// CHECK-NEXT: [1] barrier 0B depth 1 loop 0 flags 1: {{.*}}@_Z7barrierj(i32 noundef 1)
+// CHECK-NEXT: [2] store 4B depth 1 loop 0:
+// CHECK-NEXT: [3] barrier 0B depth 1 loop 0 flags 3: {{.*}}@_Z7barrierj(i32 noundef 3)
 // CHECK-NEXT: [4] fence 0B depth 0 flags 2: {{.*}}@_Z9mem_fencej
 // CHECK-NEXT: [5] fence 0B depth 0 flags 5: {{.*}}@_Z14read_mem_fencej
 // CHECK-NEXT: [6] fence 0B depth 0 flags 10: {{.*}}@_Z15write_mem_fencej

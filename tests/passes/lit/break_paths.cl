@@ -16,8 +16,8 @@ __kernel void brk(__global int* a, int n) {
 }
 
 // CHECK: kernel brk: 1 loops (max depth 1), 3 sites
-// CHECK-NEXT: [0] store 4B depth 1:
-// CHECK-NEXT: [1] store 4B depth 1: {{.*}}store i32 99
+// CHECK-NEXT: [0] store 4B depth 1 loop 0:
+// CHECK-NEXT: [1] store 4B depth 1 loop 0: {{.*}}store i32 99
 // CHECK-NEXT: [2] store 4B depth 0:
 
 __kernel void ret(__global int* a, int n) {
@@ -36,10 +36,10 @@ __kernel void ret(__global int* a, int n) {
 
 // The return leaves both loops from the inner one: its store carries both counters.
 // CHECK: kernel ret: 2 loops (max depth 2), 5 sites
-// CHECK-NEXT: [0] load 4B depth 2:
-// CHECK-NEXT: [1] store 4B depth 2: {{.*}}store i32 7
-// CHECK-NEXT: [2] load 4B depth 1:
-// CHECK-NEXT: [3] store 4B depth 1:
+// CHECK-NEXT: [0] load 4B depth 2 loop 1:
+// CHECK-NEXT: [1] store 4B depth 2 loop 1: {{.*}}store i32 7
+// CHECK-NEXT: [2] load 4B depth 1 loop 0:
+// CHECK-NEXT: [3] store 4B depth 1 loop 0:
 // CHECK-NEXT: [4] store 4B depth 0:
 
 __kernel void only_exit(__global int* a) {
@@ -57,7 +57,7 @@ __kernel void only_exit(__global int* a) {
 
 // Every way out of the loop goes through the break: lanes meet there, so it is after the loop.
 // CHECK: kernel only_exit: 1 loops (max depth 1), 3 sites
-// CHECK-NEXT: [0] load 4B depth 1:
+// CHECK-NEXT: [0] load 4B depth 1 loop 0:
 // CHECK-NEXT: [1] store 4B depth 0: {{.*}}store i32 5
 // CHECK-NEXT: [2] store 4B depth 0:
 
@@ -77,7 +77,7 @@ fail:
 }
 
 // CHECK: kernel pre: 1 loops (max depth 1), 3 sites
-// CHECK-NEXT: [0] store 4B depth 1:
+// CHECK-NEXT: [0] store 4B depth 1 loop 0:
 // CHECK-NEXT: [1] store 4B depth 0:
 // CHECK-NEXT: [2] store 4B depth 0: {{.*}}store i32 -1
 
@@ -98,7 +98,7 @@ X:
 }
 
 // CHECK: kernel sib: 2 loops (max depth 1), 4 sites
-// CHECK-NEXT: [0] store 4B depth 1:
-// CHECK-NEXT: [1] store 4B depth 1:
+// CHECK-NEXT: [0] store 4B depth 1 loop 0:
+// CHECK-NEXT: [1] store 4B depth 1 loop 1:
 // CHECK-NEXT: [2] store 4B depth 0:
 // CHECK-NEXT: [3] store 4B depth 0: {{.*}}store i32 5

@@ -20,11 +20,11 @@ __kernel void nest(__global float* a, int n) {
 }
 
 // CHECK: kernel nest: 4 loops (max depth 3), 5 sites
-// CHECK-NEXT: [0] load 4B depth 1:
-// CHECK-NEXT: [1] store 4B depth 1:
-// CHECK-NEXT: [2] load 4B depth 3:
-// CHECK-NEXT: [3] store 4B depth 3:
-// CHECK-NEXT: [4] store 4B depth 1:
+// CHECK-NEXT: [0] load 4B depth 1 loop 0:
+// CHECK-NEXT: [1] store 4B depth 1 loop 0:
+// CHECK-NEXT: [2] load 4B depth 3 loop 2:
+// CHECK-NEXT: [3] store 4B depth 3 loop 2:
+// CHECK-NEXT: [4] store 4B depth 1 loop 3:
 // One private counter per loop, each set to -1 on entry and incremented at its header, up to
 // 2^32 - 2 (-2 as i32), where it stays (wrapped to 0 it would read as the loop entered again).
 // TRACE-COUNT-4: %cltrace.iter{{[0-9]*}} = alloca i32

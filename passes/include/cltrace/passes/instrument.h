@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cltrace/loop_nest.h"
 #include "cltrace/packed_record.h"
 #include "cltrace/record.h"
 
@@ -30,6 +31,7 @@ struct AccessInfo {
   uint64_t size = 0;  // 0 when dynamic or for barriers/fences
   uint8_t flags = 0;
   uint32_t depth = 0;  // enclosing loops
+  uint32_t loop = LoopNest::kNone;  // the innermost of them (KernelReport::loopParents' numbers)
   DynamicWord dynamic = DynamicWord::None;  // what the record carries beyond the static shape
   std::string text;    // the instruction
   // The buffer argument the pointer derives from, when known: the record holds an offset into it.
@@ -46,6 +48,9 @@ struct KernelReport {
   uint32_t originalArgs = 0;
   uint32_t loops = 0;
   uint32_t maxDepth = 0;
+  // Per loop, numbered in preorder with siblings in program order: the loop enclosing it, or
+  // LoopNest::kNone.
+  std::vector<uint32_t> loopParents;
   std::vector<AccessInfo> accesses;
   std::vector<std::string> warnings;  // e.g. loops nested deeper than kMaxLoopDepth
   // Ids of the barriers that a branch on the work-item's id may keep some work-items from
@@ -60,6 +65,8 @@ struct KernelReport {
 };
 // The shapes of a kernel's instructions, indexed by id (for UnitRecordDecoder).
 std::vector<InstructionShape> instructionShapes(const KernelReport& report);
+// Which loop encloses which, and each instruction's innermost loop (for trace headers).
+LoopNest loopNest(const KernelReport& report);
 // How the trace pass packs each instruction's records, indexed by id (for PackedRecordUnpacker).
 std::vector<PackedShape> packedShapes(const KernelReport& report);
 
@@ -91,7 +98,8 @@ struct PrintAccessesPass : llvm::PassInfoMixin<PrintAccessesPass> {
   static bool isRequired() { return true; }
 };
 // Lists what was instrumented: "kernel NAME: N loops (max depth D), K sites" then one line
-// per access "[id] kind SIZE depth D: instruction".
+// per access "[id] kind SIZE depth D: instruction" ("depth D loop L" inside loops: L the
+// innermost, numbered in preorder, siblings in program order).
 std::string formatReport(const KernelReport& report);
 // The report for one kernel without changing it (same enumeration as the passes).
 KernelReport analyseKernel(llvm::Function& kernel);

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,8 +19,8 @@ namespace cltrace::sched {
 
 class ReadAheadSource : public WorkgroupSource {
  public:
-  // `inner` must outlive this. Once constructed, only this source's thread calls it (its range
-  // and kernel name are taken here). `depth`: workgroups held ready (at least 1); each holds
+  // `inner` must outlive this. Once constructed, only this source's thread calls it (its range,
+  // kernel name and loop nest are taken here). `depth`: workgroups held ready (at least 1); each holds
   // its records (48 bytes each) until the scheduler takes it.
   explicit ReadAheadSource(WorkgroupSource& inner, size_t depth = 2);
   ~ReadAheadSource() override;  // stops the thread after the workgroup it is reading, if any
@@ -29,6 +30,7 @@ class ReadAheadSource : public WorkgroupSource {
 
   const NDRange& range() const override { return range_; }
   std::string kernelName() const override { return kernelName_; }
+  const LoopNest* loopNest() const override { return loopNest_ ? &*loopNest_ : nullptr; }
   // The inner source's next workgroup (its buffers are swapped into `out`, so `out`'s old
   // capacity is reused for a later workgroup), false after the last, or the inner's error.
   bool nextWorkgroup(WorkgroupTrace& out) override;
@@ -39,6 +41,7 @@ class ReadAheadSource : public WorkgroupSource {
   WorkgroupSource& inner_;
   NDRange range_;
   std::string kernelName_;
+  std::optional<LoopNest> loopNest_;
 
   std::mutex mutex_;
   std::condition_variable changed_;

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,7 @@ class PreparedTrace {
 
   const NDRange& range() const { return range_; }
   const std::string& kernelName() const { return kernelName_; }
+  const LoopNest* loopNest() const { return loopNest_ ? &*loopNest_ : nullptr; }  // the source's
   const SchedulerConfig& config() const { return config_; }
   uint64_t bytes() const { return bytes_; }
   const LoadedWorkgroup& workgroup(uint64_t id) const { return *workgroups_[id]; }  // id < range().workgroups()
@@ -85,6 +87,7 @@ class PreparedTrace {
   PreparedTrace() = default;
   NDRange range_;
   std::string kernelName_;
+  std::optional<LoopNest> loopNest_;
   SchedulerConfig config_;
   uint64_t bytes_ = 0;
   std::vector<std::unique_ptr<const LoadedWorkgroup>> workgroups_;

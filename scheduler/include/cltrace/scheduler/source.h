@@ -7,9 +7,12 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "cltrace/loop_nest.h"
 #include "cltrace/record.h"
 #include "cltrace/trace_file.h"
 
@@ -40,6 +43,11 @@ class WorkgroupSource {
   virtual const NDRange& range() const = 0;
   // Informational (written into scheduled files).
   virtual std::string kernelName() const { return {}; }
+  // The kernel's loops (which loop encloses which instruction), when the source knows them:
+  // the scheduler then compares two instructions' counters over exactly the loops enclosing
+  // both; without them it infers those loops from the records (docs/scheduler.md). Valid for
+  // as long as the source.
+  virtual const LoopNest* loopNest() const { return nullptr; }
   // Fills `out` with the next workgroup (ids 0, 1, 2, ... in order) and returns true, or
   // returns false after the last one. `out` is reused between calls: keep its capacity.
   // Throws (e.g. TraceFileError) on bad input.
@@ -65,13 +73,17 @@ class MemoryWorkgroupSource : public WorkgroupSource {
 
   const NDRange& range() const override { return range_; }
   std::string kernelName() const override { return kernelName_; }
+  const LoopNest* loopNest() const override { return loopNest_ ? &*loopNest_ : nullptr; }
   bool nextWorkgroup(WorkgroupTrace& out) override;
   // Starts again from workgroup 0.
   void rewind() { next_ = 0; }
+  // The kernel's loops, for records whose instructions they describe (none by default).
+  void setLoopNest(LoopNest nest) { loopNest_ = std::move(nest); }
 
  private:
   NDRange range_;
   std::string kernelName_;
+  std::optional<LoopNest> loopNest_;
   std::vector<std::vector<Record>> items_;  // file order
   uint64_t next_ = 0;
 };

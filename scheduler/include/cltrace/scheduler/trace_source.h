@@ -23,6 +23,7 @@ class TraceReaderSource : public WorkgroupSource {
 
   const NDRange& range() const override;
   std::string kernelName() const override;
+  const LoopNest* loopNest() const override;  // the header's loop table, if it has one
   // Throws TraceFileError when the file ends inside a workgroup.
   bool nextWorkgroup(WorkgroupTrace& out) override;
 
