@@ -126,8 +126,9 @@ int outPointerIndex(StringRef name, size_t args) {
 // block out of the loop (it cannot reach the loop's header), but on a SIMT machine the lanes
 // that take it run it in the iteration they leave at, apart from the others (they reconverge
 // where the ways meet: the exiting branch's immediate post-dominator): their accesses must
-// carry that iteration. Exits from a header or latch, where lanes leave when their count ends,
-// are the loop's normal ends, and code reached from them is after the loop; so is code on a
+// carry that iteration. Exits from a latch, or from the header of a loop whose latches do not
+// exit (the count tested at the top), where lanes leave when their count ends, are the loop's
+// normal ends, and code reached from them is after the loop; so is code on a
 // break's way that the normal exits reach too. A block inside another loop (not one around
 // this one) is left as it is.
 DenseMap<const BasicBlock*, Loop*> exitPaths(Function& kernel, LoopInfo& loopInfo) {
@@ -140,8 +141,13 @@ DenseMap<const BasicBlock*, Loop*> exitPaths(Function& kernel, LoopInfo& loopInf
   for (Loop* loop : loops) {
     SmallVector<BasicBlock*, 4> latches;
     loop->getLoopLatches(latches);
+    // A loop tests its count at the top (for, while: the header exits) or at the bottom
+    // (do-while, a rotated loop: a latch exits); in the latter, an exit from the header is a
+    // break in the body's first block.
+    const bool countAtBottom =
+        std::any_of(latches.begin(), latches.end(), [&](const BasicBlock* l) { return loop->isLoopExiting(l); });
     auto normalEnd = [&](const BasicBlock* b) {
-      return b == loop->getHeader() || std::find(latches.begin(), latches.end(), b) != latches.end();
+      return (b == loop->getHeader() && !countAtBottom) || std::find(latches.begin(), latches.end(), b) != latches.end();
     };
     // Everything the normal exits reach without entering the loop again lies after it.
     SmallPtrSet<const BasicBlock*, 32> afterLoop;

@@ -21,18 +21,6 @@ __kernel void siblings(__global int* a, __global int* b) {
   for (int i = 0; i < second; ++i) b[l + 32 * i] = i;
 }
 CL
-# step:instruction:lanes, in order
-steps() {
-  python3 -c "
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-out, last = [], None
-for r in rows:
-    key = (r['step'], r['instruction'])
-    if key != last: out.append([r['step'], r['instruction'], 0]); last = key
-    out[-1][2] += 1
-print(' '.join(f'{s}:{i}:{n}' for s, i, n in out))" "$1"
-}
 for k in branches siblings; do
   "$CLTRACE" run "$work/loops.cl" --kernel $k --global 32 --local 32 --arg buffer:int:128 --arg buffer:int:128 \
     -o "$work/$k.cltrace" > /dev/null || fail "run $k"
@@ -43,9 +31,9 @@ for k in branches siblings; do
   grep -Fx "loops: 2" "$work/$k.dump" > /dev/null || fail "$k dump: $(cat "$work/$k.dump")"
   grep -Fx "  loop 1: outermost" "$work/$k.dump" > /dev/null || fail "$k dump: $(cat "$work/$k.dump")"
 done
-got=$(steps "$work/branches.csv")
+got=$(schedule_steps "$work/branches.csv")
 [ "$got" = "0:0:16 1:0:16 2:0:16 3:1:16 4:1:16 5:1:16" ] || fail "branches: $got"
 echo "ok: the loop of an if's first branch runs to its end before the other branch's"
-got=$(steps "$work/siblings.csv")
+got=$(schedule_steps "$work/siblings.csv")
 [ "$got" = "0:0:32 1:0:16 2:0:16 3:1:16 4:1:16" ] || fail "siblings: $got"
 echo "ok: every lane leaves a loop before the next loop starts"

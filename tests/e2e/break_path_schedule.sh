@@ -16,15 +16,27 @@ CL
 "$CLTRACE" run "$work/brk.cl" --kernel k --global 32 --local 32 --arg buffer:int:128 -o "$work/brk.cltrace" > /dev/null ||
   fail "run"
 "$CLTRACE" schedule "$work/brk.cltrace" --format csv -o "$work/brk.csv" > /dev/null || fail "schedule"
-# step:instruction:lanes, in order
-steps=$(python3 -c "
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-out, last = [], None
-for r in rows:
-    key = (r['step'], r['instruction'])
-    if key != last: out.append([r['step'], r['instruction'], 0]); last = key
-    out[-1][2] += 1
-print(' '.join(f'{s}:{i}:{n}' for s, i, n in out))" "$work/brk.csv")
+steps=$(schedule_steps "$work/brk.csv")
 [ "$steps" = "0:0:32 1:1:8 2:0:24 3:1:8 4:0:16 5:1:8 6:0:8 7:1:8 8:2:32" ] || fail "steps: $steps"
 echo "ok: a break's store issues in the iteration its lanes leave at"
+# The same in a do-while whose break is in the body's first block (the loop's header; the count
+# is tested at the bottom): at iteration j the 8 lanes with l % 4 == j store 99 (instruction 0)
+# before the others' store (1); no lane is left for the last iteration's store.
+cat > "$work/dw.cl" <<'CL'
+__kernel void k(__global int* a) {
+  int i = get_global_id(0);
+  int j = 0;
+  do {
+    if (j == get_local_id(0) % 4) { a[i] = 99; break; }
+    a[i + 32] = j;
+    j++;
+  } while (j < 4);
+  a[i + 64] = 1;
+}
+CL
+"$CLTRACE" run "$work/dw.cl" --kernel k --global 32 --local 32 --arg buffer:int:128 -o "$work/dw.cltrace" > /dev/null ||
+  fail "run do-while"
+"$CLTRACE" schedule "$work/dw.cltrace" --format csv -o "$work/dw.csv" > /dev/null || fail "schedule do-while"
+steps=$(schedule_steps "$work/dw.csv")
+[ "$steps" = "0:0:8 1:1:24 2:0:8 3:1:16 4:0:8 5:1:8 6:0:8 7:2:32" ] || fail "do-while steps: $steps"
+echo "ok: a break at the top of a do-while issues in the iteration its lanes leave at"

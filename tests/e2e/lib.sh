@@ -15,3 +15,16 @@ expect_error() {
   echo "$out" | grep -F -- "$words" >/dev/null || fail "expected '$words' from: $* (got: $out)"
   echo "ok: $words"
 }
+# schedule_steps CSV: a schedule (cltrace schedule --format csv) as "step:instruction:lanes" per
+# step, in order.
+schedule_steps() {
+  python3 -c "
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+out, last = [], None
+for r in rows:
+    key = (r['step'], r['instruction'])
+    if key != last: out.append([r['step'], r['instruction'], 0]); last = key
+    out[-1][2] += 1
+print(' '.join(f'{s}:{i}:{n}' for s, i, n in out))" "$1"
+}

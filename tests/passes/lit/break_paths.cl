@@ -102,3 +102,45 @@ X:
 // CHECK-NEXT: [1] store 4B depth 1 loop 1:
 // CHECK-NEXT: [2] store 4B depth 0:
 // CHECK-NEXT: [3] store 4B depth 0: {{.*}}store i32 5
+
+// A do-while tests its count at the bottom (its latch exits): a break in the body's first block
+// (the loop's header) is a break, not the loop's end, and its store carries the iteration.
+__kernel void dw(__global int* a) {
+  int i = get_global_id(0);
+  int j = 0;
+  do {
+    if (j == i % 4) {
+      a[i] = 99;
+      break;
+    }
+    a[i + 32] = j;
+    j++;
+  } while (j < 4);
+  a[i + 64] = 1;
+}
+
+// CHECK: kernel dw: 1 loops (max depth 1), 3 sites
+// CHECK-NEXT: [0] store 4B depth 1 loop 0: {{.*}}store i32 99
+// CHECK-NEXT: [1] store 4B depth 1 loop 0:
+// CHECK-NEXT: [2] store 4B depth 0:
+
+// for (;;) with its only exit in its first block: every lane leaves through the break, so the
+// lanes meet there and it is after the loop.
+__kernel void forever(__global int* a) {
+  int i = get_global_id(0);
+  int j = 0;
+  for (;;) {
+    if (j == i % 4) {
+      a[i] = 99;
+      break;
+    }
+    a[i + 32] = j;
+    j++;
+  }
+  a[i + 64] = 1;
+}
+
+// CHECK: kernel forever: 1 loops (max depth 1), 3 sites
+// CHECK-NEXT: [0] store 4B depth 0: {{.*}}store i32 99
+// CHECK-NEXT: [1] store 4B depth 1 loop 0:
+// CHECK-NEXT: [2] store 4B depth 0:
