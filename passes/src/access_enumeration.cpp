@@ -121,90 +121,10 @@ int outPointerIndex(StringRef name, size_t args) {
   return -1;
 }
 
-// The blocks on the way out of a loop by a `break` or `return` in its body, before the ways
-// meet again, mapped to that loop (the innermost, where loops nest). LoopInfo leaves such a
-// block out of the loop (it cannot reach the loop's header), but on a SIMT machine the lanes
-// that take it run it in the iteration they leave at, apart from the others (they reconverge
-// where the ways meet: the exiting branch's immediate post-dominator): their accesses must
-// carry that iteration. Exits from a latch, or from the header of a loop whose latches do not
-// exit (the count tested at the top), where lanes leave when their count ends, are the loop's
-// normal ends, and code reached from them is after the loop; so is code on a
-// break's way that the normal exits reach too. A block inside another loop (not one around
-// this one) is left as it is.
-DenseMap<const BasicBlock*, Loop*> exitPaths(Function& kernel, LoopInfo& loopInfo) {
-  DenseMap<const BasicBlock*, Loop*> context;
-  if (loopInfo.empty()) return context;
-  PostDominatorTree postDominators(kernel);
-  std::vector<Loop*> loops;
-  for (Loop* top : loopInfo)
-    for (Loop* l : top->getLoopsInPreorder()) loops.push_back(l);  // outer first: inner ones override
-  for (Loop* loop : loops) {
-    SmallVector<BasicBlock*, 4> latches;
-    loop->getLoopLatches(latches);
-    // A loop tests its count at the top (for, while: the header exits) or at the bottom
-    // (do-while, a rotated loop: a latch exits); in the latter, an exit from the header is a
-    // break in the body's first block.
-    const bool countAtBottom =
-        std::any_of(latches.begin(), latches.end(), [&](const BasicBlock* l) { return loop->isLoopExiting(l); });
-    auto normalEnd = [&](const BasicBlock* b) {
-      return (b == loop->getHeader() && !countAtBottom) || std::find(latches.begin(), latches.end(), b) != latches.end();
-    };
-    // Everything the normal exits reach without entering the loop again lies after it.
-    SmallPtrSet<const BasicBlock*, 32> afterLoop;
-    std::vector<const BasicBlock*> work;
-    SmallVector<BasicBlock*, 4> exiting;
-    loop->getExitingBlocks(exiting);
-    for (BasicBlock* e : exiting)
-      if (normalEnd(e))
-        for (const BasicBlock* s : successors(e))
-          if (!loop->contains(s) && afterLoop.insert(s).second) work.push_back(s);
-    while (!work.empty()) {
-      const BasicBlock* b = work.back();
-      work.pop_back();
-      for (const BasicBlock* s : successors(b))
-        if (!loop->contains(s) && afterLoop.insert(s).second) work.push_back(s);
-    }
-    SmallPtrSet<const BasicBlock*, 16> path;  // the blocks on the ways out by break or return
-    for (BasicBlock* e : exiting) {
-      if (normalEnd(e)) continue;
-      DomTreeNode* node = postDominators.getNode(e);
-      DomTreeNode* idom = node ? node->getIDom() : nullptr;
-      const BasicBlock* meet = idom ? idom->getBlock() : nullptr;  // null: the ways end apart
-      SmallPtrSet<const BasicBlock*, 16> seen;
-      for (const BasicBlock* s : successors(e))
-        if (!loop->contains(s)) work.push_back(s);
-      while (!work.empty()) {
-        const BasicBlock* b = work.back();
-        work.pop_back();
-        if (b == meet || loop->contains(b) || afterLoop.count(b) || !seen.insert(b).second) continue;
-        if (const Loop* in = loopInfo.getLoopFor(b); in && !in->contains(loop)) continue;  // inside another loop
-        path.insert(b);
-        for (const BasicBlock* next : successors(b)) work.push_back(next);
-      }
-    }
-    // Only blocks that nothing but the loop and these ways leads to: one also reached from before
-    // the loop (a `goto fail` there too) or from another loop would run with counters that were
-    // never set.
-    for (;;) {
-      std::vector<const BasicBlock*> outside;  // reached from elsewhere too
-      for (const BasicBlock* b : path)
-        for (const BasicBlock* p : predecessors(b))
-          if (!loop->contains(p) && !path.count(p)) {
-            outside.push_back(b);
-            break;
-          }
-      if (outside.empty()) break;
-      for (const BasicBlock* b : outside) path.erase(b);
-    }
-    for (const BasicBlock* b : path) context[b] = loop;
-  }
-  return context;
-}
-
 struct Enumerator {
   const DataLayout& dl;
   LoopInfo& loopInfo;
-  DenseMap<const BasicBlock*, Loop*> exitContext;  // exitPaths
+  const LoopContext& context;
   std::vector<Access> out;
 
   Access& add(Instruction& inst, AccessKind kind, Value* pointer, uint64_t size) {
@@ -214,10 +134,7 @@ struct Enumerator {
     a.kind = kind;
     a.pointer = pointer;
     a.staticSize = size;
-    auto exit = exitContext.find(inst.getParent());
-    for (Loop* l = exit != exitContext.end() ? exit->second : loopInfo.getLoopFor(inst.getParent()); l;
-         l = l->getParentLoop())
-      a.loops.push_back(l);
+    for (Loop* l = context.loopFor(inst.getParent(), loopInfo); l; l = context.parentOf(l)) a.loops.push_back(l);
     std::reverse(a.loops.begin(), a.loops.end());
     out.push_back(std::move(a));
     return out.back();
@@ -335,6 +252,101 @@ struct Enumerator {
 
 }  // namespace
 
+// The blocks on the way out of a loop by a `break` or `return` in its body, before the ways
+// meet again, mapped to that loop (the innermost, where loops nest). LoopInfo leaves such a
+// block out of the loop (it cannot reach the loop's header), but on a SIMT machine the lanes
+// that take it run it in the iteration they leave at, apart from the others (they reconverge
+// where the ways meet: the exiting branch's immediate post-dominator): their accesses must
+// carry that iteration. Exits from a latch, or from the header of a loop whose latches do not
+// exit (the count tested at the top), where lanes leave when their count ends, are the loop's
+// normal ends, and code reached from them is after the loop; so is code on a break's way that
+// the normal exits reach too. A loop on the way (one that does not enclose this loop) is
+// adopted by it whole, and the way goes on after it.
+LoopContext loopContext(Function& kernel, LoopInfo& loopInfo) {
+  LoopContext context;
+  if (loopInfo.empty()) return context;
+  PostDominatorTree postDominators(kernel);
+  std::vector<Loop*> loops;
+  for (Loop* top : loopInfo)
+    for (Loop* l : top->getLoopsInPreorder()) loops.push_back(l);  // outer first: inner ones override
+  for (Loop* loop : loops) {
+    SmallVector<BasicBlock*, 4> latches;
+    loop->getLoopLatches(latches);
+    // A loop tests its count at the top (for, while: the header exits) or at the bottom
+    // (do-while, a rotated loop: a latch exits); in the latter, an exit from the header is a
+    // break in the body's first block.
+    const bool countAtBottom =
+        std::any_of(latches.begin(), latches.end(), [&](const BasicBlock* l) { return loop->isLoopExiting(l); });
+    auto normalEnd = [&](const BasicBlock* b) {
+      return (b == loop->getHeader() && !countAtBottom) || std::find(latches.begin(), latches.end(), b) != latches.end();
+    };
+    // Everything the normal exits reach without entering the loop again lies after it.
+    SmallPtrSet<const BasicBlock*, 32> afterLoop;
+    std::vector<const BasicBlock*> work;
+    SmallVector<BasicBlock*, 4> exiting;
+    loop->getExitingBlocks(exiting);
+    for (BasicBlock* e : exiting)
+      if (normalEnd(e))
+        for (const BasicBlock* s : successors(e))
+          if (!loop->contains(s) && afterLoop.insert(s).second) work.push_back(s);
+    while (!work.empty()) {
+      const BasicBlock* b = work.back();
+      work.pop_back();
+      for (const BasicBlock* s : successors(b))
+        if (!loop->contains(s) && afterLoop.insert(s).second) work.push_back(s);
+    }
+    SmallPtrSet<const BasicBlock*, 16> path;  // the blocks on the ways out by break or return
+    SmallPtrSet<Loop*, 4> onPath;             // loops on those ways, whole
+    for (BasicBlock* e : exiting) {
+      if (normalEnd(e)) continue;
+      DomTreeNode* node = postDominators.getNode(e);
+      DomTreeNode* idom = node ? node->getIDom() : nullptr;
+      const BasicBlock* meet = idom ? idom->getBlock() : nullptr;  // null: the ways end apart
+      SmallPtrSet<const BasicBlock*, 16> seen;
+      for (const BasicBlock* s : successors(e))
+        if (!loop->contains(s)) work.push_back(s);
+      while (!work.empty()) {
+        const BasicBlock* b = work.back();
+        work.pop_back();
+        if (b == meet || loop->contains(b) || afterLoop.count(b) || !seen.insert(b).second) continue;
+        if (Loop* in = loopInfo.getLoopFor(b); in && !in->contains(loop)) {
+          // A loop on the way: the outermost one that does not enclose this loop, whole, then
+          // the way on from its exits.
+          while (in->getParentLoop() && !in->getParentLoop()->contains(loop)) in = in->getParentLoop();
+          if (b != in->getHeader() || !onPath.insert(in).second) continue;
+          for (const BasicBlock* inside : in->blocks()) path.insert(inside);
+          SmallVector<BasicBlock*, 4> exits;
+          in->getExitBlocks(exits);
+          for (const BasicBlock* x : exits) work.push_back(x);
+          continue;
+        }
+        path.insert(b);
+        for (const BasicBlock* next : successors(b)) work.push_back(next);
+      }
+    }
+    // Only blocks that nothing but the loop and these ways leads to: one also reached from before
+    // the loop (a `goto fail` there too) or from another loop would run with counters that were
+    // never set.
+    for (;;) {
+      std::vector<const BasicBlock*> outside;  // reached from elsewhere too
+      for (const BasicBlock* b : path)
+        for (const BasicBlock* p : predecessors(b))
+          if (!loop->contains(p) && !path.count(p)) {
+            outside.push_back(b);
+            break;
+          }
+      if (outside.empty()) break;
+      for (const BasicBlock* b : outside) path.erase(b);
+    }
+    for (Loop* adopted : onPath)
+      if (path.count(adopted->getHeader())) context.adoptedParents[adopted] = loop;
+    for (const BasicBlock* b : path)
+      if (const Loop* in = loopInfo.getLoopFor(b); !in || in->contains(loop)) context.breakPaths[b] = loop;
+  }
+  return context;
+}
+
+
 const GlobalVariable* programScopeVariable(const Value* pointer) {
   // Every object the pointer may point into: a select or a phi may pick a variable or a buffer.
   SmallVector<const Value*, 4> objects;
@@ -363,8 +375,8 @@ const FenceBuiltin* fenceBuiltin(StringRef mangledName) {
   return nullptr;
 }
 
-std::vector<Access> enumerateAccesses(Function& kernel, LoopInfo& loops) {
-  Enumerator e{kernel.getParent()->getDataLayout(), loops, exitPaths(kernel, loops), {}};
+std::vector<Access> enumerateAccesses(Function& kernel, LoopInfo& loops, const LoopContext& context) {
+  Enumerator e{kernel.getParent()->getDataLayout(), loops, context, {}};
   for (BasicBlock& bb : kernel)
     for (Instruction& inst : bb) e.visit(inst);
   return std::move(e.out);

@@ -121,7 +121,8 @@ class KernelInstrumenter {
     dominators_ = std::make_unique<DominatorTree>(kernel_);
     loopInfo_ = std::make_unique<LoopInfo>(*dominators_);
     loops_ = allLoops(*loopInfo_);
-    accesses_ = enumerateAccesses(kernel_, *loopInfo_);
+    loopContext_ = loopContext(kernel_, *loopInfo_);
+    accesses_ = enumerateAccesses(kernel_, *loopInfo_, loopContext_);
     // A program-scope variable's memory is the program's, not a buffer's: the count and trace
     // runs would each change it (the trace run could then take another path), and a traced
     // launch, which runs instrumented copies, would leave the program's own variable as it was.
@@ -238,8 +239,11 @@ class KernelInstrumenter {
 
   void fillReport(KernelReport& report) {
     report.loops = static_cast<uint32_t>(loops_.size());
-    for (Loop* l : loops_)
-      report.maxDepth = std::max<uint32_t>(report.maxDepth, l->getLoopDepth());
+    for (Loop* l : loops_) {
+      uint32_t depth = 0;
+      for (const Loop* p = l; p; p = loopContext_.parentOf(p)) ++depth;
+      report.maxDepth = std::max(report.maxDepth, depth);
+    }
     if (report.maxDepth > kMaxLoopDepth)
       report.warnings.push_back("kernel '" + report.name + "': loops nested " +
                                 std::to_string(report.maxDepth) + " deep; records keep the " +
@@ -273,15 +277,25 @@ class KernelInstrumenter {
       });
       return loops;
     };
+    // Parents as the lanes see them: a loop on a break's way nests in the loop it leaves.
+    DenseMap<const Loop*, std::vector<Loop*>> children;
+    std::vector<Loop*> outermost;
+    for (Loop* l : loops_) {
+      if (Loop* p = loopContext_.parentOf(l))
+        children[p].push_back(l);
+      else
+        outermost.push_back(l);
+    }
     DenseMap<const Loop*, uint32_t> number;
-    std::vector<Loop*> pending = inLayoutOrder(std::vector<Loop*>(loopInfo_->begin(), loopInfo_->end()));
+    std::vector<Loop*> pending = inLayoutOrder(outermost);
     std::reverse(pending.begin(), pending.end());  // a stack: the first on top
     while (!pending.empty()) {
       Loop* l = pending.back();
       pending.pop_back();
       number[l] = static_cast<uint32_t>(parents.size());
-      parents.push_back(l->getParentLoop() ? number.lookup(l->getParentLoop()) : LoopNest::kNone);
-      std::vector<Loop*> inner = inLayoutOrder(l->getSubLoops());
+      const Loop* p = loopContext_.parentOf(l);
+      parents.push_back(p ? number.lookup(p) : LoopNest::kNone);
+      std::vector<Loop*> inner = inLayoutOrder(children.lookup(l));
       pending.insert(pending.end(), inner.rbegin(), inner.rend());
     }
     return number;
@@ -601,6 +615,7 @@ class KernelInstrumenter {
   std::unique_ptr<DominatorTree> dominators_;
   std::unique_ptr<LoopInfo> loopInfo_;
   std::vector<Loop*> loops_;
+  LoopContext loopContext_;  // which loop each block and loop runs in for the lanes
   std::vector<Access> accesses_;
   std::vector<PackedShape> packed_;  // per access: how its records are packed
   bool countRunWritesBuffers_ = true;

@@ -40,3 +40,26 @@ CL
 steps=$(schedule_steps "$work/dw.csv")
 [ "$steps" = "0:0:8 1:1:24 2:0:8 3:1:16 4:0:8 5:1:8 6:0:8 7:2:32" ] || fail "do-while steps: $steps"
 echo "ok: a break at the top of a do-while issues in the iteration its lanes leave at"
+# A loop on the way out: lanes leaving at iteration j run the inner loop twice (instruction 1)
+# and the store of 7 (2) in iteration j, 8 lanes each, before iteration j + 1's body.
+cat > "$work/inner.cl" <<'CL'
+__kernel void k(__global int* a) {
+  int i = get_global_id(0);
+  for (int j = 0; j < 4; j++) {
+    a[i] = j;
+    if (j == get_local_id(0) % 4) {
+      for (int k = 0; k < 2; k++) a[i + 32 * (k + 1)] = k;
+      a[i + 96] = 7;
+      break;
+    }
+  }
+  a[i + 128] = 1;
+}
+CL
+"$CLTRACE" run "$work/inner.cl" --kernel k --global 32 --local 32 --arg buffer:int:256 -o "$work/inner.cltrace" > /dev/null ||
+  fail "run inner loop"
+"$CLTRACE" schedule "$work/inner.cltrace" --format csv -o "$work/inner.csv" > /dev/null || fail "schedule inner loop"
+steps=$(schedule_steps "$work/inner.csv")
+[ "$steps" = "0:0:32 1:1:8 2:1:8 3:2:8 4:0:24 5:1:8 6:1:8 7:2:8 8:0:16 9:1:8 10:1:8 11:2:8 12:0:8 13:1:8 14:1:8 15:2:8 16:3:32" ] ||
+  fail "inner loop steps: $steps"
+echo "ok: a loop on a break's way runs in the iteration its lanes leave at"

@@ -144,3 +144,24 @@ __kernel void forever(__global int* a) {
 // CHECK-NEXT: [0] store 4B depth 0: {{.*}}store i32 99
 // CHECK-NEXT: [1] store 4B depth 1 loop 0:
 // CHECK-NEXT: [2] store 4B depth 0:
+
+// A loop on a break's way nests in the loop it leaves (its accesses carry both counters), and
+// the way goes on after it (the store of 7 carries the outer counter too).
+__kernel void inner(__global int* a) {
+  int i = get_global_id(0);
+  for (int j = 0; j < 4; j++) {
+    a[i] = j;
+    if (j == i % 4) {
+      for (int k = 0; k < 2; k++) a[i + 32 * (k + 1)] = k;
+      a[i + 96] = 7;
+      break;
+    }
+  }
+  a[i + 128] = 1;
+}
+
+// CHECK: kernel inner: 2 loops (max depth 2), 4 sites
+// CHECK-NEXT: [0] store 4B depth 1 loop 0:
+// CHECK-NEXT: [1] store 4B depth 2 loop 1:
+// CHECK-NEXT: [2] store 4B depth 1 loop 0: {{.*}}store i32 7
+// CHECK-NEXT: [3] store 4B depth 0:

@@ -4,6 +4,8 @@
 
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/IR/Function.h>
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/Analysis/LoopInfo.h>
 #include <llvm/IR/Instruction.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Value.h>
@@ -63,9 +65,30 @@ struct FenceBuiltin {
 };
 const FenceBuiltin* fenceBuiltin(llvm::StringRef mangledName);
 
+// Which loop each block runs in, as SIMT lanes see it. LoopInfo leaves the way out of a loop by
+// `break` or `return` (up to where the ways meet again) outside the loop, but the lanes that
+// take it run it in the iteration they leave at: such blocks belong to the loop they leave, and
+// so does a loop on that way (it nests in the loop left, for its counters and the loop table).
+struct LoopContext {
+  llvm::DenseMap<const llvm::BasicBlock*, llvm::Loop*> breakPaths;  // block in no loop -> loop it leaves
+  llvm::DenseMap<const llvm::Loop*, llvm::Loop*> adoptedParents;    // loop on such a way -> loop it leaves
+  // The loop enclosing `l` for the SIMT lanes (its adopted parent, else LoopInfo's), or null.
+  llvm::Loop* parentOf(const llvm::Loop* l) const {
+    auto it = adoptedParents.find(l);
+    return it != adoptedParents.end() ? it->second : l->getParentLoop();
+  }
+  // The innermost loop `block` runs in, or null.
+  llvm::Loop* loopFor(const llvm::BasicBlock* block, const llvm::LoopInfo& loops) const {
+    auto it = breakPaths.find(block);
+    return it != breakPaths.end() ? it->second : loops.getLoopFor(block);
+  }
+};
+LoopContext loopContext(llvm::Function& kernel, llvm::LoopInfo& loops);
+
 // Enumerates the accesses of `kernel` in program order (block layout order, then
-// instruction order). `loops` must describe `kernel` as it is now.
-std::vector<Access> enumerateAccesses(llvm::Function& kernel, llvm::LoopInfo& loops);
+// instruction order); each access's `loops` follow `context`. `loops` must describe `kernel`
+// as it is now.
+std::vector<Access> enumerateAccesses(llvm::Function& kernel, llvm::LoopInfo& loops, const LoopContext& context);
 
 // A short readable description of an instruction, for manifests and diagnostics.
 std::string describe(const llvm::Instruction& inst);
