@@ -257,10 +257,9 @@ struct Enumerator {
 // block out of the loop (it cannot reach the loop's header), but on a SIMT machine the lanes
 // that take it run it in the iteration they leave at, apart from the others (they reconverge
 // where the ways meet: the exiting branch's immediate post-dominator): their accesses must
-// carry that iteration. Exits from a latch, or from the header of a loop whose latches do not
-// exit (the count tested at the top), where lanes leave when their count ends, are the loop's
-// normal ends, and code reached from them is after the loop; so is code on a break's way that
-// the normal exits reach too. A loop on the way (one that does not enclose this loop) is
+// carry that iteration. Exits to a block laid out after the loop, where lanes leave when their
+// count ends, are the loop's normal ends, and code reached from them is after the loop; so is
+// code on a break's way that the normal exits reach too. A loop on the way (one that does not enclose this loop) is
 // adopted by it whole, and the way goes on after it.
 LoopContext loopContext(Function& kernel, LoopInfo& loopInfo) {
   LoopContext context;
@@ -269,26 +268,25 @@ LoopContext loopContext(Function& kernel, LoopInfo& loopInfo) {
   std::vector<Loop*> loops;
   for (Loop* top : loopInfo)
     for (Loop* l : top->getLoopsInPreorder()) loops.push_back(l);  // outer first: inner ones override
+  // Blocks are laid out in source order (clang emits them so, and the passes keep it): a loop's
+  // own end leads to what follows the loop in the source, laid out after every block of the
+  // loop, while a `break` or `return` in its body leads to a block laid out among the loop's,
+  // where the body has it. Which block tests the count (the header of a `for`, a do-while's
+  // latch, the last block of a short-circuit `&&` condition) does not matter then.
+  DenseMap<const BasicBlock*, uint32_t> position;
+  for (const BasicBlock& bb : kernel) position[&bb] = static_cast<uint32_t>(position.size());
   for (Loop* loop : loops) {
-    SmallVector<BasicBlock*, 4> latches;
-    loop->getLoopLatches(latches);
-    // A loop tests its count at the top (for, while: the header exits) or at the bottom
-    // (do-while, a rotated loop: a latch exits); in the latter, an exit from the header is a
-    // break in the body's first block.
-    const bool countAtBottom =
-        std::any_of(latches.begin(), latches.end(), [&](const BasicBlock* l) { return loop->isLoopExiting(l); });
-    auto normalEnd = [&](const BasicBlock* b) {
-      return (b == loop->getHeader() && !countAtBottom) || std::find(latches.begin(), latches.end(), b) != latches.end();
-    };
+    uint32_t last = 0;
+    for (const BasicBlock* b : loop->blocks()) last = std::max(last, position.lookup(b));
+    auto afterTheLoop = [&](const BasicBlock* exit) { return position.lookup(exit) > last; };
     // Everything the normal exits reach without entering the loop again lies after it.
     SmallPtrSet<const BasicBlock*, 32> afterLoop;
     std::vector<const BasicBlock*> work;
     SmallVector<BasicBlock*, 4> exiting;
     loop->getExitingBlocks(exiting);
     for (BasicBlock* e : exiting)
-      if (normalEnd(e))
-        for (const BasicBlock* s : successors(e))
-          if (!loop->contains(s) && afterLoop.insert(s).second) work.push_back(s);
+      for (const BasicBlock* s : successors(e))
+        if (!loop->contains(s) && afterTheLoop(s) && afterLoop.insert(s).second) work.push_back(s);
     while (!work.empty()) {
       const BasicBlock* b = work.back();
       work.pop_back();
@@ -298,13 +296,12 @@ LoopContext loopContext(Function& kernel, LoopInfo& loopInfo) {
     SmallPtrSet<const BasicBlock*, 16> path;  // the blocks on the ways out by break or return
     SmallPtrSet<Loop*, 4> onPath;             // loops on those ways, whole
     for (BasicBlock* e : exiting) {
-      if (normalEnd(e)) continue;
       DomTreeNode* node = postDominators.getNode(e);
       DomTreeNode* idom = node ? node->getIDom() : nullptr;
       const BasicBlock* meet = idom ? idom->getBlock() : nullptr;  // null: the ways end apart
       SmallPtrSet<const BasicBlock*, 16> seen;
       for (const BasicBlock* s : successors(e))
-        if (!loop->contains(s)) work.push_back(s);
+        if (!loop->contains(s) && !afterTheLoop(s)) work.push_back(s);
       while (!work.empty()) {
         const BasicBlock* b = work.back();
         work.pop_back();

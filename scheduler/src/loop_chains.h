@@ -3,6 +3,7 @@
 // program-order comparison reads two rows to find the loops two instructions share.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -19,21 +20,32 @@ class LoopChains {
   // Throws std::invalid_argument when `nest` names a loop that does not exist or a parent
   // numbered after its loop (a trace file's nest has been checked by its reader already).
   explicit LoopChains(const LoopNest& nest) : instructions_(static_cast<uint32_t>(nest.innermost.size())) {
-    for (size_t l = 0; l < nest.parent.size(); ++l)
-      if (nest.parent[l] != LoopNest::kNone && nest.parent[l] >= l)
+    // Each loop's row from its parent's (numbered before it): linear in the table, however
+    // deep the loops nest.
+    const size_t loops = nest.parent.size();
+    std::vector<uint32_t> loopRows(loops * kMaxLoopDepth, LoopNest::kNone);
+    std::vector<uint32_t> depth(loops, 0);  // levels kept in the row (at most kMaxLoopDepth)
+    for (size_t l = 0; l < loops; ++l) {
+      const uint32_t p = nest.parent[l];
+      if (p != LoopNest::kNone && p >= l)
         throw std::invalid_argument("scheduler: loop " + std::to_string(l) + " of the loop nest names loop " +
-                                    std::to_string(nest.parent[l]) + " as its parent, which is not numbered before it");
+                                    std::to_string(p) + " as its parent, which is not numbered before it");
+      uint32_t* row = &loopRows[l * kMaxLoopDepth];
+      if (p != LoopNest::kNone) {
+        std::copy_n(&loopRows[size_t(p) * kMaxLoopDepth], kMaxLoopDepth, row);
+        depth[l] = depth[p];
+      }
+      if (depth[l] < kMaxLoopDepth) row[depth[l]++] = static_cast<uint32_t>(l);  // deeper loops share the row
+    }
     rows_.assign(size_t(instructions_) * kMaxLoopDepth, LoopNest::kNone);
-    std::vector<uint32_t> chain;
     for (uint32_t i = 0; i < instructions_; ++i) {
       const uint32_t innermost = nest.innermost[i];
-      if (innermost != LoopNest::kNone && innermost >= nest.parent.size())
+      if (innermost == LoopNest::kNone) continue;
+      if (innermost >= loops)
         throw std::invalid_argument("scheduler: instruction " + std::to_string(i) + " of the loop nest is in loop " +
-                                    std::to_string(innermost) + ", but the nest has " +
-                                    std::to_string(nest.parent.size()) + (nest.parent.size() == 1 ? " loop" : " loops"));
-      chain.clear();
-      for (uint32_t l = innermost; l != LoopNest::kNone; l = nest.parent[l]) chain.push_back(l);
-      for (size_t k = 0; k < chain.size() && k < kMaxLoopDepth; ++k) rows_[size_t(i) * kMaxLoopDepth + k] = chain[chain.size() - 1 - k];
+                                    std::to_string(innermost) + ", but the nest has " + std::to_string(loops) +
+                                    (loops == 1 ? " loop" : " loops"));
+      std::copy_n(&loopRows[size_t(innermost) * kMaxLoopDepth], kMaxLoopDepth, &rows_[size_t(i) * kMaxLoopDepth]);
     }
   }
 

@@ -63,3 +63,22 @@ steps=$(schedule_steps "$work/inner.csv")
 [ "$steps" = "0:0:32 1:1:8 2:1:8 3:2:8 4:0:24 5:1:8 6:1:8 7:2:8 8:0:16 9:1:8 10:1:8 11:2:8 12:0:8 13:1:8 14:1:8 15:2:8 16:3:32" ] ||
   fail "inner loop steps: $steps"
 echo "ok: a loop on a break's way runs in the iteration its lanes leave at"
+# A loop whose `&&` condition ends it from neither header nor latch, with a `return` in its body
+# that no lane takes: the store after the loop is one step of all 32 lanes (it was split by the
+# iteration each lane left at). Trip counts 1, 2, 3, 3 by l % 4.
+cat > "$work/andcond.cl" <<'CL'
+__kernel void k(__global int* a, int never) {
+  int l = get_local_id(0);
+  for (int i = 0; i < 3 && i <= l % 4; ++i) {
+    a[l + 32 * i] = i;
+    if (i == never) { a[l] = 7; return; }
+  }
+  a[l + 128] = 1;
+}
+CL
+"$CLTRACE" run "$work/andcond.cl" --kernel k --global 32 --local 32 --arg buffer:int:256 --arg scalar:int:-1 \
+  -o "$work/andcond.cltrace" > /dev/null || fail "run andcond"
+"$CLTRACE" schedule "$work/andcond.cltrace" --format csv -o "$work/andcond.csv" > /dev/null || fail "schedule andcond"
+steps=$(schedule_steps "$work/andcond.csv")
+[ "$steps" = "0:0:32 1:0:24 2:0:16 3:2:32" ] || fail "andcond steps: $steps"
+echo "ok: a loop ended by a short-circuit condition is followed by one step of all lanes"

@@ -165,3 +165,24 @@ __kernel void inner(__global int* a) {
 // CHECK-NEXT: [1] store 4B depth 2 loop 1:
 // CHECK-NEXT: [2] store 4B depth 1 loop 0: {{.*}}store i32 7
 // CHECK-NEXT: [3] store 4B depth 0:
+
+// A short-circuit condition ends the loop from a block that is neither header nor latch (the
+// `&&`'s last block); it leads to what follows the loop, laid out after it, so it is the loop's
+// end and the store after the loop is after it, even though a `return` in the body means the
+// ways meet only at the function's end.
+__kernel void andcond(__global int* a, int never) {
+  int l = get_local_id(0);
+  for (int i = 0; i < 3 && i <= l % 4; ++i) {
+    a[l + 32 * i] = i;
+    if (i == never) {
+      a[l] = 7;
+      return;
+    }
+  }
+  a[l + 128] = 1;
+}
+
+// CHECK: kernel andcond: 1 loops (max depth 1), 3 sites
+// CHECK-NEXT: [0] store 4B depth 1 loop 0:
+// CHECK-NEXT: [1] store 4B depth 1 loop 0: {{.*}}store i32 7
+// CHECK-NEXT: [2] store 4B depth 0:
