@@ -372,10 +372,79 @@ const FenceBuiltin* fenceBuiltin(StringRef mangledName) {
   return nullptr;
 }
 
+namespace {
+
+// The components of the vector stored by `store` that differ from those of `load`, as a bit
+// mask, when the stored value is `load`'s with some components replaced (insertelement with
+// constant indices, or a shufflevector that keeps some of `load`'s lanes in place), each step
+// used only by the next; 0 otherwise.
+uint64_t replacedComponents(const StoreInst& store, const LoadInst*& load) {
+  auto* type = dyn_cast<FixedVectorType>(store.getValueOperand()->getType());
+  if (!type || type->getNumElements() > 64) return 0;
+  const unsigned n = type->getNumElements();
+  uint64_t changed = 0;
+  const Value* v = store.getValueOperand();
+  while (auto* insert = dyn_cast<InsertElementInst>(v)) {
+    auto* index = dyn_cast<ConstantInt>(insert->getOperand(2));
+    if (!index || index->getZExtValue() >= n || !insert->hasOneUse()) return 0;
+    changed |= uint64_t(1) << index->getZExtValue();
+    v = insert->getOperand(0);
+  }
+  if (auto* shuffle = dyn_cast<ShuffleVectorInst>(v)) {
+    if (!shuffle->hasOneUse() || shuffle->getOperand(0)->getType() != type) return 0;
+    for (unsigned lane = 0; lane < n; ++lane)
+      if (shuffle->getMaskValue(lane) != static_cast<int>(lane)) changed |= uint64_t(1) << lane;
+    v = shuffle->getOperand(0);
+  }
+  load = dyn_cast<LoadInst>(v);
+  if (!load || !load->hasOneUse() || load->getPointerOperand() != store.getPointerOperand() ||
+      load->getParent() != store.getParent() || load->isVolatile() || store.isVolatile())
+    return 0;
+  return changed;
+}
+
+// Component writes (Access::recorded): the load of a load-insert-store of one vector is not
+// recorded, and the store records the bytes of the components it replaces, when they lie side
+// by side and are whole bytes. Then the recorded accesses are numbered again.
+void narrowComponentWrites(std::vector<Access>& accesses, const DataLayout& dl) {
+  DenseMap<const Instruction*, size_t> indexOf;
+  for (size_t i = 0; i < accesses.size(); ++i) indexOf[accesses[i].inst] = i;
+  std::vector<size_t> mergedInto(accesses.size(), SIZE_MAX);
+  for (size_t i = 0; i < accesses.size(); ++i) {
+    Access& a = accesses[i];
+    auto* store = dyn_cast<StoreInst>(a.inst);
+    if (!store || a.kind != AccessKind::Store || a.dynamicSize || a.vectorOffset) continue;
+    const LoadInst* load = nullptr;
+    const uint64_t changed = replacedComponents(*store, load);
+    if (changed == 0) continue;
+    auto found = indexOf.find(load);
+    if (found == indexOf.end() || accesses[found->second].kind != AccessKind::Load) continue;
+    auto* type = cast<FixedVectorType>(store->getValueOperand()->getType());
+    const uint64_t bits = dl.getTypeSizeInBits(type->getElementType());
+    if (bits % 8 != 0 || dl.getTypeStoreSize(type) != bits / 8 * type->getNumElements()) continue;
+    const unsigned low = static_cast<unsigned>(__builtin_ctzll(changed));
+    const uint64_t run = changed >> low;
+    if ((run & (run + 1)) != 0) continue;  // not side by side
+    const unsigned count = static_cast<unsigned>(__builtin_popcountll(run));
+    a.recordOffset = low * (bits / 8);
+    a.recordSize = count * (bits / 8);
+    accesses[found->second].recorded = false;
+    mergedInto[found->second] = i;
+  }
+  uint32_t next = 0;
+  for (Access& a : accesses)
+    if (a.recorded) a.id = next++;
+  for (size_t i = 0; i < accesses.size(); ++i)
+    if (mergedInto[i] != SIZE_MAX) accesses[i].id = accesses[mergedInto[i]].id;  // reported as the write's
+}
+
+}  // namespace
+
 std::vector<Access> enumerateAccesses(Function& kernel, LoopInfo& loops, const LoopContext& context) {
   Enumerator e{kernel.getParent()->getDataLayout(), loops, context, {}};
   for (BasicBlock& bb : kernel)
     for (Instruction& inst : bb) e.visit(inst);
+  narrowComponentWrites(e.out, kernel.getParent()->getDataLayout());
   return std::move(e.out);
 }
 

@@ -49,7 +49,7 @@ DynamicWord dynamicWordOf(const Access& a) {
 }
 
 InstructionShape shapeOf(const Access& a) {
-  return {a.kind, static_cast<uint32_t>(a.staticSize), a.flags, static_cast<uint32_t>(a.loops.size()),
+  return {a.kind, static_cast<uint32_t>(a.recordedSize()), a.flags, static_cast<uint32_t>(a.loops.size()),
           dynamicWordOf(a)};
 }
 
@@ -259,7 +259,8 @@ class KernelInstrumenter {
     const DenseMap<const Loop*, uint32_t> number = numberLoops(report.loopParents);
     for (size_t i = 0; i < accesses_.size(); ++i) {
       const Access& a = accesses_[i];
-      report.accesses.push_back({a.id, a.kind, a.staticSize, a.flags, static_cast<uint32_t>(a.loops.size()),
+      if (!a.recorded) continue;
+      report.accesses.push_back({a.id, a.kind, a.recordedSize(), a.flags, static_cast<uint32_t>(a.loops.size()),
                                  a.loops.empty() ? LoopNest::kNone : number.lookup(a.loops.back()),
                                  dynamicWordOf(a), describe(*a.inst), packed_[i].bufferArgument});
     }
@@ -324,9 +325,10 @@ class KernelInstrumenter {
     for (size_t i = 0; i < accesses_.size(); ++i) {
       const Access& a = accesses_[i];
       b.SetInsertPoint(a.inst);
-      b.CreateStore(b.CreateAdd(b.CreateLoad(b.getInt64Ty(), s.recordCount),
-                                b.getInt64(packedRecordUnits(packed_[i]))),
-                    s.recordCount);
+      if (a.recorded)
+        b.CreateStore(b.CreateAdd(b.CreateLoad(b.getInt64Ty(), s.recordCount),
+                                  b.getInt64(packedRecordUnits(packed_[i]))),
+                      s.recordCount);
       if (a.loops.size() > kMaxLoopDepth)
         b.CreateStore(b.CreateOr(b.CreateLoad(b.getInt64Ty(), diag),
                                  b.getInt64(kDiagDepthTruncated)),
@@ -448,7 +450,7 @@ class KernelInstrumenter {
     }
 
     for (size_t i = 0; i < accesses_.size(); ++i)
-      emitRecord(b, accesses_[i], packed_[i], s, records, firstUnit, limit, counters);
+      if (accesses_[i].recorded) emitRecord(b, accesses_[i], packed_[i], s, records, firstUnit, limit, counters);
 
     for (ReturnInst* ret : returnsOf(f)) {
       b.SetInsertPoint(ret);
@@ -557,8 +559,11 @@ class KernelInstrumenter {
     b.SetInsertPoint(&*then->getParent()->getSingleSuccessor()->getFirstInsertionPt());
   }
 
-  Value* addressOf(IRBuilder<>& b, const Access& a) {
+  // The address the access starts at (the count run's bound check), or with `recorded` the
+  // address its record holds (Access::recordOffset further).
+  Value* addressOf(IRBuilder<>& b, const Access& a, bool recorded = false) {
     if (!a.pointer) return b.getInt64(0);
+    if (recorded && a.recordOffset != 0) return b.CreateAdd(addressOf(b, a), b.getInt64(a.recordOffset));
     Value* p = a.pointer;
     if (a.vectorOffset) {
       auto* pt = cast<PointerType>(p->getType());
@@ -577,9 +582,9 @@ class KernelInstrumenter {
     if (packedAddressWords(shape) == 1) {
       // The count run checked that the access lies inside this argument's buffer.
       Value* base = b.CreatePtrToInt(a.inst->getFunction()->getArg(shape.bufferArgument), b.getInt64Ty());
-      words.push_back(b.CreateTrunc(b.CreateSub(addressOf(b, a), base), b.getInt32Ty()));
+      words.push_back(b.CreateTrunc(b.CreateSub(addressOf(b, a, true), base), b.getInt32Ty()));
     } else if (packedAddressWords(shape) == 2) {
-      Value* address = addressOf(b, a);
+      Value* address = addressOf(b, a, true);
       words.push_back(b.CreateTrunc(address, b.getInt32Ty()));
       words.push_back(b.CreateTrunc(b.CreateLShr(address, 32), b.getInt32Ty()));
     }

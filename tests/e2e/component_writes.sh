@@ -1,0 +1,31 @@
+# Writing components of a global vector is recorded as the GPU writes them: v[i].y = 1 for 32
+# work-items is 32 stores of 4 bytes at 16 * i + 4 (4 lines of 128 bytes) and no load, where
+# clang's load-insert-store of the whole vector made 4 read requests too; components apart (.xz)
+# stay that load and store.
+source "$(dirname "$0")/lib.sh"
+cat > "$work/cw.cl" <<'CL'
+__kernel void one(__global float4* v) { v[get_global_id(0)].y = 1.0f; }
+__kernel void apart(__global float4* v) { v[get_global_id(0)].xz = (float2)(1.0f, 2.0f); }
+CL
+for k in one apart; do
+  "$CLTRACE" run "$work/cw.cl" --kernel $k --global 32 --local 32 --arg buffer:float4:32 -o "$work/$k.cltrace" > /dev/null ||
+    fail "run $k"
+done
+"$CLTRACE" dump --limit 2 "$work/one.cltrace" > "$work/one.dump" || fail "dump"
+grep -F "wi 1 group (0) local (1) store instr 0 addr 0x14 size 4 " "$work/one.dump" > /dev/null || fail "one: $(cat "$work/one.dump")"
+grep -F "records: 32" "$work/one.dump" > /dev/null || fail "one records: $(cat "$work/one.dump")"
+counts() {
+  "$CLTRACE" simulate "$1" --runs 1 --json | python3 -c "
+import json, sys
+j = json.load(sys.stdin)
+print(j['reads'], j['writes'], j['requests_before_coalescing'])"
+}
+got=$(counts "$work/one.cltrace")
+[ "$got" = "0 4 32" ] || fail "one: reads writes before-coalescing = $got"
+echo "ok: a component write is 32 four-byte stores in 4 lines, no load"
+got=$(counts "$work/apart.cltrace")
+[ "$got" = "4 4 64" ] || fail "apart: reads writes before-coalescing = $got"
+echo "ok: components apart stay the whole vector's load and store"
+# The count run still checks the whole vector: v[1].y of a one-element buffer is outside.
+expect_error "1 work-item accesses memory outside their buffers" \
+  "$CLTRACE" run "$work/cw.cl" --kernel one --global 2 --local 2 --arg buffer:float4:1 -o "$work/oob.cltrace"
