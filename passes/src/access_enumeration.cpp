@@ -376,8 +376,8 @@ namespace {
 
 // The components of the vector stored by `store` that differ from those of `load`, as a bit
 // mask, when the stored value is `load`'s with some components replaced (insertelement with
-// constant indices, or a shufflevector that keeps some of `load`'s lanes in place), each step
-// used only by the next; 0 otherwise.
+// constant indices, or a shufflevector that keeps `load`'s other lanes in place), each step
+// used only by the next, and nothing between the load and the store writes memory; 0 otherwise.
 uint64_t replacedComponents(const StoreInst& store, const LoadInst*& load) {
   auto* type = dyn_cast<FixedVectorType>(store.getValueOperand()->getType());
   if (!type || type->getNumElements() > 64) return 0;
@@ -392,14 +392,23 @@ uint64_t replacedComponents(const StoreInst& store, const LoadInst*& load) {
   }
   if (auto* shuffle = dyn_cast<ShuffleVectorInst>(v)) {
     if (!shuffle->hasOneUse() || shuffle->getOperand(0)->getType() != type) return 0;
-    for (unsigned lane = 0; lane < n; ++lane)
-      if (shuffle->getMaskValue(lane) != static_cast<int>(lane)) changed |= uint64_t(1) << lane;
+    for (unsigned lane = 0; lane < n; ++lane) {
+      const int from = shuffle->getMaskValue(lane);
+      if (from == static_cast<int>(lane)) continue;                     // kept in place
+      if (from >= 0 && from < static_cast<int>(n)) return 0;           // moved: the load is a real read
+      changed |= uint64_t(1) << lane;                                   // from the other operand
+    }
     v = shuffle->getOperand(0);
   }
   load = dyn_cast<LoadInst>(v);
   if (!load || !load->hasOneUse() || load->getPointerOperand() != store.getPointerOperand() ||
       load->getParent() != store.getParent() || load->isVolatile() || store.isVolatile())
     return 0;
+  // Nothing in between may write memory (a write to the vector, a barrier, a call): the store
+  // would put back what the load read, which is then a real read and write of the whole vector
+  // (t = *p; *p = 0; t.y = 1; *p = t).
+  for (const Instruction* i = load->getNextNode(); i != &store; i = i->getNextNode())
+    if (!i || i->mayWriteToMemory() || isa<CallBase>(i)) return 0;
   return changed;
 }
 

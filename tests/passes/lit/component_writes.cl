@@ -35,3 +35,26 @@ __kernel void rmw(__global float4* v, __global const float* s) {
 // CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float
 // CHECK-NEXT: [1] load 16B depth 0: {{.*}} = load <4 x float>
 // CHECK-NEXT: [2] store 4B depth 0: store <4 x float>
+
+// Not component writes: the load's own components move (a swizzle of the vector onto itself
+// reads it), or something writes memory between the load and the store (the store puts back
+// what was read). Both stay the whole vector's load and store.
+__kernel void swap(__global float4* v) {
+  __global float4* p = v + get_global_id(0);
+  *p = p->yxzw;
+}
+// CHECK: kernel swap: 0 loops (max depth 0), 2 sites
+// CHECK-NEXT: [0] load 16B depth 0: {{.*}} = load <4 x float>
+// CHECK-NEXT: [1] store 16B depth 0: store <4 x float>
+
+__kernel void clobber(__global float4* v) {
+  __global float4* p = v + get_global_id(0);
+  float4 t = *p;
+  *p = (float4)(0.0f);
+  t.y = 1.0f;
+  *p = t;
+}
+// CHECK: kernel clobber: 0 loops (max depth 0), 3 sites
+// CHECK-NEXT: [0] load 16B depth 0: {{.*}} = load <4 x float>
+// CHECK-NEXT: [1] store 16B depth 0: store <4 x float> zeroinitializer
+// CHECK-NEXT: [2] store 16B depth 0: store <4 x float>
