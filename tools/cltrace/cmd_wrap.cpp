@@ -84,11 +84,22 @@ void removeUnfinishedTraces(const std::string& out) {
   }
 }
 
-// The program ended in `signal`: when it crashed and the layer noted a count or trace run in
+// The activity files of the program's processes (.run-in-flight.PID; a process that crashed
+// leaves its own).
+void removeActivityFiles(const std::string& out) {
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(out, ec))
+    if (e.path().filename().string().rfind(".run-in-flight", 0) == 0) files.push_back(e.path());
+  for (const fs::path& p : files) fs::remove(p, ec);
+}
+
+// The program (process `pid`) ended in `signal`: when it crashed and the layer noted a count or trace run in
 // flight (the driver crashed in it), says which and removes its unfinished trace.
-void sayCrashedRun(const fs::path& activity, int signal) {
+void sayCrashedRun(const fs::path& activity, pid_t pid, int signal) {
   if (!cli::isCrashSignal(signal)) return;
-  const std::optional<wrapper::MirroredActivity> run = wrapper::readMirroredActivity(activity.string());
+  const std::optional<wrapper::MirroredActivity> run =
+      wrapper::readMirroredActivity(wrapper::mirroredActivityPath(activity.string(), pid));
   if (!run) return;
   fmt::print(stderr, "cltrace: error: the program ended in signal {} ({}) in {}: the OpenCL driver crashed there\n",
              signal, strsignal(signal), run->text);
@@ -107,8 +118,8 @@ int run(const WrapFlags& f) {
   fs::remove(fs::path(f.out) / "not-run.tsv", ec);
   const fs::path counter = fs::absolute(fs::path(f.out) / ".launch-counter");
   fs::remove(counter, ec);
-  const fs::path activity = fs::absolute(fs::path(f.out) / ".run-in-flight");
-  fs::remove(activity, ec);
+  const fs::path activity = fs::absolute(fs::path(f.out) / ".run-in-flight");  // + ".PID" per process
+  removeActivityFiles(f.out);
   // Said now rather than once per launch: every trace would fail to be written.
   if (!std::ofstream(fs::path(f.out) / "launches.tsv"))
     throw cli::UserError("cannot write into " + f.out);
@@ -157,8 +168,8 @@ int run(const WrapFlags& f) {
   }
   for (int sig : {SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (WIFSIGNALED(status)) sayCrashedRun(activity, WTERMSIG(status));
-  fs::remove(activity, ec);
+  if (WIFSIGNALED(status)) sayCrashedRun(activity, pid, WTERMSIG(status));
+  removeActivityFiles(f.out);
   removeUnfinishedTraces(f.out);
 
   // launches.tsv and untraced.tsv lines start with the launch number.

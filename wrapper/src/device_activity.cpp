@@ -1,5 +1,7 @@
 #include "cltrace/wrapper/device_activity.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -24,13 +26,15 @@ void publish() {
   const DeviceActivityNote* latest = gSet.empty() ? nullptr : gSet.back();
   gLatest.store(latest);
   if (gMirror.empty()) return;
+  // The pid now, not when mirroring began: a process forked since writes a file of its own.
+  const std::string path = mirroredActivityPath(gMirror, static_cast<long>(getpid()));
   if (!latest) {
-    std::remove(gMirror.c_str());
+    std::remove(path.c_str());
     return;
   }
   // Its text, a newline, the partial file or nothing, a newline (readMirroredActivity).
-  std::ofstream(gMirror, std::ios::trunc) << latest->text << '\n'
-                                          << (latest->partialFile ? latest->partialFile : "") << '\n';
+  std::ofstream(path, std::ios::trunc) << latest->text << '\n' << (latest->partialFile ? latest->partialFile : "")
+                                       << '\n';
 }
 
 }  // namespace
@@ -45,9 +49,11 @@ std::optional<MirroredActivity> readMirroredActivity(const std::string& path) {
   return a;
 }
 
-void mirrorDeviceActivityTo(const std::string& path) {
+std::string mirroredActivityPath(const std::string& base, long pid) { return base + "." + std::to_string(pid); }
+
+void mirrorDeviceActivityTo(const std::string& base) {
   std::lock_guard<std::mutex> lock(gMutex);
-  gMirror = path;
+  gMirror = base;
   publish();
 }
 

@@ -19,9 +19,12 @@ struct DeviceActivityNote {
 // lock-free atomic load).
 const DeviceActivityNote* deviceActivity();
 
-// From now on the latest activity is also written to `path` and the file removed when none is
-// set. Empty: no file.
-void mirrorDeviceActivityTo(const std::string& path);
+// From now on the latest activity is also written to a file of the writing process,
+// mirroredActivityPath(base, its pid) (each process of a program that forks has its own), and
+// the file removed when none is set. Empty: no file.
+void mirrorDeviceActivityTo(const std::string& base);
+// The file the process `pid` mirrors its activity to.
+std::string mirroredActivityPath(const std::string& base, long pid);
 
 // What a file mirrorDeviceActivityTo writes names (read by another process): the activity's
 // text and its unfinished trace file (empty for none); nullopt when there is no such file or it
