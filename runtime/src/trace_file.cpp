@@ -709,7 +709,20 @@ class ZstdSource : public BodySource {
     size_t got = plain_.read(in_.data(), in_.size());
     input_ = ZSTD_inBuffer{in_.data(), got, 0};
     inputEnded_ = got == 0;
+    if (!frameChecked_ && got > 0) checkFrameHeader(got);
     return got;
+  }
+  // The frame must carry its content checksum (RFC 8878: the magic, then the frame header
+  // descriptor, whose bit 2 says so), as every compressed body cltrace writes does: without it
+  // a corrupt body could decompress into records. A header that is not a frame's is left to
+  // the decompressor to report.
+  void checkFrameHeader(size_t got) {
+    frameChecked_ = true;
+    const auto* b = reinterpret_cast<const unsigned char*>(in_.data());
+    if (got < 5 || getLE(b, 4) != 0xFD2FB528u) return;
+    if ((b[4] & 0x04) == 0)
+      fail(path_, "the compressed body's zstd frame has no content checksum (cltrace writes one), so it cannot be "
+                  "checked: is this file from cltrace?");
   }
 
   PlainSource plain_;
@@ -721,6 +734,7 @@ class ZstdSource : public BodySource {
   size_t outPos_ = 0, outLen_ = 0;
   bool inputEnded_ = false;
   bool frameDone_ = false;
+  bool frameChecked_ = false;  // checkFrameHeader ran
 };
 
 // An uncompressed body's size follows from the header; checking it up front rejects absurd

@@ -69,12 +69,17 @@ std::string bodyOf(const std::string& image, uint64_t headerSize = kSampleHeader
   return image.substr(headerSize, image.size() - headerSize - kBodyChecksumSize);
 }
 
-// A compressed sample file image: `header` with the compressed flag, then `body` as one frame.
-std::string compressedImage(std::string header, const std::string& body) {
+// A compressed sample file image: `header` with the compressed flag, then `body` as one frame
+// (with the content checksum the writer puts in, unless `checksum` is false).
+std::string compressedImage(std::string header, const std::string& body, bool checksum = true) {
   patchLE(header, kFlagsAt, 1, 4);
   fixChecksum(header);
   std::string packed(ZSTD_compressBound(body.size()), '\0');
-  size_t size = ZSTD_compress(packed.data(), packed.size(), body.data(), body.size(), 3);
+  ZSTD_CCtx* ctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(ctx, ZSTD_c_compressionLevel, 3);
+  ZSTD_CCtx_setParameter(ctx, ZSTD_c_checksumFlag, checksum ? 1 : 0);
+  size_t size = ZSTD_compress2(ctx, packed.data(), packed.size(), body.data(), body.size());
+  ZSTD_freeCCtx(ctx);
   EXPECT_FALSE(ZSTD_isError(size));
   return header + packed.substr(0, size);
 }
@@ -301,6 +306,18 @@ TEST_F(TraceFileTest, CompressedFileIsHeaderPlusOneZstdFrame) {
   size_t size = ZSTD_decompress(body.data(), body.size(), frame.data(), frame.size());
   ASSERT_FALSE(ZSTD_isError(size)) << ZSTD_getErrorName(size);
   EXPECT_EQ(body.substr(0, size), bodyOf(plain));  // zstd's checksum only: no body checksum
+}
+
+TEST_F(TraceFileTest, CompressedBodyWithoutItsFrameChecksumIsRefused) {
+  // Every compressed body cltrace writes has zstd's content checksum; without it a corrupt body
+  // could read as records.
+  writeSample(file("plain.trace"), false);
+  const std::string plain = readBytes(file("plain.trace"));
+  writeBytes(file("bad.trace"), compressedImage(headerOf(plain), bodyOf(plain), false));
+  expectReadError(file("bad.trace"), {"the compressed body's zstd frame has no content checksum"});
+  writeBytes(file("good.trace"), compressedImage(headerOf(plain), bodyOf(plain), true));
+  TraceReader reader(file("good.trace"));
+  EXPECT_EQ(readAll(reader), sampleWorkItems());
 }
 
 TEST(NDRangeTest, PositionOfFollowsFileOrder) {
