@@ -229,6 +229,9 @@ struct Enumerator {
 
   void visit(Instruction& inst) {
     if (auto* load = dyn_cast<LoadInst>(&inst)) {
+      // A load whose value nothing uses (clang's for `(void)a[i]`, or for a vector written whole
+      // through a swizzle, v[i].wzyx = x) is one a GPU compiler drops: not recorded.
+      if (load->use_empty() && !load->isVolatile()) return;
       Value* p = load->getPointerOperand();
       if (isRecordedSpace(addressSpaceOf(p)) && !isProgramScopeData(p))
         add(inst, loadKind(p), p, storeSize(dl, load->getType()));

@@ -58,3 +58,13 @@ __kernel void clobber(__global float4* v) {
 // CHECK-NEXT: [0] load 16B depth 0: {{.*}} = load <4 x float>
 // CHECK-NEXT: [1] store 16B depth 0: store <4 x float> zeroinitializer
 // CHECK-NEXT: [2] store 16B depth 0: store <4 x float>
+
+// A load whose value nothing uses is one a GPU compiler drops: clang emits one for a vector
+// written whole through a swizzle, and for a discarded read.
+__kernel void whole(__global float4* v, __global const float* s) {
+  size_t i = get_global_id(0);
+  v[i].wzyx = (float4)(1.0f, 2.0f, 3.0f, 4.0f);
+  (void)s[i];
+}
+// CHECK: kernel whole: 0 loops (max depth 0), 1 sites
+// CHECK-NEXT: [0] store 16B depth 0: store <4 x float>
