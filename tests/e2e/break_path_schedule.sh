@@ -13,10 +13,7 @@ __kernel void k(__global int* a) {
   a[i + 64] = 1;
 }
 CL
-"$CLTRACE" run "$work/brk.cl" --kernel k --global 32 --local 32 --arg buffer:int:128 -o "$work/brk.cltrace" > /dev/null ||
-  fail "run"
-"$CLTRACE" schedule "$work/brk.cltrace" --format csv -o "$work/brk.csv" > /dev/null || fail "schedule"
-steps=$(schedule_steps "$work/brk.csv")
+steps=$(traced_steps "$work/brk.cl" k --arg buffer:int:128)
 [ "$steps" = "0:0:32 1:1:8 2:0:24 3:1:8 4:0:16 5:1:8 6:0:8 7:1:8 8:2:32" ] || fail "steps: $steps"
 echo "ok: a break's store issues in the iteration its lanes leave at"
 # The same in a do-while whose break is in the body's first block (the loop's header; the count
@@ -34,10 +31,7 @@ __kernel void k(__global int* a) {
   a[i + 64] = 1;
 }
 CL
-"$CLTRACE" run "$work/dw.cl" --kernel k --global 32 --local 32 --arg buffer:int:128 -o "$work/dw.cltrace" > /dev/null ||
-  fail "run do-while"
-"$CLTRACE" schedule "$work/dw.cltrace" --format csv -o "$work/dw.csv" > /dev/null || fail "schedule do-while"
-steps=$(schedule_steps "$work/dw.csv")
+steps=$(traced_steps "$work/dw.cl" k --arg buffer:int:128)
 [ "$steps" = "0:0:8 1:1:24 2:0:8 3:1:16 4:0:8 5:1:8 6:0:8 7:2:32" ] || fail "do-while steps: $steps"
 echo "ok: a break at the top of a do-while issues in the iteration its lanes leave at"
 # A loop on the way out: lanes leaving at iteration j run the inner loop twice (instruction 1)
@@ -56,10 +50,7 @@ __kernel void k(__global int* a) {
   a[i + 128] = 1;
 }
 CL
-"$CLTRACE" run "$work/inner.cl" --kernel k --global 32 --local 32 --arg buffer:int:256 -o "$work/inner.cltrace" > /dev/null ||
-  fail "run inner loop"
-"$CLTRACE" schedule "$work/inner.cltrace" --format csv -o "$work/inner.csv" > /dev/null || fail "schedule inner loop"
-steps=$(schedule_steps "$work/inner.csv")
+steps=$(traced_steps "$work/inner.cl" k --arg buffer:int:256)
 [ "$steps" = "0:0:32 1:1:8 2:1:8 3:2:8 4:0:24 5:1:8 6:1:8 7:2:8 8:0:16 9:1:8 10:1:8 11:2:8 12:0:8 13:1:8 14:1:8 15:2:8 16:3:32" ] ||
   fail "inner loop steps: $steps"
 echo "ok: a loop on a break's way runs in the iteration its lanes leave at"
@@ -76,9 +67,6 @@ __kernel void k(__global int* a, int never) {
   a[l + 128] = 1;
 }
 CL
-"$CLTRACE" run "$work/andcond.cl" --kernel k --global 32 --local 32 --arg buffer:int:256 --arg scalar:int:-1 \
-  -o "$work/andcond.cltrace" > /dev/null || fail "run andcond"
-"$CLTRACE" schedule "$work/andcond.cltrace" --format csv -o "$work/andcond.csv" > /dev/null || fail "schedule andcond"
-steps=$(schedule_steps "$work/andcond.csv")
+steps=$(traced_steps "$work/andcond.cl" k --arg buffer:int:256 --arg scalar:int:-1)
 [ "$steps" = "0:0:32 1:0:24 2:0:16 3:2:32" ] || fail "andcond steps: $steps"
 echo "ok: a loop ended by a short-circuit condition is followed by one step of all lanes"

@@ -28,3 +28,16 @@ for r in rows:
     out[-1][2] += 1
 print(' '.join(f'{s}:{i}:{n}' for s, i, n in out))" "$1"
 }
+# traced_steps CL KERNEL ARGS...: traces KERNEL of the file CL over one workgroup of 32
+# work-items (cltrace run ARGS; the trace is $work/NAME-KERNEL.cltrace, NAME the file's) and
+# prints its warp schedule as schedule_steps does.
+traced_steps() {
+  local cl=$1 kernel=$2
+  shift 2
+  local base
+  base="$work/$(basename "$cl" .cl)-$kernel"
+  "$CLTRACE" run "$cl" --kernel "$kernel" --global 32 --local 32 "$@" -o "$base.cltrace" > /dev/null ||
+    fail "run $kernel of $cl"
+  "$CLTRACE" schedule "$base.cltrace" --format csv -o "$base.csv" > /dev/null || fail "schedule $kernel of $cl"
+  schedule_steps "$base.csv"
+}
