@@ -1,5 +1,7 @@
 #include "cltrace/passes/access_enumeration.h"
 
+#include <llvm/ADT/DepthFirstIterator.h>
+
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/Analysis/LoopInfo.h>
@@ -260,10 +262,11 @@ struct Enumerator {
 // block out of the loop (it cannot reach the loop's header), but on a SIMT machine the lanes
 // that take it run it in the iteration they leave at, apart from the others (they reconverge
 // where the ways meet: the exiting branch's immediate post-dominator): their accesses must
-// carry that iteration. Exits to a block laid out after the loop, where lanes leave when their
-// count ends, are the loop's normal ends, and code reached from them is after the loop; so is
-// code on a break's way that the normal exits reach too. A loop on the way (one that does not enclose this loop) is
-// adopted by it whole, and the way goes on after it.
+// carry that iteration. The way of a break or return is the code laid out among the loop's own
+// blocks (the body's `if (...) { ...; break; }`); code laid out after the loop (or before it)
+// follows the loop, whichever exit leads there, and so does code the loop's other exits reach.
+// A loop on the way (one that does not enclose this loop) is adopted by it whole, and the way
+// goes on after it.
 LoopContext loopContext(Function& kernel, LoopInfo& loopInfo) {
   LoopContext context;
   if (loopInfo.empty()) return context;
@@ -271,25 +274,36 @@ LoopContext loopContext(Function& kernel, LoopInfo& loopInfo) {
   std::vector<Loop*> loops;
   for (Loop* top : loopInfo)
     for (Loop* l : top->getLoopsInPreorder()) loops.push_back(l);  // outer first: inner ones override
-  // Blocks are laid out in source order (clang emits them so, and the passes keep it): a loop's
-  // own end leads to what follows the loop in the source, laid out after every block of the
-  // loop, while a `break` or `return` in its body leads to a block laid out among the loop's,
-  // where the body has it. Which block tests the count (the header of a `for`, a do-while's
-  // latch, the last block of a short-circuit `&&` condition) does not matter then.
+  // Blocks are laid out in source order (clang emits them so, and the passes keep it): what a
+  // `break` or `return` in a loop's body runs first is laid out among the loop's blocks, where
+  // the body has it, and what follows the loop after them. Which block tests the count (the
+  // header of a `for`, a do-while's latch, the last block of an `&&` condition, an
+  // `if (...) break;` of a `while (1)`) does not matter then.
   DenseMap<const BasicBlock*, uint32_t> position;
   for (const BasicBlock& bb : kernel) position[&bb] = static_cast<uint32_t>(position.size());
+  // Blocks the kernel's entry reaches: an unreachable one jumping onto a break's way does not
+  // make that way's code reached from elsewhere.
+  SmallPtrSet<const BasicBlock*, 32> reachable;
+  for (const BasicBlock* b : depth_first(&kernel.getEntryBlock())) reachable.insert(b);
   for (Loop* loop : loops) {
-    uint32_t last = 0;
-    for (const BasicBlock* b : loop->blocks()) last = std::max(last, position.lookup(b));
-    auto afterTheLoop = [&](const BasicBlock* exit) { return position.lookup(exit) > last; };
-    // Everything the normal exits reach without entering the loop again lies after it.
+    uint32_t first = UINT32_MAX, last = 0;
+    for (const BasicBlock* b : loop->blocks()) {
+      first = std::min(first, position.lookup(b));
+      last = std::max(last, position.lookup(b));
+    }
+    auto amongTheLoops = [&](const BasicBlock* b) {
+      const uint32_t at = position.lookup(b);
+      return at > first && at < last;
+    };
+    // Everything the exits to code after (or before) the loop reach without entering the loop
+    // again lies after it.
     SmallPtrSet<const BasicBlock*, 32> afterLoop;
     std::vector<const BasicBlock*> work;
     SmallVector<BasicBlock*, 4> exiting;
     loop->getExitingBlocks(exiting);
     for (BasicBlock* e : exiting)
       for (const BasicBlock* s : successors(e))
-        if (!loop->contains(s) && afterTheLoop(s) && afterLoop.insert(s).second) work.push_back(s);
+        if (!loop->contains(s) && !amongTheLoops(s) && afterLoop.insert(s).second) work.push_back(s);
     while (!work.empty()) {
       const BasicBlock* b = work.back();
       work.pop_back();
@@ -304,11 +318,12 @@ LoopContext loopContext(Function& kernel, LoopInfo& loopInfo) {
       const BasicBlock* meet = idom ? idom->getBlock() : nullptr;  // null: the ways end apart
       SmallPtrSet<const BasicBlock*, 16> seen;
       for (const BasicBlock* s : successors(e))
-        if (!loop->contains(s) && !afterTheLoop(s)) work.push_back(s);
+        if (!loop->contains(s) && amongTheLoops(s)) work.push_back(s);
       while (!work.empty()) {
         const BasicBlock* b = work.back();
         work.pop_back();
-        if (b == meet || loop->contains(b) || afterLoop.count(b) || !seen.insert(b).second) continue;
+        if (b == meet || !amongTheLoops(b) || loop->contains(b) || afterLoop.count(b) || !seen.insert(b).second)
+          continue;
         if (Loop* in = loopInfo.getLoopFor(b); in && !in->contains(loop)) {
           // A loop on the way: the outermost one that does not enclose this loop, whole, then
           // the way on from its exits.
@@ -331,7 +346,7 @@ LoopContext loopContext(Function& kernel, LoopInfo& loopInfo) {
       std::vector<const BasicBlock*> outside;  // reached from elsewhere too
       for (const BasicBlock* b : path)
         for (const BasicBlock* p : predecessors(b))
-          if (!loop->contains(p) && !path.count(p)) {
+          if (!loop->contains(p) && !path.count(p) && reachable.count(p)) {
             outside.push_back(b);
             break;
           }

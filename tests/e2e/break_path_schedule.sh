@@ -70,3 +70,21 @@ CL
 steps=$(traced_steps "$work/andcond.cl" k --arg buffer:int:256 --arg scalar:int:-1)
 [ "$steps" = "0:0:32 1:0:24 2:0:16 3:2:32" ] || fail "andcond steps: $steps"
 echo "ok: a loop ended by a short-circuit condition is followed by one step of all lanes"
+# A while (1) ended by `if (...) break;` at its top, with a return that no lane takes: the store
+# after the loop is one step of all 32 lanes. Trip counts 1, 2, 3, 4 by l % 4.
+cat > "$work/wr.cl" <<'CL'
+__kernel void k(__global int* a, int never) {
+  int i = get_local_id(0);
+  int j = 0;
+  while (1) {
+    if (j >= i % 4 + 1) break;
+    a[i + 32 * j] = 1;
+    if (j == never) { a[i + 160] = 9; return; }
+    j++;
+  }
+  a[i + 256] = 3;
+}
+CL
+steps=$(traced_steps "$work/wr.cl" k --arg buffer:int:512 --arg scalar:int:-1)
+[ "$steps" = "0:0:32 1:0:24 2:0:16 3:0:8 4:2:32" ] || fail "while (1) steps: $steps"
+echo "ok: the code after a while (1) left by a break is one step of all lanes"

@@ -186,3 +186,49 @@ __kernel void andcond(__global int* a, int never) {
 // CHECK-NEXT: [0] store 4B depth 1 loop 0:
 // CHECK-NEXT: [1] store 4B depth 1 loop 0: {{.*}}store i32 7
 // CHECK-NEXT: [2] store 4B depth 0:
+
+// A while (1) ended by `if (...) break;` at its top, with a return in its body: the break leads
+// to code laid out after the loop, which stays after it (the ways meet only at the function's
+// end, and the code after the loop was taken into the break's way).
+__kernel void while_return(__global int* a, int never) {
+  int i = get_local_id(0);
+  int j = 0;
+  while (1) {
+    if (j >= i % 4 + 1) break;
+    a[i + 32 * j] = 1;
+    if (j == never) {
+      a[i + 160] = 9;
+      return;
+    }
+    j++;
+  }
+  a[i + 256] = 3;
+}
+
+// CHECK: kernel while_return: 1 loops (max depth 1), 3 sites
+// CHECK-NEXT: [0] store 4B depth 1 loop 0:
+// CHECK-NEXT: [1] store 4B depth 1 loop 0: {{.*}}store i32 9
+// CHECK-NEXT: [2] store 4B depth 0: {{.*}}store i32 3
+
+// A break's way that only unreachable code also jumps to is still the break's way.
+__kernel void unreachable_jump(__global int* a) {
+  int i = get_local_id(0);
+  for (int j = 0; j < 4; j++) {
+    a[i + 32 * j] = 1;
+    if (j == i % 4) {
+    target:
+      a[i + 160] = 9;
+      break;
+    }
+  }
+  a[i + 256] = 3;
+  return;
+unused:
+  a[i + 300] = 4;
+  goto target;
+}
+
+// CHECK: kernel unreachable_jump: 1 loops (max depth 1), 4 sites
+// CHECK-NEXT: [0] store 4B depth 1 loop 0:
+// CHECK-NEXT: [1] store 4B depth 1 loop 0: {{.*}}store i32 9
+// CHECK-NEXT: [2] store 4B depth 0: {{.*}}store i32 3
