@@ -35,3 +35,12 @@ echo "$out" | grep -Fx "cltrace: error: the program ended in signal 11 (Segmenta
   fail "wrap: no message: $out"
 [ -z "$(ls -A "$work/w" | grep -v -e launches.tsv -e .launch-counter || true)" ] || fail "wrap left $(ls -A "$work/w")"
 echo "ok: wrap names the run the driver crashed in"
+# The same when a launcher starts the program and passes its signal on (timeout does): the run
+# is the one the crashed process left, not the launcher's.
+rc=0
+out=$(timeout 120 "$CLTRACE" wrap --out "$work/w2" -- timeout 100 "$ONE_BUFFER_HOST" "$work/crashf.cl" "" 1 16 2>&1) || rc=$?
+[ "$rc" -eq 139 ] || fail "wrap with a launcher: exit status $rc, not 139 (SIGSEGV): $out"
+echo "$out" | grep -F "in the count run of kernel 'k'" | grep -F ": the OpenCL driver crashed there" >/dev/null ||
+  fail "wrap with a launcher: no message: $out"
+[ -z "$(ls -A "$work/w2" | grep -v -e launches.tsv -e .launch-counter || true)" ] || fail "wrap left $(ls -A "$work/w2")"
+echo "ok: wrap names the run a launched program's driver crashed in"

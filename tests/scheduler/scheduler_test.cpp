@@ -360,20 +360,35 @@ TEST(LoopNest, BranchLoopsInsideAnOuterLoopShareItsCounter) {
 }
 
 TEST(LoopNest, AnInstructionTheNestDoesNotCoverFallsBackToInference) {
-  // The nest covers instructions 0 and 1 only: instruction 2's loop is inferred as without a nest.
-  auto program = [](const Item& it, Emit& e) {
-    for (uint32_t i = 0; i < 2; ++i) {
-      if (it.lid < 2)
-        e.load(1, it.lid, {i});
-      else
-        e.store(2, it.lid, {i});
-    }
+  // Loops in the two branches of an if/else: instruction 1 in one, `other` in the other. The
+  // nest covers instructions 0-2 (1 in loop 0, 2 in loop 1): with other = 2 the loops run one
+  // after the other; with other = 3, which it does not cover, the pair is inferred as without
+  // a nest (interleaved).
+  const auto program = [](uint32_t other) {
+    return [other](const Item& it, Emit& e) {
+      for (uint32_t i = 0; i < 2; ++i) {
+        if (it.lid < 2)
+          e.load(1, it.lid, {i});
+        else
+          e.store(other, it.lid, {i});
+      }
+    };
   };
   LoopNest nest;
-  nest.parent = {kNoLoop};
-  nest.innermost = {kNoLoop, 0};
-  EXPECT_EQ(scheduleWithLoops(range1(4, 4), program, oneSm(Policy::Warp, 4), nest),
-            schedule(range1(4, 4), program, oneSm(Policy::Warp, 4)));
+  nest.parent = {kNoLoop, kNoLoop};
+  nest.innermost = {kNoLoop, 0, 1};
+  EXPECT_EQ(scheduleWithLoops(range1(4, 4), program(2), oneSm(Policy::Warp, 4), nest),
+            "c0 sm0 wg0 w0 s0 i1 load 0-1\n"
+            "c1 sm0 wg0 w0 s1 i1 load 0-1\n"
+            "c2 sm0 wg0 w0 s2 i2 store 2-3\n"
+            "c3 sm0 wg0 w0 s3 i2 store 2-3\n");
+  EXPECT_EQ(scheduleWithLoops(range1(4, 4), program(3), oneSm(Policy::Warp, 4), nest),
+            "c0 sm0 wg0 w0 s0 i1 load 0-1\n"
+            "c1 sm0 wg0 w0 s1 i3 store 2-3\n"
+            "c2 sm0 wg0 w0 s2 i1 load 0-1\n"
+            "c3 sm0 wg0 w0 s3 i3 store 2-3\n");
+  EXPECT_EQ(scheduleWithLoops(range1(4, 4), program(3), oneSm(Policy::Warp, 4), nest),
+            schedule(range1(4, 4), program(3), oneSm(Policy::Warp, 4)));
 }
 
 TEST(LoopNest, AMalformedNestIsRefusedByName) {

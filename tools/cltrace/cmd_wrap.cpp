@@ -2,6 +2,7 @@
 // Runs an unmodified OpenCL program with the cltrace layer loaded (OPENCL_LAYERS), which
 // traces the selected launches. The program's output and exit status are passed through.
 #include <fmt/core.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -84,27 +86,46 @@ void removeUnfinishedTraces(const std::string& out) {
   }
 }
 
-// The activity files of the program's processes (.run-in-flight.PID; a process that crashed
-// leaves its own).
-void removeActivityFiles(const std::string& out) {
+// The activity files (.run-in-flight.PID) of the program's processes that have ended, by pid:
+// a process that crashed in a run leaves its file; those still running (a daemon the program
+// started) keep theirs.
+std::map<long, fs::path> endedActivityFiles(const std::string& out) {
+  const std::string prefix = ".run-in-flight.";
+  std::map<long, fs::path> files;
   std::error_code ec;
-  std::vector<fs::path> files;
-  for (const fs::directory_entry& e : fs::directory_iterator(out, ec))
-    if (e.path().filename().string().rfind(".run-in-flight", 0) == 0) files.push_back(e.path());
-  for (const fs::path& p : files) fs::remove(p, ec);
+  for (const fs::directory_entry& e : fs::directory_iterator(out, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running
+    files[pid] = e.path();
+  }
+  return files;
 }
 
-// The program (process `pid`) ended in `signal`: when it crashed and the layer noted a count or trace run in
-// flight (the driver crashed in it), says which and removes its unfinished trace.
-void sayCrashedRun(const fs::path& activity, pid_t pid, int signal) {
+// The program (process `pid`) ended in `signal`: when it crashed and the layer noted a count or
+// trace run in flight (the driver crashed in it), says which and removes its unfinished trace.
+// The run is the program's own process's, or, when a launcher started the program (`timeout`, a
+// shell) and passed its signal on, the one another ended process left.
+void sayCrashedRun(const fs::path& activity, const std::string& out, pid_t pid, int signal) {
   if (!cli::isCrashSignal(signal)) return;
-  const std::optional<wrapper::MirroredActivity> run =
+  std::optional<wrapper::MirroredActivity> run =
       wrapper::readMirroredActivity(wrapper::mirroredActivityPath(activity.string(), pid));
+  if (!run)
+    for (const auto& [other, file] : endedActivityFiles(out))
+      if ((run = wrapper::readMirroredActivity(file.string()))) break;
   if (!run) return;
   fmt::print(stderr, "cltrace: error: the program ended in signal {} ({}) in {}: the OpenCL driver crashed there\n",
              signal, strsignal(signal), run->text);
   std::error_code ec;
   if (!run->partialFile.empty()) fs::remove(run->partialFile, ec);
+}
+
+void removeEndedActivityFiles(const std::string& out) {
+  std::error_code ec;
+  for (const auto& [pid, file] : endedActivityFiles(out)) fs::remove(file, ec);
 }
 
 int run(const WrapFlags& f) {
@@ -119,7 +140,7 @@ int run(const WrapFlags& f) {
   const fs::path counter = fs::absolute(fs::path(f.out) / ".launch-counter");
   fs::remove(counter, ec);
   const fs::path activity = fs::absolute(fs::path(f.out) / ".run-in-flight");  // + ".PID" per process
-  removeActivityFiles(f.out);
+  removeEndedActivityFiles(f.out);
   // Said now rather than once per launch: every trace would fail to be written.
   if (!std::ofstream(fs::path(f.out) / "launches.tsv"))
     throw cli::UserError("cannot write into " + f.out);
@@ -168,8 +189,8 @@ int run(const WrapFlags& f) {
   }
   for (int sig : {SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (WIFSIGNALED(status)) sayCrashedRun(activity, pid, WTERMSIG(status));
-  removeActivityFiles(f.out);
+  if (WIFSIGNALED(status)) sayCrashedRun(activity, f.out, pid, WTERMSIG(status));
+  removeEndedActivityFiles(f.out);
   removeUnfinishedTraces(f.out);
 
   // launches.tsv and untraced.tsv lines start with the launch number.
