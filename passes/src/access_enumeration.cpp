@@ -12,6 +12,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DataLayout.h>
 #include <llvm/IR/DebugInfoMetadata.h>
+#include <llvm/IR/Dominators.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/Support/raw_ostream.h>
@@ -262,9 +263,11 @@ struct Enumerator {
 // block out of the loop (it cannot reach the loop's header), but on a SIMT machine the lanes
 // that take it run it in the iteration they leave at, apart from the others (they reconverge
 // where the ways meet: the exiting branch's immediate post-dominator): their accesses must
-// carry that iteration. The way of a break or return is the code laid out among the loop's own
-// blocks (the body's `if (...) { ...; break; }`); code laid out after the loop (or before it)
-// follows the loop, whichever exit leads there, and so does code the loop's other exits reach.
+// carry that iteration. The way of a break or return is the body's code laid out outside the
+// loop's blocks (the body's `if (...) { ...; break; }`), up to the loop's end block; code laid out
+// from there on (or before the loop) follows the loop, whichever exit leads there, and so does
+// code the loop's other exits reach. (A `goto` to a label laid out elsewhere is taken for the
+// loop's end; docs/scheduler.md.)
 // A loop on the way (one that does not enclose this loop) is adopted by it whole, and the way
 // goes on after it.
 LoopContext loopContext(Function& kernel, LoopInfo& loopInfo) {
@@ -285,22 +288,51 @@ LoopContext loopContext(Function& kernel, LoopInfo& loopInfo) {
   // make that way's code reached from elsewhere.
   SmallPtrSet<const BasicBlock*, 32> reachable;
   for (const BasicBlock* b : depth_first(&kernel.getEntryBlock())) reachable.insert(b);
+  DominatorTree dominators(kernel);
   for (Loop* loop : loops) {
     uint32_t first = UINT32_MAX, last = 0;
     for (const BasicBlock* b : loop->blocks()) {
       first = std::min(first, position.lookup(b));
       last = std::max(last, position.lookup(b));
     }
+    // The body's code may be laid out past the loop's last block (a `continue` as that block,
+    // then `...; break;`): it runs up to the loop's end block, where the loop's count test goes
+    // when it fails. That test is an exit from a block every iteration passes (it dominates each
+    // latch), as a break at the top of the body is; the end block comes after all the body's code.
+    SmallVector<BasicBlock*, 4> latches;
+    loop->getLoopLatches(latches);
+    SmallVector<BasicBlock*, 4> exiting;
+    loop->getExitingBlocks(exiting);
+    // Where the header or a latch leads straight past the loop, that is the end block. Otherwise
+    // (a `while (1)`, an `&&` condition) a bare `break;` at the top, a block holding only the
+    // jump to the end block, leads to it.
+    const auto passesEveryIteration = [&](BasicBlock* e) {
+      return std::all_of(latches.begin(), latches.end(), [&](BasicBlock* l) { return dominators.dominates(e, l); });
+    };
+    const auto countTest = [&](const BasicBlock* e) {
+      return e == loop->getHeader() || std::find(latches.begin(), latches.end(), e) != latches.end();
+    };
+    bool endKnown = false;
+    for (BasicBlock* e : exiting)
+      for (const BasicBlock* s : successors(e))
+        if (!loop->contains(s) && countTest(e) && position.lookup(s) > last) endKnown = true;
+    uint32_t end = last;
+    for (BasicBlock* e : exiting) {
+      if (!passesEveryIteration(e)) continue;
+      for (const BasicBlock* s : successors(e)) {
+        if (loop->contains(s)) continue;
+        if (const BasicBlock* next = s->getSingleSuccessor(); !endKnown && next && s->size() == 1) s = next;
+        end = std::max(end, position.lookup(s));
+      }
+    }
     auto amongTheLoops = [&](const BasicBlock* b) {
       const uint32_t at = position.lookup(b);
-      return at > first && at < last;
+      return at > first && at < end;
     };
     // Everything the exits to code after (or before) the loop reach without entering the loop
     // again lies after it.
     SmallPtrSet<const BasicBlock*, 32> afterLoop;
     std::vector<const BasicBlock*> work;
-    SmallVector<BasicBlock*, 4> exiting;
-    loop->getExitingBlocks(exiting);
     for (BasicBlock* e : exiting)
       for (const BasicBlock* s : successors(e))
         if (!loop->contains(s) && !amongTheLoops(s) && afterLoop.insert(s).second) work.push_back(s);
@@ -355,8 +387,16 @@ LoopContext loopContext(Function& kernel, LoopInfo& loopInfo) {
     }
     for (Loop* adopted : onPath)
       if (path.count(adopted->getHeader())) context.adoptedParents[adopted] = loop;
-    for (const BasicBlock* b : path)
-      if (const Loop* in = loopInfo.getLoopFor(b); !in || in->contains(loop)) context.breakPaths[b] = loop;
+    for (const BasicBlock* b : path) {
+      if (const Loop* in = loopInfo.getLoopFor(b); in && !in->contains(loop)) continue;  // in an adopted loop
+      // The way out of an adopted loop (found when that loop came first) stays that loop's.
+      if (auto known = context.breakPaths.find(b); known != context.breakPaths.end()) {
+        Loop* top = known->second;
+        while (top->getParentLoop() && !top->getParentLoop()->contains(loop)) top = top->getParentLoop();
+        if (top != loop && !top->contains(loop) && onPath.count(top) && path.count(top->getHeader())) continue;
+      }
+      context.breakPaths[b] = loop;
+    }
   }
   return context;
 }

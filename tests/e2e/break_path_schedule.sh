@@ -88,3 +88,21 @@ CL
 steps=$(traced_steps "$work/wr.cl" k --arg buffer:int:512 --arg scalar:int:-1)
 [ "$steps" = "0:0:32 1:0:24 2:0:16 3:0:8 4:2:32" ] || fail "while (1) steps: $steps"
 echo "ok: the code after a while (1) left by a break is one step of all lanes"
+# A retry loop whose last block is a `continue`: lanes l leave at j = l % 4 through the store of
+# j (instruction 1), 8 lanes in each iteration after its first store (0).
+cat > "$work/retry.cl" <<'CL'
+__kernel void k(__global int* a, int n) {
+  int i = get_local_id(0);
+  int j = 0;
+  while (j < n) {
+    a[i + 32 * j] = 1;
+    if (j < i % 4) { j++; continue; }
+    a[i + 512] = j;
+    break;
+  }
+  a[i + 768] = 3;
+}
+CL
+steps=$(traced_steps "$work/retry.cl" k --arg buffer:int:1024 --arg scalar:int:8)
+[ "$steps" = "0:0:32 1:1:8 2:0:24 3:1:8 4:0:16 5:1:8 6:0:8 7:1:8 8:2:32" ] || fail "retry steps: $steps"
+echo "ok: the code after a loop's last continue block is the break's way"

@@ -232,3 +232,52 @@ unused:
 // CHECK-NEXT: [0] store 4B depth 1 loop 0:
 // CHECK-NEXT: [1] store 4B depth 1 loop 0: {{.*}}store i32 9
 // CHECK-NEXT: [2] store 4B depth 0: {{.*}}store i32 3
+
+// A retry loop whose last block is a `continue`: the body's code after it (up to the break) is
+// laid out past the loop's last block but before its end block, and is the break's way.
+__kernel void retry(__global int* a, int n) {
+  int i = get_local_id(0);
+  int j = 0;
+  while (j < n) {
+    a[i + 32 * j] = 1;
+    if (j < i % 4) {
+      j++;
+      continue;
+    }
+    a[i + 512] = j;
+    break;
+  }
+  a[i + 768] = 3;
+}
+
+// CHECK: kernel retry: 1 loops (max depth 1), 3 sites
+// CHECK-NEXT: [0] store 4B depth 1 loop 0:
+// CHECK-NEXT: [1] store 4B depth 1 loop 0:
+// CHECK-NEXT: [2] store 4B depth 0: {{.*}}store i32 3
+
+// The way out of a loop that lies on another loop's way out stays the inner loop's.
+__kernel void adopted_break(__global int* a) {
+  int i = get_local_id(0);
+  for (int j = 0; j < 4; j++) {
+    a[i + 32 * j] = 1;
+    if (j == i % 4) {
+      for (int t = 0; t < 3; t++) {
+        a[i + 600 + 32 * t] = t;
+        if (t == (i / 4) % 3) {
+          a[i + 300 + 32 * t] = t;
+          break;
+        }
+      }
+      a[i + 900] = j;
+      break;
+    }
+  }
+  a[i + 960] = 5;
+}
+
+// CHECK: kernel adopted_break: 2 loops (max depth 2), 5 sites
+// CHECK-NEXT: [0] store 4B depth 1 loop 0:
+// CHECK-NEXT: [1] store 4B depth 2 loop 1:
+// CHECK-NEXT: [2] store 4B depth 2 loop 1:
+// CHECK-NEXT: [3] store 4B depth 1 loop 0:
+// CHECK-NEXT: [4] store 4B depth 0: {{.*}}store i32 5
