@@ -1,8 +1,7 @@
 #include "cltrace/passes/access_enumeration.h"
 
-#include <llvm/ADT/DepthFirstIterator.h>
-
 #include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/DepthFirstIterator.h>
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/PostDominators.h>

@@ -916,8 +916,9 @@ void Scheduler::Impl::prefetchNext(const Sm& sm) const {
 // iteration counters are lexicographically smaller; with equal shared counters, when a's
 // instruction id is smaller. The shared prefix is min(depth a, depth b) levels, cut short at
 // the first level where the workgroup's records prove the two instructions lie in different
-// (sibling) loops; with the kernel's loop nest, the loops that enclose both are known. The remaining ties (only possible for malformed input) are broken by depth
-// and intern id so that the order is total and deterministic.
+// (sibling) loops; with the kernel's loop nest, the loops that enclose both are known. The
+// remaining ties (only possible for malformed input) are broken by depth and intern id so that
+// the order is total and deterministic.
 bool Scheduler::Impl::earlier(const Workgroup& wg, const CompactRecord& a,
                               const CompactRecord& b) const {
   const uint32_t da = wg.in->iters.depth(a.iter), db = wg.in->iters.depth(b.iter);
