@@ -255,6 +255,13 @@ struct Enumerator {
   }
 };
 
+// The outermost loop around `in` (`in` included) that does not enclose `loop`: the loop of `in`'s
+// that lies on a way out of `loop`.
+Loop* outermostApartFrom(Loop* in, const Loop* loop) {
+  while (in->getParentLoop() && !in->getParentLoop()->contains(loop)) in = in->getParentLoop();
+  return in;
+}
+
 }  // namespace
 
 // The blocks on the way out of a loop by a `break` or `return` in its body, before the ways
@@ -269,7 +276,7 @@ struct Enumerator {
 // loop's end; docs/scheduler.md.)
 // A loop on the way (one that does not enclose this loop) is adopted by it whole, and the way
 // goes on after it.
-LoopContext loopContext(Function& kernel, LoopInfo& loopInfo) {
+LoopContext loopContext(Function& kernel, LoopInfo& loopInfo, const DominatorTree& dominators) {
   LoopContext context;
   if (loopInfo.empty()) return context;
   PostDominatorTree postDominators(kernel);
@@ -287,7 +294,6 @@ LoopContext loopContext(Function& kernel, LoopInfo& loopInfo) {
   // make that way's code reached from elsewhere.
   SmallPtrSet<const BasicBlock*, 32> reachable;
   for (const BasicBlock* b : depth_first(&kernel.getEntryBlock())) reachable.insert(b);
-  DominatorTree dominators(kernel);
   for (Loop* loop : loops) {
     uint32_t first = UINT32_MAX, last = 0;
     for (const BasicBlock* b : loop->blocks()) {
@@ -358,7 +364,7 @@ LoopContext loopContext(Function& kernel, LoopInfo& loopInfo) {
         if (Loop* in = loopInfo.getLoopFor(b); in && !in->contains(loop)) {
           // A loop on the way: the outermost one that does not enclose this loop, whole, then
           // the way on from its exits.
-          while (in->getParentLoop() && !in->getParentLoop()->contains(loop)) in = in->getParentLoop();
+          in = outermostApartFrom(in, loop);
           if (b != in->getHeader() || !onPath.insert(in).second) continue;
           for (const BasicBlock* inside : in->blocks()) path.insert(inside);
           SmallVector<BasicBlock*, 4> exits;
@@ -390,8 +396,7 @@ LoopContext loopContext(Function& kernel, LoopInfo& loopInfo) {
       if (const Loop* in = loopInfo.getLoopFor(b); in && !in->contains(loop)) continue;  // in an adopted loop
       // The way out of an adopted loop (found when that loop came first) stays that loop's.
       if (auto known = context.breakPaths.find(b); known != context.breakPaths.end()) {
-        Loop* top = known->second;
-        while (top->getParentLoop() && !top->getParentLoop()->contains(loop)) top = top->getParentLoop();
+        const Loop* top = outermostApartFrom(known->second, loop);
         if (top != loop && !top->contains(loop) && onPath.count(top) && path.count(top->getHeader())) continue;
       }
       context.breakPaths[b] = loop;

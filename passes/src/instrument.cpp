@@ -121,7 +121,7 @@ class KernelInstrumenter {
     dominators_ = std::make_unique<DominatorTree>(kernel_);
     loopInfo_ = std::make_unique<LoopInfo>(*dominators_);
     loops_ = allLoops(*loopInfo_);
-    loopContext_ = loopContext(kernel_, *loopInfo_);
+    loopContext_ = loopContext(kernel_, *loopInfo_, *dominators_);
     accesses_ = enumerateAccesses(kernel_, *loopInfo_, loopContext_);
     // A program-scope variable's memory is the program's, not a buffer's: the count and trace
     // runs would each change it (the trace run could then take another path), and a traced

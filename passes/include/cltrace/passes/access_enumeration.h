@@ -6,6 +6,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/Analysis/LoopInfo.h>
+#include <llvm/IR/Dominators.h>
 #include <llvm/IR/Instruction.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Value.h>
@@ -79,7 +80,7 @@ const FenceBuiltin* fenceBuiltin(llvm::StringRef mangledName);
 // take it run it in the iteration they leave at: such blocks belong to the loop they leave, and
 // so does a loop on that way (it nests in the loop left, for its counters and the loop table).
 struct LoopContext {
-  llvm::DenseMap<const llvm::BasicBlock*, llvm::Loop*> breakPaths;  // block in no loop -> loop it leaves
+  llvm::DenseMap<const llvm::BasicBlock*, llvm::Loop*> breakPaths;  // block outside the loop -> loop it leaves
   llvm::DenseMap<const llvm::Loop*, llvm::Loop*> adoptedParents;    // loop on such a way -> loop it leaves
   // The loop enclosing `l` for the SIMT lanes (its adopted parent, else LoopInfo's), or null.
   llvm::Loop* parentOf(const llvm::Loop* l) const {
@@ -92,7 +93,8 @@ struct LoopContext {
     return it != breakPaths.end() ? it->second : loops.getLoopFor(block);
   }
 };
-LoopContext loopContext(llvm::Function& kernel, llvm::LoopInfo& loops);
+// `loops` and `dominators` describe `kernel` as it is now.
+LoopContext loopContext(llvm::Function& kernel, llvm::LoopInfo& loops, const llvm::DominatorTree& dominators);
 
 // Enumerates the accesses of `kernel` in program order (block layout order, then
 // instruction order); each access's `loops` follow `context`. Ids number the recorded accesses
