@@ -70,6 +70,9 @@ void passSignalOn(int signal) {
   if (gChild > 0) ::kill(gChild, signal);
 }
 
+// Whether process `pid` has ended (a file it left can go).
+bool processEnded(long pid) { return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
+
 // Traces that processes of the program were still writing when they ended
 // (OUT/NAME.PID-TID.partial, also one an earlier run left): removed, and said. A file of a
 // process still alive (a grandchild the program left running) or of another name stays.
@@ -77,8 +80,7 @@ void removeUnfinishedTraces(const std::string& out) {
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(out, ec)) {
     const uint64_t writer = wrapper::partialTraceWriter(e.path().filename().string());
-    if (writer == 0 || !e.is_regular_file(ec) || ::kill(static_cast<pid_t>(writer), 0) == 0 || errno != ESRCH)
-      continue;
+    if (writer == 0 || !e.is_regular_file(ec) || !processEnded(static_cast<long>(writer))) continue;
     std::error_code removed;
     fs::remove(e.path(), removed);
     fmt::print(stderr, "cltrace: warning: removed {}, an unfinished trace: the process writing it ended first\n",
@@ -99,7 +101,7 @@ std::map<long, fs::path> endedActivityFiles(const std::string& out) {
     char* end = nullptr;
     const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
     if (pid <= 0 || *end != '\0') continue;
-    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running
+    if (!processEnded(pid)) continue;  // still running
     files[pid] = e.path();
   }
   return files;
