@@ -335,6 +335,7 @@ class KernelInstrumenter {
                       diag);
       if (a.pointer) guardAccess(b, a, buffers, outside);
     }
+    leaveLoopsOnceOutside(f, outside);
     // After the guards: the stores' accesses are still counted and bound-checked.
     if (removable) eraseStoresAndDeadOperands(*removable);
     Value* counts = argByName(f, kCountsParam);
@@ -350,6 +351,26 @@ class KernelInstrumenter {
                                  kDiagFirstOutsideShift)));
       b.CreateStore(b.CreateOr(b.CreateLoad(b.getInt64Ty(), diag), outsideBits),
                     slotPointer(b, counts, b.CreateAdd(slot, b.getInt64(1))));
+    }
+  }
+
+  // A work-item that went outside a buffer returns at the top of its next loop iteration (its
+  // counts and diagnostics are stored as at any return). The host refuses such a launch, so the
+  // rest of its run counts nothing; and a loop waiting for a value that the skipped load would
+  // have read (`while (a[j] != x) j++;` past the buffer's end, where each load yields zero)
+  // would otherwise never end.
+  void leaveLoopsOnceOutside(Function& f, AllocaInst* outside) {
+    if (loops_.empty()) return;
+    BasicBlock* leave = BasicBlock::Create(f.getContext(), "cltrace.leave", &f);
+    ReturnInst::Create(f.getContext(), leave);
+    for (Loop* l : loops_) {
+      BasicBlock* header = l->getHeader();  // the guards' splits keep it the block with the phis
+      BasicBlock* rest = header->splitBasicBlock(header->getFirstInsertionPt(), header->getName() + ".inside");
+      Instruction* toRest = header->getTerminator();
+      IRBuilder<> b(toRest);
+      Value* wentOutside = b.CreateICmpNE(b.CreateLoad(b.getInt32Ty(), outside), b.getInt32(~0u));
+      b.CreateCondBr(wentOutside, leave, rest);
+      toRest->eraseFromParent();
     }
   }
 

@@ -15,8 +15,9 @@ expect_error "the local size 8192 in dimension 0 is more than the device's 4096 
   "$CLTRACE" run "$KERNELS/vadd.cl" --global 8192 --local 8192 -o "$work/t"
 expect_error "work-groups of 8192 work-items are more than the device runs this kernel with: at most 4096 (CL_KERNEL_WORK_GROUP_SIZE, the device's maximum)" \
   "$CLTRACE" run "$mm" --global 128,128 --local 64,128 -o "$work/t"
-# A buffer smaller than the kernel reads: N = 64 but only 16 elements.
-expect_error "16 work-items access memory outside their buffers; the first, work-item 0 (linear global id), at instruction 0" \
+# A buffer smaller than the kernel reads: N = 64 but only 16 elements. Work-item 0 reads A[0]
+# and B[0], then A[1] and B[64], past B's end: it leaves the loop there, before A[16].
+expect_error "16 work-items access memory outside their buffers; the first, work-item 0 (linear global id), at instruction 1 (" \
   "$CLTRACE" run "$mm" --global 4,4 --local 4,4 --arg buffer:float:16 --arg buffer:float:16 \
   --arg buffer:float:4096 --arg scalar:int:64 -o "$work/t"
 # A kernel that would write far outside its buffer: reported, no crash.
@@ -196,6 +197,16 @@ done
 for cmd in run predict; do
   expect_error "cannot open kernel source $work/nope.cl: no such file" "$CLTRACE" $cmd "$work/nope.cl"
 done
+# A loop that waits for a value past its buffer's end: the count run skips those loads (each
+# yields 0), so without leaving the loop at the first one it ran forever. Every work-item of 8
+# reads a[16] first (j runs 0..16 over 16 ints, none equal to i + 100): all 8 are outside, at the
+# loop's load (instruction 0). With a barrier in the loop, every work-item leaves alike.
+printf '__kernel void find(__global const int* a, __global int* out) {\n  int i = get_global_id(0), j = 0;\n  while (1) { if (a[j] == i + 100) break; j++; }\n  out[i] = j;\n}\n' > "$work/find.cl"
+expect_error "8 work-items access memory outside their buffers; the first, work-item 0 (linear global id), at instruction 0" \
+  timeout 120 "$CLTRACE" run "$work/find.cl" --kernel find --global 8 --local 8 --arg buffer:int:16 --arg buffer:int:8 -o "$work/t"
+printf '__kernel void find(__global const int* a, __global int* out, __local int* s) {\n  int j = 0, found = 0;\n  while (!found) {\n    s[get_local_id(0)] = a[j];\n    barrier(CLK_LOCAL_MEM_FENCE);\n    found = s[0] == 12345;\n    barrier(CLK_LOCAL_MEM_FENCE);\n    j++;\n  }\n  out[get_global_id(0)] = j;\n}\n' > "$work/findb.cl"
+expect_error "8 work-items access memory outside their buffers; the first, work-item 0 (linear global id), at instruction 0" \
+  timeout 120 "$CLTRACE" run "$work/findb.cl" --kernel find --global 8 --local 8 --arg buffer:int:16 --arg buffer:int:8 --arg local:32 -o "$work/t"
 # One work-item out of bounds reads as one.
 printf '__kernel void one(__global int* a) { a[get_global_id(0) == 5 ? 100 : 0] = 1; }\n' > "$work/one.cl"
 expect_error "1 work-item accesses memory outside their buffers; the first, work-item 5" \
