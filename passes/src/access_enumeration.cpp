@@ -262,6 +262,42 @@ Loop* outermostApartFrom(Loop* in, const Loop* loop) {
   return in;
 }
 
+// A block laid out among a loop's blocks that runs after the loop (LoopContext::programOrder).
+struct LaidOutEarly {
+  const BasicBlock* block;
+  uint32_t before;   // the layout position it is numbered before
+  const Loop* loop;  // the loop it follows
+};
+
+// LoopContext::programOrder: layout order, with each block of `early` just before the block at
+// its `before` (the latest, where several loops move it), unless it runs on some loop's way out
+// or in a loop apart from the one it was laid out among, after all.
+std::vector<BasicBlock*> programOrder(Function& kernel, const DenseMap<const BasicBlock*, uint32_t>& position,
+                                      const std::vector<LaidOutEarly>& early, const LoopContext& context,
+                                      const LoopInfo& loopInfo) {
+  DenseMap<const BasicBlock*, uint32_t> movedBefore;
+  for (const LaidOutEarly& e : early) {
+    if (context.breakPaths.count(e.block)) continue;
+    if (const Loop* in = loopInfo.getLoopFor(e.block); in && !in->contains(e.loop)) continue;
+    uint32_t& before = movedBefore[e.block];
+    before = std::max(before, e.before);
+  }
+  std::vector<BasicBlock*> order;
+  if (movedBefore.empty()) return order;
+  std::vector<std::vector<BasicBlock*>> movedTo(position.size() + 1);
+  for (BasicBlock& bb : kernel)
+    if (auto it = movedBefore.find(&bb); it != movedBefore.end())
+      movedTo[std::min<size_t>(it->second, position.size())].push_back(&bb);
+  size_t at = 0;
+  for (BasicBlock& bb : kernel) {
+    order.insert(order.end(), movedTo[at].begin(), movedTo[at].end());
+    ++at;
+    if (!movedBefore.count(&bb)) order.push_back(&bb);
+  }
+  order.insert(order.end(), movedTo.back().begin(), movedTo.back().end());
+  return order;
+}
+
 }  // namespace
 
 // The blocks on the way out of a loop by a `break` or `return` in its body, before the ways
@@ -294,6 +330,7 @@ LoopContext loopContext(Function& kernel, LoopInfo& loopInfo, const DominatorTre
   // make that way's code reached from elsewhere.
   SmallPtrSet<const BasicBlock*, 32> reachable;
   for (const BasicBlock* b : depth_first(&kernel.getEntryBlock())) reachable.insert(b);
+  std::vector<LaidOutEarly> laidOutEarly;
   for (Loop* loop : loops) {
     uint32_t first = UINT32_MAX, last = 0;
     for (const BasicBlock* b : loop->blocks()) {
@@ -390,6 +427,12 @@ LoopContext loopContext(Function& kernel, LoopInfo& loopInfo, const DominatorTre
       if (outside.empty()) break;
       for (const BasicBlock* b : outside) path.erase(b);
     }
+    // The rest of the code laid out among the loop's blocks lies after the loop (where the ways
+    // out meet, or a label reached from before the loop too): it is numbered after the loop's
+    // code and its ways out, before the end block's (or after the loop's last block).
+    const uint32_t after = end > last ? end : last + 1;
+    for (const BasicBlock& bb : kernel)
+      if (amongTheLoops(&bb) && !loop->contains(&bb) && !path.count(&bb)) laidOutEarly.push_back({&bb, after, loop});
     for (Loop* adopted : onPath)
       if (path.count(adopted->getHeader())) context.adoptedParents[adopted] = loop;
     for (const BasicBlock* b : path) {
@@ -402,6 +445,7 @@ LoopContext loopContext(Function& kernel, LoopInfo& loopInfo, const DominatorTre
       context.breakPaths[b] = loop;
     }
   }
+  context.programOrder = programOrder(kernel, position, laidOutEarly, context, loopInfo);
   return context;
 }
 
@@ -513,8 +557,13 @@ void narrowComponentWrites(std::vector<Access>& accesses, const DataLayout& dl) 
 
 std::vector<Access> enumerateAccesses(Function& kernel, LoopInfo& loops, const LoopContext& context) {
   Enumerator e{kernel.getParent()->getDataLayout(), loops, context, {}};
-  for (BasicBlock& bb : kernel)
-    for (Instruction& inst : bb) e.visit(inst);
+  if (context.programOrder.empty()) {
+    for (BasicBlock& bb : kernel)
+      for (Instruction& inst : bb) e.visit(inst);
+  } else {
+    for (BasicBlock* bb : context.programOrder)
+      for (Instruction& inst : *bb) e.visit(inst);
+  }
   narrowComponentWrites(e.out, kernel.getParent()->getDataLayout());
   return std::move(e.out);
 }

@@ -106,3 +106,52 @@ CL
 steps=$(traced_steps "$work/retry.cl" k --arg buffer:int:1024 --arg scalar:int:8)
 [ "$steps" = "0:0:32 1:1:8 2:0:24 3:1:8 4:0:16 5:1:8 6:0:8 7:1:8 8:2:32" ] || fail "retry steps: $steps"
 echo "ok: the code after a loop's last continue block is the break's way"
+# A for (;;) whose only exit is `if (...) { a[i] = 99; break; }`: every lane leaves through that
+# block, so the lanes meet there, as a SIMT GPU reconverges at the exiting branch's immediate
+# post-dominator: lanes l leave at j = l % 4, the body's store (instruction 0) runs for 24, 16
+# and 8 lanes, then the store of 99 (1, laid out before the body's but numbered after it) and
+# the store after the loop (2) are one step of all 32 each. (The store of 99 issued as lanes got
+# there, 8 at a time, before.) With the exit first in the body, after the body's first store,
+# and in a loop inside another: the same, in each outer iteration.
+cat > "$work/meet.cl" <<'CL'
+__kernel void k(__global int* a) {
+  int i = get_global_id(0);
+  int j = 0;
+  for (;;) {
+    if (j == get_local_id(0) % 4) { a[i] = 99; break; }
+    a[i + 32] = j;
+    j++;
+  }
+  a[i + 64] = 1;
+}
+__kernel void late(__global int* a) {
+  int i = get_global_id(0);
+  int j = 0;
+  for (;;) {
+    a[i + 32] = j;
+    if (j == get_local_id(0) % 4) { a[i] = 99; break; }
+    j++;
+  }
+  a[i + 64] = 1;
+}
+__kernel void nested(__global int* a) {
+  int i = get_global_id(0);
+  for (int o = 0; o < 2; o++) {
+    int j = 0;
+    for (;;) {
+      if (j == get_local_id(0) % 4) { a[i] = 99 + o; break; }
+      a[i + 32] = j;
+      j++;
+    }
+    a[i + 64] = o;
+  }
+}
+CL
+steps=$(traced_steps "$work/meet.cl" k --arg buffer:int:128)
+[ "$steps" = "0:0:24 1:0:16 2:0:8 3:1:32 4:2:32" ] || fail "meeting block steps: $steps"
+steps=$(traced_steps "$work/meet.cl" late --arg buffer:int:128)
+[ "$steps" = "0:0:32 1:0:24 2:0:16 3:0:8 4:1:32 5:2:32" ] || fail "meeting block after the first store: $steps"
+steps=$(traced_steps "$work/meet.cl" nested --arg buffer:int:128)
+[ "$steps" = "0:0:24 1:0:16 2:0:8 3:1:32 4:2:32 5:0:24 6:0:16 7:0:8 8:1:32 9:2:32" ] ||
+  fail "meeting block in an outer loop: $steps"
+echo "ok: the block where every way out of a loop meets issues once, for all lanes, after the loop"

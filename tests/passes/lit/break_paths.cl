@@ -125,7 +125,8 @@ __kernel void dw(__global int* a) {
 // CHECK-NEXT: [2] store 4B depth 0:
 
 // for (;;) with its only exit in its first block: every lane leaves through the break, so the
-// lanes meet there and it is after the loop.
+// lanes meet there and it is after the loop: numbered after the loop's store, though laid out
+// before it.
 __kernel void forever(__global int* a) {
   int i = get_global_id(0);
   int j = 0;
@@ -141,9 +142,9 @@ __kernel void forever(__global int* a) {
 }
 
 // CHECK: kernel forever: 1 loops (max depth 1), 3 sites
-// CHECK-NEXT: [0] store 4B depth 0: {{.*}}store i32 99
-// CHECK-NEXT: [1] store 4B depth 1 loop 0:
-// CHECK-NEXT: [2] store 4B depth 0:
+// CHECK-NEXT: [0] store 4B depth 1 loop 0:
+// CHECK-NEXT: [1] store 4B depth 0: {{.*}}store i32 99
+// CHECK-NEXT: [2] store 4B depth 0: {{.*}}store i32 1,
 
 // A loop on a break's way nests in the loop it leaves (its accesses carry both counters), and
 // the way goes on after it (the store of 7 carries the outer counter too).

@@ -82,6 +82,10 @@ const FenceBuiltin* fenceBuiltin(llvm::StringRef mangledName);
 struct LoopContext {
   llvm::DenseMap<const llvm::BasicBlock*, llvm::Loop*> breakPaths;  // block outside the loop -> loop it leaves
   llvm::DenseMap<const llvm::Loop*, llvm::Loop*> adoptedParents;    // loop on such a way -> loop it leaves
+  // The kernel's blocks in program order: layout order, but a block where the ways out of a loop
+  // meet that is laid out among the loop's blocks (`for (;;) { if (c) { a[i] = 1; break; } ... }`)
+  // comes after the loop's, as the lanes run it once every one has left. Empty: layout order.
+  std::vector<llvm::BasicBlock*> programOrder;
   // The loop enclosing `l` for the SIMT lanes (its adopted parent, else LoopInfo's), or null.
   llvm::Loop* parentOf(const llvm::Loop* l) const {
     auto it = adoptedParents.find(l);
@@ -96,7 +100,7 @@ struct LoopContext {
 // `loops` and `dominators` describe `kernel` as it is now.
 LoopContext loopContext(llvm::Function& kernel, llvm::LoopInfo& loops, const llvm::DominatorTree& dominators);
 
-// Enumerates the accesses of `kernel` in program order (block layout order, then
+// Enumerates the accesses of `kernel` in program order (`context.programOrder`, then
 // instruction order); each access's `loops` follow `context`. Ids number the recorded accesses
 // 0, 1, ... in that order (see Access::recorded). `loops` must describe `kernel`
 // as it is now.
