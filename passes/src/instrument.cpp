@@ -1,6 +1,7 @@
 #include "cltrace/passes/instrument.h"
 
 #include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/DepthFirstIterator.h>
 #include <llvm/ADT/PostOrderIterator.h>
 #include <llvm/Analysis/CFG.h>
 #include <llvm/Analysis/LoopInfo.h>
@@ -8,6 +9,7 @@
 #include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/CFG.h>
 #include <llvm/IR/Module.h>
@@ -359,11 +361,17 @@ class KernelInstrumenter {
   // rest of its run counts nothing; and a loop waiting for a value that the skipped load would
   // have read (`while (a[j] != x) j++;` past the buffer's end, where each load yields zero)
   // would otherwise never end.
+  // Only loops from which no barrier (or other wait for the whole workgroup) can be reached: PoCL
+  // takes a barrier's branches as the same for every work-item, so one that returned early made
+  // the others skip their barriers and their checks (a launch with a work-item outside was traced).
   void leaveLoopsOnceOutside(Function& f, AllocaInst* outside) {
-    if (loops_.empty()) return;
+    std::vector<Loop*> leaving;
+    for (Loop* l : loops_)
+      if (!reachesGroupWait(l->getHeader())) leaving.push_back(l);
+    if (leaving.empty()) return;
     BasicBlock* leave = BasicBlock::Create(f.getContext(), "cltrace.leave", &f);
     ReturnInst::Create(f.getContext(), leave);
-    for (Loop* l : loops_) {
+    for (Loop* l : leaving) {
       BasicBlock* header = l->getHeader();  // the guards' splits keep it the block with the phis
       BasicBlock* rest = header->splitBasicBlock(header->getFirstInsertionPt(), header->getName() + ".inside");
       Instruction* toRest = header->getTerminator();
@@ -372,6 +380,40 @@ class KernelInstrumenter {
       b.CreateCondBr(wentOutside, leave, rest);
       toRest->eraseFromParent();
     }
+  }
+
+  // Whether a barrier, or a call that may wait for the whole workgroup, can be reached from `from`.
+  static bool reachesGroupWait(BasicBlock* from) {
+    DenseMap<const Function*, bool> known;
+    for (BasicBlock* b : depth_first(from))
+      for (Instruction& i : *b)
+        if (auto* call = dyn_cast<CallBase>(&i); call && mayWaitForGroup(*call, known)) return true;
+    return false;
+  }
+
+  // A barrier (also work_group_barrier, and wait_group_events, which cltrace defines with one), a
+  // work-group or sub-group function, or a function of the module that calls one; `known` holds
+  // the functions looked at (false while being looked at, so recursion ends).
+  static bool mayWaitForGroup(const CallBase& call, DenseMap<const Function*, bool>& known) {
+    const Function* callee = call.getCalledFunction();
+    if (!callee) return !call.isInlineAsm();
+    if (callee->isIntrinsic()) return false;
+    const StringRef name = callee->getName();
+    if (const FenceBuiltin* fence = fenceBuiltin(name); fence && fence->kind == AccessKind::Barrier) return true;
+    if (name.contains("work_group") || name.contains("sub_group") || name.contains("wait_group_events") ||
+        name.contains("barrier"))
+      return true;
+    if (callee->isDeclaration()) return false;
+    if (auto it = known.find(callee); it != known.end()) return it->second;
+    known[callee] = false;
+    bool waits = false;
+    for (const Instruction& i : instructions(*callee))
+      if (auto* inner = dyn_cast<CallBase>(&i); inner && mayWaitForGroup(*inner, known)) {
+        waits = true;
+        break;
+      }
+    known[callee] = waits;
+    return waits;
   }
 
   // The buffer bound to a global or constant pointer argument: [begin, begin + size).

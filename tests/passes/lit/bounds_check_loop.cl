@@ -1,7 +1,9 @@
 // A work-item that went outside a buffer returns at the top of its next loop iteration: each
 // loop header first tests the lowest outside id and goes to one shared return block, where the
 // counts and diagnostics are stored as at the kernel's own return. Without it, a loop waiting
-// for a value past the buffer's end (each skipped load yields 0) never ends.
+// for a value past the buffer's end (each skipped load yields 0) never ends. Not a loop from
+// which a barrier can be reached: PoCL takes a barrier's branches as the same for every
+// work-item, so one leaving alone would make the others skip their checks.
 // RUN: %clang-spir %s -o %t.bc
 // RUN: %opt -passes=cltrace-prepare,cltrace-count %t.bc -S -o - | FileCheck %s
 
@@ -14,6 +16,15 @@ __kernel void find(__global const int* a, __global int* out) {
   }
 }
 
+__kernel void waits(__global const int* a, __global int* out, __local int* s) {
+  int l = get_local_id(0), acc = 0;
+  for (int j = 0; j < 4; j++) acc += a[j];
+  s[l] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  out[get_global_id(0)] = s[(l + 1) % 8];
+}
+
+// CHECK-LABEL: define {{.*}} @find(
 // Both headers, the outer loop's first (it is laid out first), then the inner's: after the
 // phis, the test, and the header's own code in the block it branches to otherwise.
 // CHECK: phi i32 [ 0, %2 ]
@@ -36,3 +47,9 @@ __kernel void find(__global const int* a, __global int* out) {
 // CHECK: load i32, i32* %cltrace.outside
 // CHECK: store i64 {{.*}}, i64 addrspace(1)* {{.*}}
 // CHECK-NEXT: ret void
+// CHECK-LABEL: define {{.*}} @waits(
+// CHECK-NOT: cltrace.leave
+// CHECK: call spir_func void @_Z7barrierj
+// CHECK-NOT: cltrace.leave
+// CHECK: ret void
+// CHECK-NEXT: }
