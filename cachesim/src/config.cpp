@@ -268,6 +268,9 @@ const std::vector<KeyDef>& keyDefs() {
        [](const Config& c) { return json(c.seed); }},
       {"classify", [](Config& c, const std::string& k, const std::string& v) { c.classify = parseBool(k, v); },
        [](const Config& c) { return json(c.classify); }},
+      {"wide_access_split",
+       [](Config& c, const std::string& k, const std::string& v) { c.wideAccessSplit = parseBool(k, v); },
+       [](const Config& c) { return json(c.wideAccessSplit); }},
   };
   return defs;
 }

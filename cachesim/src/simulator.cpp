@@ -261,6 +261,8 @@ class Run {
         sm_(sm),
         lineShift_(log2u(config.lineSize)),
         timing_(config.timing),
+        wideAccessSplit_(config.wideAccessSplit),
+        warpSize_(config.warpSize),
         callback_(callback ? &callback : nullptr),
         replays_(config.smCount),
         loading_(config.smCount, 0) {}
@@ -393,24 +395,30 @@ class Run {
         ins.requestsBeforeCoalescing += st.lanes.size();
       }
       // Coalescing: the lane bounds settle most steps (one line, or two); the exact path
-      // (coalesceLanes) takes the rest.
+      // (coalesceLanes) takes the rest. Loads and stores wider than 4 bytes a lane go in parts
+      // of the warp (coalesceWideAccess).
       if (isMemoryAccess(st.kind)) {
-        uint64_t known[2];
-        const int n = linesFromBounds(st, lineShift_, known);
-        if (n != 0 && st.kind == AccessKind::Load) {
-          // Most loads: one line or two, read at once without building the list of lines
-          // (which only a stall needs, to retry from).
-          for (int i = 0; i < n; ++i)
-            if (!readLine(m, st, ins, cycle, known[i], p.ready, until)) {
-              p.lines.assign(known, known + n);
-              p.next = static_cast<size_t>(i);
-              return false;
-            }
-          until = p.ready;
-          return true;
+        if (wideAccessSplit_ && (st.kind == AccessKind::Load || st.kind == AccessKind::Store) && wide(st)) {
+          p.lines.clear();
+          coalesceWideAccess(st, lineShift_, warpSize_, p.lines);
+        } else {
+          uint64_t known[2];
+          const int n = linesFromBounds(st, lineShift_, known);
+          if (n != 0 && st.kind == AccessKind::Load) {
+            // Most loads: one line or two, read at once without building the list of lines
+            // (which only a stall needs, to retry from).
+            for (int i = 0; i < n; ++i)
+              if (!readLine(m, st, ins, cycle, known[i], p.ready, until)) {
+                p.lines.assign(known, known + n);
+                p.next = static_cast<size_t>(i);
+                return false;
+              }
+            until = p.ready;
+            return true;
+          }
+          p.lines.assign(known, known + n);
+          if (n == 0) coalesceLanes(st, lineShift_, p.lines);
         }
-        p.lines.assign(known, known + n);
-        if (n == 0) coalesceLanes(st, lineShift_, p.lines);
       }
     }
     switch (st.kind) {
@@ -447,6 +455,14 @@ class Run {
     }
     until = cycle;
     return true;
+  }
+
+  // Some lane accesses more than 4 bytes (the OR of the sizes reaches 8 only then).
+  static bool wide(const sched::WarpStep& st) {
+    if (st.hasBounds) return st.bounds.sizeOr >= 8;
+    uint32_t sizes = 0;
+    for (const sched::LaneAccess& lane : st.lanes) sizes |= lane.size;
+    return sizes >= 8;
   }
 
   void delay(sched::StepSource& source, uint64_t warpKey, uint64_t cycle, uint64_t readyCycle) {
@@ -647,6 +663,8 @@ class Run {
   uint32_t sm_;
   uint32_t lineShift_;
   bool timing_;
+  bool wideAccessSplit_;
+  uint32_t warpSize_;
   const RequestCallback* callback_;
   std::vector<SmState> sms_;
   InstructionNumbers instructions_;

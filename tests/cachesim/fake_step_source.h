@@ -58,6 +58,32 @@ inline std::vector<uint64_t> linesByDefinition(const WarpStep& st, uint32_t line
   return out;
 }
 
+// The line requests of a step by the definition (coalescer.h): with `wideAccessSplit`, a load
+// or store whose largest lane access is over 4 bytes is requested in parts of the warp (over 8
+// bytes: quarters, else halves, of `warpSize` lanes, by localThread % warpSize), each part's
+// lines by linesByDefinition, part after part; otherwise the whole step's.
+inline std::vector<uint64_t> requestsByDefinition(const WarpStep& st, uint32_t lineShift, uint32_t warpSize,
+                                                  bool wideAccessSplit) {
+  uint32_t largest = 0;
+  for (const LaneAccess& l : st.lanes) largest = std::max(largest, l.size);
+  const bool memory = st.kind == AccessKind::Load || st.kind == AccessKind::Store;
+  if (!wideAccessSplit || !memory || largest <= 4) return linesByDefinition(st, lineShift);
+  const uint32_t part = std::max(largest > 8 ? warpSize / 4 : warpSize / 2, 1u);
+  std::vector<uint64_t> out;
+  std::vector<uint32_t> parts;  // in the order they first come
+  for (const LaneAccess& l : st.lanes)
+    if (std::find(parts.begin(), parts.end(), (l.localThread % warpSize) / part) == parts.end())
+      parts.push_back((l.localThread % warpSize) / part);
+  for (uint32_t which : parts) {
+    WarpStep piece = st;
+    piece.lanes.clear();
+    for (const LaneAccess& l : st.lanes)
+      if ((l.localThread % warpSize) / part == which) piece.lanes.push_back(l);
+    for (uint64_t line : linesByDefinition(piece, lineShift)) out.push_back(line);
+  }
+  return out;
+}
+
 class FakeStepSource : public sched::StepSource {
  public:
   struct Issue {

@@ -144,6 +144,73 @@ TEST(Coalescing, Float4IsFourRequests) {
   EXPECT_EQ(s.requests, 4u);
 }
 
+// Fermi requests a warp's 8-byte words per half-warp and 16-byte words per quarter-warp
+// (wide_access_split, on in every preset): parts that touch one line each request it.
+std::vector<uint64_t> wideRequests(const sched::WarpStep& st) {
+  std::vector<uint64_t> lines;
+  coalesceWideAccess(st, 7, 32, lines);
+  return lines;
+}
+
+// Lane l reads element l / n of an array at 0x1000 (line 0x20): 8-byte words (n = 2) in one
+// 128-byte line, which each half-warp requests; 16-byte words (n = 4), each quarter-warp.
+std::vector<uint64_t> upsampled(uint32_t size, uint32_t n) {
+  std::vector<uint64_t> a;
+  for (uint64_t l = 0; l < 32; ++l) a.push_back(0x1000 + l / n * size);
+  return a;
+}
+
+TEST(Coalescing, WideAccessesAreRequestedPerHalfOrQuarterWarp) {
+  EXPECT_EQ(wideAccessPartLanes(testing::load(0, upsampled(8, 2), 8), 32), 16u);
+  EXPECT_EQ(wideAccessPartLanes(testing::load(0, upsampled(16, 4), 16), 32), 8u);
+  EXPECT_EQ(wideAccessPartLanes(testing::load(0, upsampled(4, 1), 4), 32), 32u);
+  EXPECT_EQ(wideRequests(testing::load(0, upsampled(8, 2), 8)), (std::vector<uint64_t>{0x20, 0x20}));
+  EXPECT_EQ(wideRequests(testing::load(0, upsampled(16, 4), 16)), (std::vector<uint64_t>{0x20, 0x20, 0x20, 0x20}));
+  // Consecutive float4s: each quarter-warp's 128 bytes are one line of their own.
+  EXPECT_EQ(wideRequests(testing::load(0, testing::strided(0x1000, 16, 32), 16)),
+            (std::vector<uint64_t>{0x20, 0x21, 0x22, 0x23}));
+  // vload4 from 4 bytes past a line start: each quarter covers 128 bytes across two lines, and
+  // neighbouring quarters share one: 8 requests (the whole warp's 5 lines, coalesced together).
+  EXPECT_EQ(wideRequests(testing::load(0, testing::strided(0x1004, 16, 32), 16)),
+            (std::vector<uint64_t>{0x20, 0x21, 0x21, 0x22, 0x22, 0x23, 0x23, 0x24}));
+  // Parts go by local id within the warp: lanes 16..31 of a warp are one half, lanes 32..47
+  // (the next warp's first half) another; every lane the same double: one request each.
+  sched::WarpStep st = testing::load(0, std::vector<uint64_t>(16, 0x1000), 8);
+  for (uint32_t l = 0; l < 16; ++l) st.lanes[l].localThread = 16 + l;
+  EXPECT_EQ(wideRequests(st), (std::vector<uint64_t>{0x20}));
+  for (uint32_t l = 0; l < 16; ++l) st.lanes[l].localThread = 8 + 2 * l;  // 8..38: halves 0, 1 and 0 of the next warp
+  EXPECT_EQ(wideRequests(st), (std::vector<uint64_t>{0x20, 0x20, 0x20}));
+}
+
+TEST(Coalescing, WideAccessPartsAreRequestsInTheSimulator) {
+  // Doubles a[l / 2]: two reads of line 0x20, the first a miss; timing off: the second hits.
+  Stats s = runOneStep(testing::load(0, upsampled(8, 2), 8));
+  EXPECT_EQ(s.requestsBeforeCoalescing, 32u);
+  EXPECT_EQ(s.reads, 2u);
+  EXPECT_EQ(s.readMisses, 1u);
+  EXPECT_EQ(s.readHits, 1u);
+  // Timing on: the second finds the line in flight, a latency miss.
+  s = runOneStep(testing::load(0, upsampled(8, 2), 8), {});
+  EXPECT_EQ(s.reads, 2u);
+  EXPECT_EQ(s.readMisses, 1u);
+  EXPECT_EQ(s.misses.latency, 1u);
+  // float4 a[l / 4]: four reads, one miss; the miss rate is 25%, not 100%.
+  s = runOneStep(testing::load(0, upsampled(16, 4), 16));
+  EXPECT_EQ(s.reads, 4u);
+  EXPECT_EQ(s.readMisses, 1u);
+  EXPECT_DOUBLE_EQ(s.missRate(), 0.25);
+  // Stores too: two writes of the line.
+  s = runOneStep(testing::store(0, upsampled(8, 2), 8));
+  EXPECT_EQ(s.writes, 2u);
+  // wide_access_split=off: the whole warp coalesces, one read.
+  s = runOneStep(testing::load(0, upsampled(8, 2), 8), {"timing=off", "wide_access_split=off"});
+  EXPECT_EQ(s.reads, 1u);
+  EXPECT_EQ(s.readMisses, 1u);
+  // Atomics and constant loads are not split.
+  s = runOneStep(testing::makeStep(AccessKind::Atomic, 0, upsampled(8, 2), 8));
+  EXPECT_EQ(s.atomics, 1u);
+}
+
 TEST(Coalescing, AccessSpanningTwoLinesTouchesBoth) {
   sched::WarpStep st = testing::load(0, {0x107C}, 8);
   std::vector<uint64_t> lines;

@@ -267,6 +267,7 @@ RandomCache randomCache(Rng& pick) {
             std::string("replacement=") + policies[pick.below(5)]};
   if (pick.below(2)) c.keys.push_back("write_policy=write-back");
   if (pick.below(5) == 0) c.keys.push_back("classify=off");
+  if (pick.below(4) == 0) c.keys.push_back("wide_access_split=off");
   return c;
 }
 // One to three SMs, every one reported or one chosen.
@@ -433,7 +434,8 @@ TEST(SimulatorReference, TimingOffRunsMatchThePlainModelStepByStep) {
         want.requestsBeforeCoalescing += st.lanes.size();
         is.requestsBeforeCoalescing += st.lanes.size();
       }
-      const std::vector<uint64_t> lines = testing::linesByDefinition(st, kLineShift);
+      const std::vector<uint64_t> lines =
+          testing::requestsByDefinition(st, kLineShift, config.warpSize, config.wideAccessSplit);
       switch (st.kind) {
         case AccessKind::Load:
           for (uint64_t line : lines) countRead(is, m->read(line, st.cycle, st.warpKey));
@@ -544,7 +546,8 @@ class ReferenceRun {
         c.requestsBeforeCoalescing += st.lanes.size();
         ins.requestsBeforeCoalescing += st.lanes.size();
       }
-      p.lines = testing::linesByDefinition(st, static_cast<uint32_t>(__builtin_ctz(config_.lineSize)));
+      p.lines = testing::requestsByDefinition(st, static_cast<uint32_t>(__builtin_ctz(config_.lineSize)),
+                                              config_.warpSize, config_.wideAccessSplit);
     }
     switch (st.kind) {
       case AccessKind::Load:

@@ -88,6 +88,18 @@ inline sched::LaneBounds laneBounds(const std::vector<sched::LaneAccess>& lanes)
 // The exact path of coalesce(): appends the distinct lines of every lane to the empty `lines`.
 void coalesceLanes(const sched::WarpStep& step, uint32_t lineShift, std::vector<uint64_t>& lines);
 
+// Fermi issues a warp's accesses of more than 4 bytes a lane in parts (CUDA C Programming Guide,
+// compute capability 2.x, global memory): one request per half-warp for 8-byte words, one per
+// quarter-warp for 16-byte words, each coalesced into its lines on its own; so two parts that
+// touch one line each request it. wideAccessPartLanes: the lanes of a warp of `warpSize` in one
+// part, by the largest lane access of `step` (over 8 bytes: a quarter, over 4: a half, else the
+// whole warp). coalesceWideAccess appends to the empty `lines` the distinct lines of each part
+// in turn (a line may come once per part), parts by local id (localThread % warpSize).
+// Throws LaneSizeError for a lane access over kMaxLaneAccessBytes.
+uint32_t wideAccessPartLanes(const sched::WarpStep& step, uint32_t warpSize);
+void coalesceWideAccess(const sched::WarpStep& step, uint32_t lineShift, uint32_t warpSize,
+                        std::vector<uint64_t>& lines);
+
 // The lines of `step` when its lane bounds settle them, without reading the lanes again
 // (sources note the bounds as they fill the lanes; for other steps they are computed here):
 //  1: every byte lies in one line, lines[0]. The addresses agree above lineShift when their OR

@@ -79,6 +79,9 @@ struct Config {
   uint32_t runs = 1;      // repetitions with seeds seed, seed+1, ... (at most kMaxRuns)
   uint64_t seed = 1;
   bool classify = true;   // reuse-distance tracking: cold/capacity/conflict split + histogram
+  // Loads and stores of more than 4 bytes a lane are requested per half-warp (8 bytes) or
+  // quarter-warp (16), as Fermi does (coalesceWideAccess); off: the whole warp coalesces.
+  bool wideAccessSplit = true;
 
   // Derived values (valid after validate()).
   uint32_t sets() const {
