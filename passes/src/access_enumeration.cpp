@@ -265,20 +265,17 @@ Loop* outermostApartFrom(Loop* in, const Loop* loop) {
 // A block laid out among a loop's blocks that runs after the loop (LoopContext::programOrder).
 struct LaidOutEarly {
   const BasicBlock* block;
-  uint32_t before;   // the layout position it is numbered before
-  const Loop* loop;  // the loop it follows
+  uint32_t before;  // the layout position it is numbered before
 };
 
 // LoopContext::programOrder: layout order, with each block of `early` just before the block at
 // its `before` (the latest, where several loops move it), unless it runs on some loop's way out
-// or in a loop apart from the one it was laid out among, after all.
+// after all.
 std::vector<BasicBlock*> programOrder(Function& kernel, const DenseMap<const BasicBlock*, uint32_t>& position,
-                                      const std::vector<LaidOutEarly>& early, const LoopContext& context,
-                                      const LoopInfo& loopInfo) {
+                                      const std::vector<LaidOutEarly>& early, const LoopContext& context) {
   DenseMap<const BasicBlock*, uint32_t> movedBefore;
   for (const LaidOutEarly& e : early) {
     if (context.breakPaths.count(e.block)) continue;
-    if (const Loop* in = loopInfo.getLoopFor(e.block); in && !in->contains(e.loop)) continue;
     uint32_t& before = movedBefore[e.block];
     before = std::max(before, e.before);
   }
@@ -430,9 +427,20 @@ LoopContext loopContext(Function& kernel, LoopInfo& loopInfo, const DominatorTre
     // The rest of the code laid out among the loop's blocks lies after the loop (where the ways
     // out meet, or a label reached from before the loop too): it is numbered after the loop's
     // code and its ways out, before the end block's (or after the loop's last block).
+    // A loop there (one that does not enclose this loop) moves whole, or not at all.
     const uint32_t after = end > last ? end : last + 1;
+    SmallPtrSet<const BasicBlock*, 16> early;
     for (const BasicBlock& bb : kernel)
-      if (amongTheLoops(&bb) && !loop->contains(&bb) && !path.count(&bb)) laidOutEarly.push_back({&bb, after, loop});
+      if (amongTheLoops(&bb) && !loop->contains(&bb) && !path.count(&bb)) early.insert(&bb);
+    for (const BasicBlock& bb : kernel) {
+      if (!early.count(&bb)) continue;
+      if (Loop* in = loopInfo.getLoopFor(&bb); in && !in->contains(loop)) {
+        const Loop* top = outermostApartFrom(in, loop);
+        if (!std::all_of(top->block_begin(), top->block_end(), [&](const BasicBlock* b) { return early.count(b); }))
+          continue;
+      }
+      laidOutEarly.push_back({&bb, after});
+    }
     for (Loop* adopted : onPath)
       if (path.count(adopted->getHeader())) context.adoptedParents[adopted] = loop;
     for (const BasicBlock* b : path) {
@@ -445,7 +453,7 @@ LoopContext loopContext(Function& kernel, LoopInfo& loopInfo, const DominatorTre
       context.breakPaths[b] = loop;
     }
   }
-  context.programOrder = programOrder(kernel, position, laidOutEarly, context, loopInfo);
+  context.programOrder = programOrder(kernel, position, laidOutEarly, context);
   return context;
 }
 

@@ -9,6 +9,7 @@
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/Transforms/IPO/AlwaysInliner.h>
 #include <llvm/Transforms/Scalar/InferAddressSpaces.h>
+#include <llvm/Transforms/Utils/Local.h>
 #include <llvm/Transforms/Utils/Mem2Reg.h>
 
 #include "cltrace/passes/access_enumeration.h"
@@ -172,6 +173,12 @@ bool prepareModule(Module& m, std::string& error) {
   // Once the pointers' spaces are known, builtins given one (vload4, atomic_fetch_add) are the
   // named-space calls the passes recognise as accesses.
   useNamedSpaceOverloads(m);
+  // A branch on a constant (the latch of a `do { ... } while (1)`) has one way: folded, the way
+  // no work-item takes is no loop exit (it would make a break's block, where every lane leaves,
+  // look like a break's own way).
+  for (Function& f : m)
+    if (isKernel(f))
+      for (BasicBlock& bb : f) ConstantFoldTerminator(&bb);
 
   const Function* callee = nullptr;
   if (const CallBase* call = remainingCall(m, callee)) {

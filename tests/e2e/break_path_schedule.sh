@@ -155,3 +155,37 @@ steps=$(traced_steps "$work/meet.cl" nested --arg buffer:int:128)
 [ "$steps" = "0:0:24 1:0:16 2:0:8 3:1:32 4:2:32 5:0:24 6:0:16 7:0:8 8:1:32 9:2:32" ] ||
   fail "meeting block in an outer loop: $steps"
 echo "ok: the block where every way out of a loop meets issues once, for all lanes, after the loop"
+# The same with a loop in the meeting block (it moves after the loop whole: its two iterations
+# are steps of all 32 lanes, instruction 1), and as a do { ... } while (1), whose latch clang
+# leaves as a branch on `true` with a way out no lane takes (the branch is folded first).
+cat > "$work/meet2.cl" <<'CL'
+__kernel void inner(__global int* a) {
+  int i = get_global_id(0);
+  int j = 0;
+  for (;;) {
+    if (j == get_local_id(0) % 4) {
+      for (int k = 0; k < 2; k++) a[i + 32 * (k + 2)] = k;
+      a[i + 128] = 5;
+      break;
+    }
+    a[i + 32] = j;
+    j++;
+  }
+  a[i + 160] = 1;
+}
+__kernel void dw(__global int* a) {
+  int i = get_global_id(0);
+  int j = 0;
+  do {
+    if (j == get_local_id(0) % 4) { a[i] = 99; break; }
+    a[i + 32] = j;
+    j++;
+  } while (1);
+  a[i + 64] = 1;
+}
+CL
+steps=$(traced_steps "$work/meet2.cl" inner --arg buffer:int:256)
+[ "$steps" = "0:0:24 1:0:16 2:0:8 3:1:32 4:1:32 5:2:32 6:3:32" ] || fail "loop in the meeting block: $steps"
+steps=$(traced_steps "$work/meet2.cl" dw --arg buffer:int:128)
+[ "$steps" = "0:0:24 1:0:16 2:0:8 3:1:32 4:2:32" ] || fail "do-while (1) meeting block: $steps"
+echo "ok: a loop in the meeting block, and a do-while (1)'s meeting block, issue after the loop"
