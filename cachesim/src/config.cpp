@@ -218,6 +218,11 @@ const std::vector<KeyDef>& keyDefs() {
       {"registers_per_thread",
        [](Config& c, const std::string& k, const std::string& v) { c.registersPerThread = parseU32(k, v); },
        [](const Config& c) { return json(c.registersPerThread); }},
+      {"local_memory_per_sm",
+       [](Config& c, const std::string& k, const std::string& v) {
+         c.localMemoryPerSm = static_cast<uint32_t>(parseUnsigned(k, v, true, UINT32_MAX));
+       },
+       [](const Config& c) { return json(c.localMemoryPerSm); }},
       {"registers_per_sm",
        [](Config& c, const std::string& k, const std::string& v) { c.registersPerSm = parseU32(k, v); },
        [](const Config& c) { return json(c.registersPerSm); }},
@@ -419,6 +424,7 @@ Config Config::fromPreset(const std::string& name) {
   } else if (n == "gtx480-48k" || n == "gtx470-48k") {
     c.size = 48 * 1024;
     c.associativity = 6;
+    c.localMemoryPerSm = 16 * 1024;  // the rest of the SM's 64 KB
   } else {
     std::string known;
     for (const std::string& p : presetNames()) known += (known.empty() ? "" : ", ") + p;
@@ -509,6 +515,19 @@ uint32_t registerLimitedWorkgroups(const Config& c, uint64_t workgroupSize) {
                                 std::to_string(workgroupSize) + " threads needs " +
                                 std::to_string(warps * perWarp) + " registers, the SM has " +
                                 std::to_string(c.registersPerSm));
+  return static_cast<uint32_t>(std::min<uint64_t>(fit, std::numeric_limits<uint32_t>::max()));
+}
+
+uint32_t localMemoryLimitedWorkgroups(const Config& c, uint64_t localBytes) {
+  if (localBytes == 0 || c.localMemoryPerSm == 0) return std::numeric_limits<uint32_t>::max();
+  constexpr uint64_t kAllocationUnit = 128;  // bytes (compute capability 2.x)
+  const uint64_t perWorkgroup = (localBytes + kAllocationUnit - 1) / kAllocationUnit * kAllocationUnit;
+  const uint64_t fit = c.localMemoryPerSm / perWorkgroup;
+  if (fit == 0)
+    throw std::invalid_argument("configuration key 'local_memory_per_sm': a workgroup of the kernel uses " +
+                                std::to_string(localBytes) + " bytes of __local memory, more than the " +
+                                std::to_string(c.localMemoryPerSm) +
+                                " an SM has, so the GPU would refuse the launch (the 48k presets leave 16 KB)");
   return static_cast<uint32_t>(std::min<uint64_t>(fit, std::numeric_limits<uint32_t>::max()));
 }
 

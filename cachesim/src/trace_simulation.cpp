@@ -31,11 +31,11 @@ class TraceStepSource final : public sched::StepSource {
                   std::function<void(const sched::Scheduler&)> done, bool readAhead)
       : source_(std::make_unique<sched::TraceReaderSource>(path)),
         readAhead_(readAhead ? std::make_unique<sched::ReadAheadSource>(*source_) : nullptr),
-        scheduler_(input(), withRegisterLimit(config, cacheConfig, input().range().workgroupSize())),
+        scheduler_(input(), withResidencyLimits(config, cacheConfig, input().range())),
         done_(std::move(done)) {}
   TraceStepSource(std::shared_ptr<const sched::PreparedTrace> trace, const Config& cacheConfig,
                   const sched::SchedulerConfig& config, std::function<void(const sched::Scheduler&)> done)
-      : scheduler_(trace, withRegisterLimit(config, cacheConfig, trace->range().workgroupSize())),
+      : scheduler_(trace, withResidencyLimits(config, cacheConfig, trace->range())),
         done_(std::move(done)) {}
   ~TraceStepSource() override {
     if (done_) done_(scheduler_);
@@ -230,8 +230,9 @@ sched::SchedulerConfig schedulerConfigFor(const Config& c, uint64_t seed) {
   return s;
 }
 
-sched::SchedulerConfig withRegisterLimit(sched::SchedulerConfig s, const Config& c, uint64_t workgroupSize) {
-  s.maxWorkgroupsPerSm = std::min(s.maxWorkgroupsPerSm, registerLimitedWorkgroups(c, workgroupSize));
+sched::SchedulerConfig withResidencyLimits(sched::SchedulerConfig s, const Config& c, const NDRange& range) {
+  s.maxWorkgroupsPerSm = std::min({s.maxWorkgroupsPerSm, registerLimitedWorkgroups(c, range.workgroupSize()),
+                                   localMemoryLimitedWorkgroups(c, range.localMemoryBytes)});
   return s;
 }
 

@@ -112,6 +112,31 @@ Value* argByName(Function& f, StringRef name) {
   return nullptr;
 }
 
+// Bytes of the __local variables (globals of the local address space) that `kernel`'s code uses,
+// laid out in module order, each at its alignment, as a GPU places them in shared memory.
+uint64_t staticLocalBytes(const Function& kernel) {
+  SmallPtrSet<const Value*, 32> visited;
+  SmallPtrSet<const GlobalVariable*, 8> used;
+  std::vector<const Value*> work;
+  for (const Instruction& i : instructions(kernel))
+    for (const Value* operand : i.operands()) work.push_back(operand);
+  while (!work.empty()) {
+    const Value* v = work.back();
+    work.pop_back();
+    if (!visited.insert(v).second) continue;
+    if (const auto* g = dyn_cast<GlobalVariable>(v)) {
+      if (g->getAddressSpace() == kLocalAddressSpace) used.insert(g);
+    } else if (const auto* c = dyn_cast<ConstantExpr>(v)) {
+      for (const Value* operand : c->operands()) work.push_back(operand);
+    }
+  }
+  const DataLayout& dl = kernel.getParent()->getDataLayout();
+  uint64_t bytes = 0;
+  for (const GlobalVariable& g : kernel.getParent()->globals())
+    if (used.count(&g)) bytes = alignTo(bytes, g.getAlign().valueOrOne()) + dl.getTypeAllocSize(g.getValueType());
+  return bytes;
+}
+
 class KernelInstrumenter {
  public:
   KernelInstrumenter(Function& kernel, Mode mode) : kernel_(kernel), mode_(mode) {}
@@ -120,6 +145,7 @@ class KernelInstrumenter {
   bool analyse(KernelReport& report, std::string& error) {
     report.name = kernel_.getName().str();
     report.originalArgs = static_cast<uint32_t>(kernel_.arg_size());
+    report.staticLocalBytes = staticLocalBytes(kernel_);
     dominators_ = std::make_unique<DominatorTree>(kernel_);
     loopInfo_ = std::make_unique<LoopInfo>(*dominators_);
     loops_ = allLoops(*loopInfo_);

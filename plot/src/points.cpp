@@ -248,7 +248,7 @@ CollectStats collectPoints(sched::WorkgroupSource& source, const ElementMap& map
                            const CollectOptions& options, const PointSink& sink) {
   CollectStats stats;
   const sched::SchedulerConfig schedulerConfig =
-      cachesim::withRegisterLimit(options.scheduler, options.cache, source.range().workgroupSize());
+      cachesim::withResidencyLimits(options.scheduler, options.cache, source.range());
   sched::Scheduler scheduler(source, schedulerConfig);  // validates config and NDRange
 
   if (options.color != ColorBy::Hit) {

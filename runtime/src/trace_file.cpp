@@ -230,7 +230,7 @@ std::string encodeHeader(const TraceHeader& h) {
   putLE(out, h.sourceHash, 8);
   putLE(out, h.alignment, 8);
   putLE(out, h.range.dims, 4);
-  putLE(out, 0, 4);  // reserved
+  putLE(out, h.range.localMemoryBytes, 4);
   for (const auto* v : {&h.range.global, &h.range.local, &h.range.offset})
     for (uint64_t x : *v) putLE(out, x, 8);
   putString(out, h.kernelName);
@@ -362,7 +362,7 @@ void decodeLoops(HeaderDecoder& in, TraceHeader& h, const std::string& path) {
 
 void decodeRange(HeaderDecoder& in, NDRange& r) {
   r.dims = in.u32("NDRange dims");
-  in.u32("reserved field");
+  r.localMemoryBytes = in.u32("local memory per workgroup");
   for (size_t d = 0; d < 3; ++d) r.global[d] = in.u64("global size");
   for (size_t d = 0; d < 3; ++d) r.local[d] = in.u64("local size");
   for (size_t d = 0; d < 3; ++d) r.offset[d] = in.u64("global offset");

@@ -35,6 +35,7 @@ void printHeader(const TraceHeader& h, std::FILE* out) {
   fmt::print(out, "ndrange: dims {}, global {}, local {}, offset {}, {} workgroups\n", r.dims,
              tupleText(r.global, r.dims), tupleText(r.local, r.dims), tupleText(r.offset, r.dims),
              r.workgroups());
+  fmt::print(out, "local memory: {} bytes per workgroup\n", r.localMemoryBytes);
   fmt::print(out, "alignment: {}\n", h.alignment);
   fmt::print(out, "buffers: {}\n", h.buffers.size());
   for (const TraceBuffer& b : h.buffers)

@@ -11,6 +11,7 @@
 
 #include "cltrace/cachesim/config.h"
 #include "cltrace/cachesim/printers.h"
+#include "cltrace/cachesim/trace_simulation.h"
 #include "fake_step_source.h"
 #include "message_of.h"
 
@@ -251,6 +252,33 @@ TEST(Config, RegisterLimitedResidency) {
   EXPECT_EQ(messageOf<std::invalid_argument>([&] { registerLimitedWorkgroups(c, 256); }),
             "configuration keys 'registers_per_thread' and 'registers_per_sm': a workgroup of 256 threads needs "
             "6656 registers, the SM has 6000");
+}
+
+TEST(Config, LocalMemoryLimitedResidency) {
+  Config c = loadConfig("gtx480-16k", {});
+  EXPECT_EQ(c.localMemoryPerSm, 49152u);  // 48 KB of shared memory beside a 16 KB L1
+  EXPECT_EQ(loadConfig("gtx470-48k", {}).localMemoryPerSm, 16384u);
+  EXPECT_EQ(loadConfig("gtx480-16k", {"local_memory_per_sm=32K"}).localMemoryPerSm, 32768u);
+  EXPECT_EQ(localMemoryLimitedWorkgroups(c, 0), UINT32_MAX);  // no __local memory: no limit
+  EXPECT_EQ(localMemoryLimitedWorkgroups(c, 32768), 1u);      // 48 KB / 32 KB
+  EXPECT_EQ(localMemoryLimitedWorkgroups(c, 2048), 24u);      // a 2x16x16-float tile pair
+  EXPECT_EQ(localMemoryLimitedWorkgroups(c, 6145), 7u);       // 6272 bytes in 128-byte units: 7.8
+  EXPECT_EQ(localMemoryLimitedWorkgroups(c, 1), 384u);        // one unit
+  // The residency a run schedules with: the least of the three limits.
+  NDRange range = NDRange::fromSizes({30720}, {256});
+  range.localMemoryBytes = 32768;
+  EXPECT_EQ(withResidencyLimits(schedulerConfigFor(c, 1), c, range).maxWorkgroupsPerSm, 1u);
+  range.localMemoryBytes = 12288;  // 4 fit, of the 8 allowed
+  EXPECT_EQ(withResidencyLimits(schedulerConfigFor(c, 1), c, range).maxWorkgroupsPerSm, 4u);
+  range.localMemoryBytes = 1024;  // 48, but 8 workgroups at most (and 1536 threads: 6 of 256)
+  EXPECT_EQ(withResidencyLimits(schedulerConfigFor(c, 1), c, range).maxWorkgroupsPerSm, 8u);
+  c.localMemoryPerSm = 0;  // no limit
+  range.localMemoryBytes = 1u << 30;
+  EXPECT_EQ(withResidencyLimits(schedulerConfigFor(c, 1), c, range).maxWorkgroupsPerSm, 8u);
+  c = loadConfig("gtx480-48k", {});
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { localMemoryLimitedWorkgroups(c, 32768); }),
+            "configuration key 'local_memory_per_sm': a workgroup of the kernel uses 32768 bytes of __local memory, "
+            "more than the 16384 an SM has, so the GPU would refuse the launch (the 48k presets leave 16 KB)");
 }
 
 TEST(Config, JsonFiles) {

@@ -145,6 +145,7 @@ void expectSameHeader(const TraceHeader& a, const TraceHeader& b) {
   EXPECT_EQ(a.range.global, b.range.global);
   EXPECT_EQ(a.range.local, b.range.local);
   EXPECT_EQ(a.range.offset, b.range.offset);
+  EXPECT_EQ(a.range.localMemoryBytes, b.range.localMemoryBytes);
   EXPECT_EQ(a.alignment, b.alignment);
   ASSERT_EQ(a.buffers.size(), b.buffers.size());
   for (size_t i = 0; i < a.buffers.size(); ++i) {
@@ -281,6 +282,7 @@ TEST_F(TraceFileTest, HeaderFollowsTheDocumentedLayout) {
   EXPECT_EQ(getLE(b, kSourceHashAt, 8), 0x0123456789abcdefull);
   EXPECT_EQ(getLE(b, kAlignmentAt, 8), 4096u);
   EXPECT_EQ(getLE(b, kDimsAt, 4), 2u);
+  EXPECT_EQ(getLE(b, kDimsAt + 4, 4), 320u);  // __local memory per workgroup
   EXPECT_EQ(getLE(b, kGlobalAt + 8, 8), 2u);
   EXPECT_EQ(getLE(b, kLocalAt, 8), 2u);
   EXPECT_EQ(getLE(b, kOffsetAt, 8), 1u);

@@ -28,6 +28,7 @@ TraceHeader sampleHeader(bool compressed) {
   h.range.global = {4, 2, 1};
   h.range.local = {2, 1, 1};
   h.range.offset = {1, 0, 0};
+  h.range.localMemoryBytes = 320;
   h.alignment = 4096;
   h.buffers = {{0, "a", 64, 0x1000}, {2, "out", 32, 0x2000}};
   h.workItemCount = 8;

@@ -30,6 +30,7 @@ const char* const kSampleHeaderText =
     "source hash: 0x0123456789abcdef\n"
     "device: test-device\n"
     "ndrange: dims 2, global (4,2), local (2,1), offset (1,0), 4 workgroups\n"
+    "local memory: 320 bytes per workgroup\n"
     "alignment: 4096\n"
     "buffers: 2\n"
     "  arg 0 a: base 0x1000 size 64\n"

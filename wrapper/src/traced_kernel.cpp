@@ -898,6 +898,13 @@ void TracedKernel::requireLocalMemory(const std::vector<ArgBinding>& args) const
                      std::to_string(deviceBytes));
 }
 
+uint32_t TracedKernel::localMemoryBytes(const std::vector<ArgBinding>& args) const {
+  uint64_t bytes = kernel_.report.staticLocalBytes;
+  for (const ArgBinding& a : args)
+    if (a.kind == ArgBinding::Kind::Local) bytes += a.localSize;
+  return static_cast<uint32_t>(std::min<uint64_t>(bytes, UINT32_MAX));  // far past any SM's either way
+}
+
 TraceHeader TracedKernel::headerFor(const NDRange& range, const LaunchOptions& options) const {
   TraceHeader h;
   h.kernelName = kernel_.kernel.substr(0, kMaxTraceStringLength);
@@ -972,6 +979,7 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
 
   TraceHeader& h = result.header;
   h = headerFor(range, options);
+  h.range.localMemoryBytes = localMemoryBytes(args);
   // The file is written next to its path and renamed over it at the end, so that a launch that
   // fails leaves whatever the path held; a path that is not a regular file (/dev/null, a pipe)
   // is written directly.

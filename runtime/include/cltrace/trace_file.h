@@ -86,6 +86,10 @@ struct NDRange {
   std::array<uint64_t, 3> global{1, 1, 1};
   std::array<uint64_t, 3> local{1, 1, 1};
   std::array<uint64_t, 3> offset{0, 0, 0};
+  // Bytes of __local memory one workgroup uses (the kernel's __local variables and __local
+  // arguments; 0: none, or not known, as in traces written before it was kept). Limits how many
+  // workgroups an SM holds (cachesim's local_memory_per_sm).
+  uint32_t localMemoryBytes = 0;
 
   // An NDRange of global.size() dimensions (1 to 3); an empty `local` means 1s, an empty
   // `offset` 0s. Throws std::invalid_argument when the sizes do not fit that.

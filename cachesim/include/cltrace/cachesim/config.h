@@ -71,6 +71,10 @@ struct Config {
   // in units of 64.
   uint32_t registersPerThread = 0;
   uint32_t registersPerSm = 32768;
+  // Shared (OpenCL __local) memory of an SM, bytes: 48 KB beside a 16 KB L1, 16 KB beside a 48 KB
+  // one. Workgroups per SM are also limited by the __local memory each uses (the trace's
+  // NDRange::localMemoryBytes, allocated in units of 128 bytes). 0: no limit.
+  uint32_t localMemoryPerSm = 48 * 1024;
   uint32_t warpSize = 32;
   std::string scheduling = "warp";  // scheduling policy name, passed to the scheduler
 
@@ -123,6 +127,11 @@ Config loadConfig(const std::string& presetOrFile, const std::vector<std::string
 // registers_per_sm; allocation per warp in units of 64): UINT32_MAX when registers_per_thread
 // is 0. Throws std::invalid_argument naming the keys when not even one workgroup fits.
 uint32_t registerLimitedWorkgroups(const Config& config, uint64_t workgroupSize);
+
+// Workgroups using `localBytes` of __local memory each that fit in one SM's (local_memory_per_sm,
+// allocated in units of 128 bytes): UINT32_MAX when either is 0. Throws std::invalid_argument
+// naming the key when not even one fits (the GPU would refuse the launch).
+uint32_t localMemoryLimitedWorkgroups(const Config& config, uint64_t localBytes);
 
 // The scheduling policy and inter-warp order a `scheduling` value names: "POLICY" or
 // "POLICY:ORDER" (the order defaults to the scheduler's). Throws std::invalid_argument saying

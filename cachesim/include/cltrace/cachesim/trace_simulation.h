@@ -19,9 +19,10 @@ namespace cltrace::cachesim {
 sched::SchedulerConfig schedulerConfigFor(const Config& config, uint64_t seed);
 
 // `scheduler` with its workgroups per SM also capped by the register file for workgroups of
-// `workgroupSize` threads (registers_per_thread; see registerLimitedWorkgroups).
-sched::SchedulerConfig withRegisterLimit(sched::SchedulerConfig scheduler, const Config& config,
-                                         uint64_t workgroupSize);
+// `range`'s size (registers_per_thread; registerLimitedWorkgroups) and by the SM's __local memory
+// for workgroups using range.localMemoryBytes (local_memory_per_sm; localMemoryLimitedWorkgroups).
+sched::SchedulerConfig withResidencyLimits(sched::SchedulerConfig scheduler, const Config& config,
+                                           const NDRange& range);
 
 // `onFirstRunDone` sees the first run's scheduler (the run with the configuration's seed) when
 // that run ends, on the thread that ran it (diagnostics are the same on every run). Opening the trace throws TraceFileError; a workgroup the configuration

@@ -62,6 +62,8 @@ struct KernelReport {
   bool countRunWritesBuffers = true;
   // Whether the kernel calls printf (only the trace run's calls can print, when the host asks).
   bool callsPrintf = false;
+  // Bytes of the __local variables the kernel's code uses, each at its alignment, in module order.
+  uint64_t staticLocalBytes = 0;
 };
 // The shapes of a kernel's instructions, indexed by id (for UnitRecordDecoder).
 std::vector<InstructionShape> instructionShapes(const KernelReport& report);

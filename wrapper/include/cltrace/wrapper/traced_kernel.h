@@ -148,6 +148,8 @@ class TracedKernel {
                                      const NDRange& range, const std::map<cl_mem, uint64_t>& bufferSizes,
                                      const LaunchOptions& options, LaunchResult& result);
   TraceHeader headerFor(const NDRange& range, const LaunchOptions& options) const;
+  // __local memory a workgroup uses: the kernel's __local variables and arguments (at most 2^32 - 1).
+  uint32_t localMemoryBytes(const std::vector<ArgBinding>& args) const;
   // Throws TraceError when the kernel's reqd_work_group_size is not the launch's local size.
   void requireCompiledLocalSize(const NDRange& range) const;
   // Throws TraceError when the local size passes the device's limits for the kernel.
