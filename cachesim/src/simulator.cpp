@@ -459,10 +459,7 @@ class Run {
 
   // Some lane accesses more than 4 bytes (the OR of the sizes reaches 8 only then).
   static bool wide(const sched::WarpStep& st) {
-    if (st.hasBounds) return st.bounds.sizeOr >= 8;
-    uint32_t sizes = 0;
-    for (const sched::LaneAccess& lane : st.lanes) sizes |= lane.size;
-    return sizes >= 8;
+    return (st.hasBounds ? st.bounds : laneBounds(st.lanes)).sizeOr >= 8;
   }
 
   void delay(sched::StepSource& source, uint64_t warpKey, uint64_t cycle, uint64_t readyCycle) {

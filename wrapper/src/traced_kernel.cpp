@@ -880,6 +880,18 @@ void TracedKernel::requireDeviceWorkGroupLimits(const NDRange& range) const {
   }
 }
 
+namespace {
+
+// Bytes the __local arguments of a launch ask for.
+uint64_t localArgumentBytes(const std::vector<ArgBinding>& args) {
+  uint64_t bytes = 0;
+  for (const ArgBinding& a : args)
+    if (a.kind == ArgBinding::Kind::Local) bytes += a.localSize;
+  return bytes;
+}
+
+}  // namespace
+
 void TracedKernel::requireLocalMemory(const std::vector<ArgBinding>& args) const {
   // Some devices abort on a launch that wants more local memory than they have (PoCL asserts):
   // say so instead. The kernel's own __local variables come from the driver.
@@ -888,9 +900,7 @@ void TracedKernel::requireLocalMemory(const std::vector<ArgBinding>& args) const
       clGetKernelWorkGroupInfo(countKernel_, device_, CL_KERNEL_LOCAL_MEM_SIZE, sizeof kernelBytes, &kernelBytes,
                                nullptr) != CL_SUCCESS)
     return;  // nothing to compare against: let the driver decide
-  uint64_t argumentBytes = 0;
-  for (const ArgBinding& a : args)
-    if (a.kind == ArgBinding::Kind::Local) argumentBytes += a.localSize;
+  const uint64_t argumentBytes = localArgumentBytes(args);
   const uint64_t needed = std::max<uint64_t>(kernelBytes, argumentBytes);
   if (needed > deviceBytes)
     throw TraceError("the launch needs " + std::to_string(needed) + " bytes of local memory (" +
@@ -899,9 +909,7 @@ void TracedKernel::requireLocalMemory(const std::vector<ArgBinding>& args) const
 }
 
 uint32_t TracedKernel::localMemoryBytes(const std::vector<ArgBinding>& args) const {
-  uint64_t bytes = kernel_.report.staticLocalBytes;
-  for (const ArgBinding& a : args)
-    if (a.kind == ArgBinding::Kind::Local) bytes += a.localSize;
+  const uint64_t bytes = kernel_.report.staticLocalBytes + localArgumentBytes(args);
   return static_cast<uint32_t>(std::min<uint64_t>(bytes, UINT32_MAX));  // far past any SM's either way
 }
 
