@@ -561,6 +561,67 @@ void narrowComponentWrites(std::vector<Access>& accesses, const DataLayout& dl) 
     if (mergedInto[i] != SIZE_MAX) accesses[i].id = accesses[mergedInto[i]].id;  // reported as the write's
 }
 
+// Marks in `used` the components of a loaded vector that `v` passes on: lane j of `v` is
+// component lanes[j] of the load (-1: none). An extractelement with a constant index uses one
+// lane, a shufflevector passes lanes on to its own users, and any other user uses all of them.
+void markUsedComponents(const Value* v, ArrayRef<int> lanes, uint64_t& used, unsigned depth) {
+  auto all = [&] {
+    for (int c : lanes)
+      if (c >= 0) used |= uint64_t(1) << c;
+  };
+  for (const Use& use : v->uses()) {
+    const User* user = use.getUser();
+    if (auto* extract = dyn_cast<ExtractElementInst>(user)) {
+      auto* index = dyn_cast<ConstantInt>(extract->getIndexOperand());
+      if (index && index->getZExtValue() < lanes.size()) {
+        const int c = lanes[index->getZExtValue()];
+        if (c >= 0) used |= uint64_t(1) << c;
+        continue;
+      }
+    } else if (auto* shuffle = dyn_cast<ShuffleVectorInst>(user); shuffle && depth < 8) {
+      const int width = static_cast<int>(lanes.size());
+      SmallVector<int, 16> passed;
+      for (int from : shuffle->getShuffleMask()) {
+        const Value* source = from < 0 ? nullptr : from < width ? shuffle->getOperand(0) : shuffle->getOperand(1);
+        passed.push_back(source == v ? lanes[from % width] : -1);
+      }
+      markUsedComponents(shuffle, passed, used, depth + 1);
+      continue;
+    }
+    all();
+  }
+}
+
+// Component reads (in[i].x, in[i].zw): clang loads the whole vector and extracts components; a
+// GPU compiler loads only the components used. A recorded vector load (or vloadN) whose value
+// is used only through constant-index extracts and shuffles records the bytes of the components
+// used, when they lie side by side (Access::recordOffset/recordSize, as for component writes).
+void narrowComponentReads(std::vector<Access>& accesses, const DataLayout& dl) {
+  for (Access& a : accesses) {
+    if (!a.recorded || a.recordSize != 0 || a.dynamicSize ||
+        (a.kind != AccessKind::Load && a.kind != AccessKind::ConstantLoad))
+      continue;
+    if (auto* load = dyn_cast<LoadInst>(a.inst); load && load->isVolatile()) continue;
+    if (!isa<LoadInst>(a.inst) && !isa<CallInst>(a.inst)) continue;
+    auto* type = dyn_cast<FixedVectorType>(a.inst->getType());
+    if (!type || type->getNumElements() > 64) continue;
+    const uint64_t bits = dl.getTypeSizeInBits(type->getElementType());
+    const unsigned n = type->getNumElements();
+    if (bits % 8 != 0 || a.staticSize != bits / 8 * n || dl.getTypeStoreSize(type) != a.staticSize) continue;
+    SmallVector<int, 16> lanes;
+    for (unsigned c = 0; c < n; ++c) lanes.push_back(static_cast<int>(c));
+    uint64_t used = 0;
+    markUsedComponents(a.inst, lanes, used, 0);
+    const uint64_t every = n == 64 ? ~uint64_t(0) : (uint64_t(1) << n) - 1;
+    if (used == 0 || used == every) continue;
+    const unsigned low = static_cast<unsigned>(__builtin_ctzll(used));
+    const uint64_t run = used >> low;
+    if ((run & (run + 1)) != 0) continue;  // not side by side
+    a.recordOffset = low * (bits / 8);
+    a.recordSize = static_cast<uint64_t>(__builtin_popcountll(run)) * (bits / 8);
+  }
+}
+
 }  // namespace
 
 std::vector<Access> enumerateAccesses(Function& kernel, LoopInfo& loops, const LoopContext& context) {
@@ -573,6 +634,7 @@ std::vector<Access> enumerateAccesses(Function& kernel, LoopInfo& loops, const L
       for (Instruction& inst : *bb) e.visit(inst);
   }
   narrowComponentWrites(e.out, kernel.getParent()->getDataLayout());
+  narrowComponentReads(e.out, kernel.getParent()->getDataLayout());
   return std::move(e.out);
 }
 

@@ -25,15 +25,15 @@ __kernel void apart(__global float4* v) { v[get_global_id(0)].xz = (float2)(1.0f
 // CHECK-NEXT: [0] load 16B depth 0: {{.*}} = load <4 x float>
 // CHECK-NEXT: [1] store 16B depth 0: store <4 x float>
 
-// A read-modify-write of a component: the read loads the vector (recorded), the write is the
-// component; ids count the recorded accesses only.
+// A read-modify-write of a component: the read is the component too (component_reads.cl), as
+// is the write; ids count the recorded accesses only.
 __kernel void rmw(__global float4* v, __global const float* s) {
   size_t i = get_global_id(0);
   v[i].w += s[i];
 }
 // CHECK: kernel rmw: 0 loops (max depth 0), 3 sites
 // CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float
-// CHECK-NEXT: [1] load 16B depth 0: {{.*}} = load <4 x float>
+// CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load <4 x float>
 // CHECK-NEXT: [2] store 4B depth 0: store <4 x float>
 
 // Not component writes: the load's own components move (a swizzle of the vector onto itself

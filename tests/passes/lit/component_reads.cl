@@ -1,0 +1,67 @@
+// Reading components of a global vector: clang loads the whole vector and extracts; a GPU
+// compiler loads the components used. A load used only through constant-index extracts and
+// shuffles records the bytes of the components used, when they lie side by side.
+// RUN: %clang-spir %s -o %t.bc
+// RUN: %opt -passes=cltrace-prepare,cltrace-print-accesses -disable-output %t.bc | FileCheck %s
+// The trace kernel writes the load's record at the component's address (+4 for .y).
+// RUN: %opt -passes=cltrace-prepare,cltrace-trace %t.bc -S -o - | FileCheck %s --check-prefix=TRACE
+__kernel void one(__global const float4* v, __global float* out) {
+  size_t i = get_global_id(0);
+  out[i] = v[i].y;
+}
+// CHECK: kernel one: 0 loops (max depth 0), 2 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load <4 x float>
+// CHECK-NEXT: [1] store 4B depth 0: store float
+// TRACE-LABEL: define {{.*}} @one(
+// TRACE: [[P:%[0-9]+]] = getelementptr inbounds <4 x float>, <4 x float> addrspace(1)* %0
+// TRACE-NEXT: ptrtoint <4 x float> addrspace(1)* %0 to i64
+// TRACE-NEXT: [[ELEMENT:%[0-9]+]] = ptrtoint <4 x float> addrspace(1)* [[P]] to i64
+// TRACE-NEXT: [[COMPONENT:%[0-9]+]] = add i64 [[ELEMENT]], 4
+// TRACE-NEXT: sub i64 [[COMPONENT]], %{{[0-9]+}}
+
+// Side by side through a swizzle (.zw: 8 bytes at +8); through a swizzle of a swizzle
+// (.xz.y is .z: 4 bytes); a whole vector of which only .w is used later.
+__kernel void swizzles(__global const float4* v, __global float2* out, __global float* s) {
+  size_t i = get_global_id(0);
+  out[i] = v[i].zw;
+  float4 whole = v[i];
+  s[i] = v[i].xz.y + whole.w;
+}
+// CHECK: kernel swizzles: 0 loops (max depth 0), 5 sites
+// CHECK-NEXT: [0] load 8B depth 0: {{.*}} = load <4 x float>
+// CHECK-NEXT: [1] store 8B depth 0: store <2 x float>
+// CHECK-NEXT: [2] load 4B depth 0: {{.*}} = load <4 x float>
+// CHECK-NEXT: [3] load 4B depth 0: {{.*}} = load <4 x float>
+// CHECK-NEXT: [4] store 4B depth 0: store float
+
+// Stay whole: components apart (.xz), every component, a component picked at run time, the
+// vector passed on whole (stored, or as an operand), and a volatile load.
+__kernel void whole(__global const float4* v, __global float2* out, __global float4* w, int k,
+                    __global volatile float4* u) {
+  size_t i = get_global_id(0);
+  out[i] = v[i].xz;
+  out[i + 1] = v[i].xy + v[i].zw;
+  out[i + 2].x = v[i][k];
+  w[i] = v[i] * 2.0f;
+  out[i + 3].x = u[i].x;
+}
+// CHECK: kernel whole: 0 loops (max depth 0), 11 sites
+// CHECK-NEXT: [0] load 16B depth 0: {{.*}} = load <4 x float>
+// CHECK-NEXT: [1] store 8B depth 0: store <2 x float>
+// CHECK-NEXT: [2] load 8B depth 0: {{.*}} = load <4 x float>
+// CHECK-NEXT: [3] load 8B depth 0: {{.*}} = load <4 x float>
+// CHECK-NEXT: [4] store 8B depth 0: store <2 x float>
+// CHECK-NEXT: [5] load 16B depth 0: {{.*}} = load <4 x float>
+// CHECK-NEXT: [6] store 4B depth 0: store <2 x float>
+// CHECK-NEXT: [7] load 16B depth 0: {{.*}} = load <4 x float>
+// CHECK-NEXT: [8] store 16B depth 0: store <4 x float>
+// CHECK-NEXT: [9] load 16B depth 0: {{.*}} = load volatile
+// CHECK-NEXT: [10] store 4B depth 0: store <2 x float>
+
+// vloadN: the components used of the elements it reads (vload4(i, p).w: 4 bytes at +12).
+__kernel void vl(__global const float* p, __global float* out) {
+  size_t i = get_global_id(0);
+  out[i] = vload4(i, p).w;
+}
+// CHECK: kernel vl: 0 loops (max depth 0), 2 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} @_Z6vload4
