@@ -25,6 +25,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -314,6 +315,30 @@ void verify(const Module& m, const char* what) {
                           " module does not verify:\n" + os.str());
 }
 
+// Whether clang's `log` says a name OpenCL C 2.0/3.0 declares is unknown (undeclared, implicitly
+// declared or an unknown type): the hint about -cl-std is for those, not for a typo or #error.
+bool namesOpenCL20Feature(const std::string& log) {
+  static const char* const kPrefixes[] = {
+      "get_global_linear_id", "get_local_linear_id", "get_enqueued_local_size", "work_group_", "sub_group_",
+      "get_sub_group_", "get_max_sub_group_size", "get_num_sub_groups", "atomic_", "memory_order", "memory_scope",
+      "to_global", "to_local", "to_private", "enqueue_", "ndrange_", "get_default_queue", "get_kernel_",
+      "read_pipe", "write_pipe", "reserve_", "commit_", "work_group_reserve_", "get_pipe_", "is_valid_",
+      "create_user_event", "set_user_event_status", "retain_event", "release_event",
+      "capture_event_profiling_info", "queue_t", "clk_event_t", "reserve_id_t", "ATOMIC_VAR_INIT", "CLK_ENQUEUE_",
+      "CLK_DEVICE_QUEUE_", "CLK_NULL_"};
+  static const char* const kWordings[] = {"undeclared identifier '", "implicit declaration of function '",
+                                          "unknown type name '"};
+  for (const char* wording : kWordings) {
+    for (size_t at = log.find(wording); at != std::string::npos; at = log.find(wording, at + 1)) {
+      const size_t begin = at + std::strlen(wording);
+      const std::string name = log.substr(begin, log.find('\'', begin) - begin);
+      for (const char* prefix : kPrefixes)
+        if (name.rfind(prefix, 0) == 0) return true;
+    }
+  }
+  return false;
+}
+
 // Clang's diagnostics name the temporary copy it compiled (`dir`/kernel.cl, or "kernel.cl" after
 // a prelude's #line) and the embedded headers' copies (`dir`/embedded/NAME), which are gone once
 // cltrace exits: name the user's source and the headers' own names instead, so that an editor
@@ -396,10 +421,8 @@ std::string compileOpenCL(const std::string& source, const std::vector<std::stri
     // Without -cl-std OpenCL C 1.2 is compiled, as OpenCL specifies, where PoCL's own compiler
     // takes 3.0: a 2.0/3.0 function (get_global_linear_id, work_group_reduce_add, ...) is then
     // undeclared here though the program builds.
-    const bool undeclared = log.find("undeclared") != std::string::npos ||
-                            log.find("implicit declaration of function") != std::string::npos;
     const std::string hint =
-        argv[1] == "-cl-std=CL1.2" && undeclared
+        argv[1] == "-cl-std=CL1.2" && namesOpenCL20Feature(log)
             ? "(cltrace compiles OpenCL C 1.2 when the build options name no -cl-std, as OpenCL specifies; a kernel "
               "that uses OpenCL C 2.0 or 3.0 needs -cl-std=CL2.0 or -cl-std=CL3.0 among its build options)\n"
             : "";

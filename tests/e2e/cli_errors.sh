@@ -270,6 +270,19 @@ expect_error "(cltrace compiles OpenCL C 1.2 when the build options name no -cl-
   "$CLTRACE" run "$work/linear.cl" --kernel k --global 16 --local 16 --arg buffer:int:16 -o "$work/linear.cltrace"
 "$CLTRACE" run "$work/linear.cl" --kernel k --global 16 --local 16 --arg buffer:int:16 --build-options -cl-std=CL2.0 \
   -o "$work/linear.cltrace" > /dev/null || fail "-cl-std=CL2.0 did not trace"
+# The hint is for names OpenCL C 2.0 declares (an atomic_int too), not for a typo or an #error.
+printf '__kernel void k(__global atomic_int* a) { }\n' > "$work/atomic20.cl"
+expect_error "needs -cl-std=CL2.0 or -cl-std=CL3.0 among its build options" \
+  "$CLTRACE" run "$work/atomic20.cl" --kernel k --global 16 --local 16 --arg buffer:int:16 -o "$work/atomic20.cltrace"
+printf '__kernel void k(__global int* a) { a[get_global_idd(0)] = 1; }\n' > "$work/typo.cl"
+printf '#error stop here\n__kernel void k(__global int* a) { }\n' > "$work/stop.cl"
+for f in typo stop; do
+  out=$("$CLTRACE" run "$work/$f.cl" --kernel k --global 16 --local 16 --arg buffer:int:16 -o "$work/$f.cltrace" 2>&1) &&
+    fail "$f.cl traced"
+  echo "$out" | grep -F "the kernel does not compile" > /dev/null || fail "$f.cl: $out"
+  if echo "$out" | grep -F -- "-cl-std" > /dev/null; then fail "$f.cl: a -cl-std hint: $out"; fi
+  echo "ok: $f.cl: a compile error without the -cl-std hint"
+done
 # schedule's --inter-warp orders warps; a naive policy has none (simulate refuses sequential:ORDER too).
 "$CLTRACE" run "$KERNELS/vadd.cl" -o "$work/vadd.cltrace" > /dev/null 2>&1 || fail "vadd run"
 expect_error "--inter-warp orders the warps of the warp policy; --policy sequential has no warps" \
