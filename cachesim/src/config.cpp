@@ -215,6 +215,9 @@ const std::vector<KeyDef>& keyDefs() {
       {"max_threads_per_sm",
        [](Config& c, const std::string& k, const std::string& v) { c.maxThreadsPerSm = parseU32(k, v); },
        [](const Config& c) { return json(c.maxThreadsPerSm); }},
+      {"max_threads_per_workgroup",
+       [](Config& c, const std::string& k, const std::string& v) { c.maxThreadsPerWorkgroup = parseU32(k, v); },
+       [](const Config& c) { return json(c.maxThreadsPerWorkgroup); }},
       {"registers_per_thread",
        [](Config& c, const std::string& k, const std::string& v) { c.registersPerThread = parseU32(k, v); },
        [](const Config& c) { return json(c.registersPerThread); }},
@@ -516,6 +519,14 @@ uint32_t registerLimitedWorkgroups(const Config& c, uint64_t workgroupSize) {
                                 std::to_string(warps * perWarp) + " registers, the SM has " +
                                 std::to_string(c.registersPerSm));
   return static_cast<uint32_t>(std::min<uint64_t>(fit, std::numeric_limits<uint32_t>::max()));
+}
+
+void requireWorkgroupFits(const Config& c, uint64_t workgroupSize) {
+  if (c.maxThreadsPerWorkgroup != 0 && workgroupSize > c.maxThreadsPerWorkgroup)
+    throw std::invalid_argument("configuration key 'max_threads_per_workgroup': a workgroup of the launch has " +
+                                std::to_string(workgroupSize) + " work-items, more than the " +
+                                std::to_string(c.maxThreadsPerWorkgroup) +
+                                " the GPU runs in one, so it would refuse the launch (0 lifts the limit)");
 }
 
 uint32_t localMemoryLimitedWorkgroups(const Config& c, uint64_t localBytes) {

@@ -254,6 +254,26 @@ TEST(Config, RegisterLimitedResidency) {
             "6656 registers, the SM has 6000");
 }
 
+TEST(Config, WorkgroupSizeLimit) {
+  Config c = loadConfig("gtx470-48k", {});
+  EXPECT_EQ(c.maxThreadsPerWorkgroup, 1024u);
+  NDRange range = NDRange::fromSizes({3072}, {1024});
+  // Accepted (the scheduler applies max_threads_per_sm itself: one of them an SM).
+  EXPECT_EQ(withResidencyLimits(schedulerConfigFor(c, 1), c, range).maxWorkgroupsPerSm, 8u);
+  range = NDRange::fromSizes({3072}, {1536});
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { withResidencyLimits(schedulerConfigFor(c, 1), c, range); }),
+            "configuration key 'max_threads_per_workgroup': a workgroup of the launch has 1536 work-items, more "
+            "than the 1024 the GPU runs in one, so it would refuse the launch (0 lifts the limit)");
+  c = loadConfig("gtx470-48k", {"max_threads_per_workgroup=0"});
+  EXPECT_EQ(withResidencyLimits(schedulerConfigFor(c, 1), c, range).maxWorkgroupsPerSm, 8u);
+  range = NDRange::fromSizes({64, 64}, {32, 48});  // 1536 in two dimensions
+  c = loadConfig("gtx470-48k", {"max_threads_per_workgroup=1535"});
+  EXPECT_THROW(withResidencyLimits(schedulerConfigFor(c, 1), c, range), std::invalid_argument);
+  EXPECT_NE(messageOf<std::invalid_argument>([] { loadConfig("gtx480-16k", {"max_threads_per_workgroup=-1"}); })
+                .find("'max_threads_per_workgroup'"),
+            std::string::npos);
+}
+
 TEST(Config, LocalMemoryLimitedResidency) {
   Config c = loadConfig("gtx480-16k", {});
   EXPECT_EQ(c.localMemoryPerSm, 49152u);  // 48 KB of shared memory beside a 16 KB L1

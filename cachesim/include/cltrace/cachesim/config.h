@@ -66,6 +66,9 @@ struct Config {
   uint32_t smCount = 15;
   uint32_t maxWorkgroupsPerSm = 8;
   uint32_t maxThreadsPerSm = 1536;
+  // Work-items one workgroup may have (CL_DEVICE_MAX_WORK_GROUP_SIZE: 1024 on compute capability
+  // 2.x); a larger workgroup is an error naming the key, as the GPU refuses the launch. 0: no limit.
+  uint32_t maxThreadsPerWorkgroup = 1024;
   // Register-limited residency (0 = registers do not limit it): the kernel's registers per
   // thread, e.g. from ptxas -v, and the SM's register file. Fermi allocates registers per warp
   // in units of 64.
@@ -127,6 +130,10 @@ Config loadConfig(const std::string& presetOrFile, const std::vector<std::string
 // registers_per_sm; allocation per warp in units of 64): UINT32_MAX when registers_per_thread
 // is 0. Throws std::invalid_argument naming the keys when not even one workgroup fits.
 uint32_t registerLimitedWorkgroups(const Config& config, uint64_t workgroupSize);
+
+// Throws std::invalid_argument naming max_threads_per_workgroup when a workgroup of
+// `workgroupSize` work-items is over it (the GPU would refuse the launch).
+void requireWorkgroupFits(const Config& config, uint64_t workgroupSize);
 
 // Workgroups using `localBytes` of __local memory each that fit in one SM's (local_memory_per_sm,
 // allocated in units of 128 bytes): UINT32_MAX when either is 0. Throws std::invalid_argument

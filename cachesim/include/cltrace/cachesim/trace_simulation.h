@@ -21,6 +21,7 @@ sched::SchedulerConfig schedulerConfigFor(const Config& config, uint64_t seed);
 // `scheduler` with its workgroups per SM also capped by the register file for workgroups of
 // `range`'s size (registers_per_thread; registerLimitedWorkgroups) and by the SM's __local memory
 // for workgroups using range.localMemoryBytes (local_memory_per_sm; localMemoryLimitedWorkgroups).
+// Throws std::invalid_argument naming the key when a workgroup is over max_threads_per_workgroup.
 sched::SchedulerConfig withResidencyLimits(sched::SchedulerConfig scheduler, const Config& config,
                                            const NDRange& range);
 
