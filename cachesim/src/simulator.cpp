@@ -457,9 +457,10 @@ class Run {
     return true;
   }
 
-  // Some lane accesses more than 4 bytes (the OR of the sizes reaches 8 only then).
+  // Some lane may access more than 4 bytes: the OR of the sizes is over 4 then (5, 6 and 7 byte
+  // lanes too), and also for lanes of 4 and 1 bytes, which coalesceWideAccess takes as one part.
   static bool wide(const sched::WarpStep& st) {
-    return (st.hasBounds ? st.bounds : laneBounds(st.lanes)).sizeOr >= 8;
+    return (st.hasBounds ? st.bounds : laneBounds(st.lanes)).sizeOr > 4;
   }
 
   void delay(sched::StepSource& source, uint64_t warpKey, uint64_t cycle, uint64_t readyCycle) {

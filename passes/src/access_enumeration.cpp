@@ -595,7 +595,8 @@ void markUsedComponents(const Value* v, ArrayRef<int> lanes, uint64_t& used, uns
 // Component reads (in[i].x, in[i].zw): clang loads the whole vector and extracts components; a
 // GPU compiler loads only the components used. A recorded vector load (or vloadN) whose value
 // is used only through constant-index extracts and shuffles records the bytes of the components
-// used, when they lie side by side (Access::recordOffset/recordSize, as for component writes).
+// used, when they lie side by side and make one load a GPU has: a power of two of bytes at an
+// offset that is a multiple of it (Access::recordOffset/recordSize, as for component writes).
 void narrowComponentReads(std::vector<Access>& accesses, const DataLayout& dl) {
   for (Access& a : accesses) {
     if (!a.recorded || a.recordSize != 0 || a.dynamicSize ||
@@ -617,8 +618,12 @@ void narrowComponentReads(std::vector<Access>& accesses, const DataLayout& dl) {
     const unsigned low = static_cast<unsigned>(__builtin_ctzll(used));
     const uint64_t run = used >> low;
     if ((run & (run + 1)) != 0) continue;  // not side by side
-    a.recordOffset = low * (bits / 8);
-    a.recordSize = static_cast<uint64_t>(__builtin_popcountll(run)) * (bits / 8);
+    // A load the GPU can issue: a power of two of bytes at a multiple of it (.zw of a float4;
+    // .yz would be two loads of 4 bytes, .xyz one of 16 or three, 6 bytes of a short4 two).
+    const uint64_t offset = low * (bits / 8), size = static_cast<uint64_t>(__builtin_popcountll(run)) * (bits / 8);
+    if ((size & (size - 1)) != 0 || offset % size != 0) continue;
+    a.recordOffset = offset;
+    a.recordSize = size;
   }
 }
 

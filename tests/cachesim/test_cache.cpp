@@ -206,6 +206,14 @@ TEST(Coalescing, WideAccessPartsAreRequestsInTheSimulator) {
   s = runOneStep(testing::load(0, upsampled(8, 2), 8), {"timing=off", "wide_access_split=off"});
   EXPECT_EQ(s.reads, 1u);
   EXPECT_EQ(s.readMisses, 1u);
+  // 6-byte lanes (an ushort4's .xyz) go per half-warp as 8-byte ones do: two reads; lanes of 4
+  // bytes and one of 1 (their sizes' OR is 5) are not wide: one read.
+  s = runOneStep(testing::load(0, upsampled(8, 2), 6));
+  EXPECT_EQ(s.reads, 2u);
+  sched::WarpStep narrow = testing::load(0, upsampled(4, 1), 4);
+  narrow.lanes[31].size = 1;
+  s = runOneStep(narrow);
+  EXPECT_EQ(s.reads, 1u);
   // Atomics and constant loads are not split.
   s = runOneStep(testing::makeStep(AccessKind::Atomic, 0, upsampled(8, 2), 8));
   EXPECT_EQ(s.atomics, 1u);

@@ -374,7 +374,7 @@ void addRandomSteps(testing::FakeStepSource& src, uint64_t seed, uint32_t sms, u
   const AccessKind kinds[] = {AccessKind::Load, AccessKind::Load,   AccessKind::Load,         AccessKind::Load,
                               AccessKind::Store, AccessKind::Atomic, AccessKind::ConstantLoad, AccessKind::Barrier,
                               AccessKind::Fence};
-  const uint32_t sizes[] = {1, 2, 4, 4, 4, 8, 16, 0, 300};
+  const uint32_t sizes[] = {1, 2, 4, 4, 6, 8, 16, 0, 300};  // 6: an ushort4 .xyz read
   Rng pick(seed);
   for (uint64_t w = 0, warps = 4 + pick.below(36); w < warps; ++w) {
     std::vector<sched::WarpStep> steps;

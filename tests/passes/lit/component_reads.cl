@@ -58,6 +58,34 @@ __kernel void whole(__global const float4* v, __global float2* out, __global flo
 // CHECK-NEXT: [9] load 16B depth 0: {{.*}} = load volatile
 // CHECK-NEXT: [10] store 4B depth 0: store <2 x float>
 
+// Side by side but not one load a GPU has (a power of two of bytes at a multiple of it): .yz of
+// a float4 (8 bytes at +4), .xyz (12 bytes), .xyz of a ushort4 (6 bytes) stay whole; .xy of a
+// ushort4 (4 bytes at 0) and .s4567 of a float8 (16 bytes at +16) are narrowed.
+__kernel void aligned(__global const float4* v, __global const ushort4* u, __global const float8* w,
+                      __global float* out) {
+  size_t i = get_global_id(0);
+  float2 t = v[i].yz;
+  out[i] = t.x + t.y;
+  out[i + 1] = dot(v[i].xyz, (float3)(1.0f));
+  ushort3 s = u[i].xyz;
+  out[i + 2] = s.x + s.y + s.z;
+  ushort2 p = u[i].xy;
+  out[i + 3] = p.x + p.y;
+  float4 q = w[i].s4567;
+  out[i + 4] = q.x + q.y + q.z + q.w;
+}
+// CHECK: kernel aligned: 0 loops (max depth 0), 10 sites
+// CHECK-NEXT: [0] load 16B depth 0: {{.*}} = load <4 x float>
+// CHECK-NEXT: [1] store 4B
+// CHECK-NEXT: [2] load 16B depth 0: {{.*}} = load <4 x float>
+// CHECK-NEXT: [3] store 4B
+// CHECK-NEXT: [4] load 8B depth 0: {{.*}} = load <4 x i16>
+// CHECK-NEXT: [5] store 4B
+// CHECK-NEXT: [6] load 4B depth 0: {{.*}} = load <4 x i16>
+// CHECK-NEXT: [7] store 4B
+// CHECK-NEXT: [8] load 16B depth 0: {{.*}} = load <8 x float>
+// CHECK-NEXT: [9] store 4B
+
 // vloadN: the components used of the elements it reads (vload4(i, p).w: 4 bytes at +12).
 __kernel void vl(__global const float* p, __global float* out) {
   size_t i = get_global_id(0);
