@@ -349,6 +349,7 @@ class KernelInstrumenter {
     // Lowest id of the accesses that fell outside their buffer, all ones while none did.
     AllocaInst* outside = entryAlloca(f, b.getInt32Ty(), "cltrace.outside");
     b.CreateStore(b.getInt32(~0u), outside);
+    Value* outsideWord = slotPointer(b, argByName(f, kBoundsParam), b.getInt64(originalArgs + 1));
     std::vector<BufferRange> buffers = emitBufferRanges(f, b, originalArgs);
     for (size_t i = 0; i < accesses_.size(); ++i) {
       const Access& a = accesses_[i];
@@ -361,7 +362,7 @@ class KernelInstrumenter {
         b.CreateStore(b.CreateOr(b.CreateLoad(b.getInt64Ty(), diag),
                                  b.getInt64(kDiagDepthTruncated)),
                       diag);
-      if (a.pointer) guardAccess(b, a, buffers, outside);
+      if (a.pointer) guardAccess(b, a, buffers, outside, outsideWord);
     }
     leaveLoopsOnceOutside(f, outside);
     // After the guards: the stores' accesses are still counted and bound-checked.
@@ -466,9 +467,11 @@ class KernelInstrumenter {
   // Performs the access only when it lies inside its buffer (the argument its pointer derives
   // from; any buffer argument when that is not known statically); otherwise the count run skips
   // it (a load yields zero) and notes the access's id in `outside`, so the host can report it
-  // instead of letting the kernel corrupt memory. The common path is a subtraction, a compare
-  // and a branch; the bound is loop-invariant.
-  void guardAccess(IRBuilder<>& b, const Access& a, const std::vector<BufferRange>& buffers, AllocaInst* outside) {
+  // instead of letting the kernel corrupt memory; it also sets `outsideWord` (volatile: the host
+  // watches it while the run lasts, to end a run that then waits forever). The common path is a
+  // subtraction, a compare and a branch; the bound is loop-invariant.
+  void guardAccess(IRBuilder<>& b, const Access& a, const std::vector<BufferRange>& buffers, AllocaInst* outside,
+                   Value* outsideWord) {
     Value* address = addressOf(b, a);
     Value* size = a.dynamicSize ? b.CreateZExtOrTrunc(a.dynamicSize, b.getInt64Ty()) : b.getInt64(a.staticSize);
     const Value* origin = getUnderlyingObject(a.pointer);
@@ -495,6 +498,7 @@ class KernelInstrumenter {
     IRBuilder<> e(elseTerm);
     Value* lowest = e.CreateLoad(e.getInt32Ty(), outside);
     e.CreateStore(e.CreateSelect(e.CreateICmpULT(e.getInt32(a.id), lowest), e.getInt32(a.id), lowest), outside);
+    e.CreateStore(e.getInt64(1), outsideWord, /*isVolatile=*/true);
     if (!a.inst->getType()->isVoidTy()) {
       IRBuilder<> m(&*thenTerm->getSuccessor(0)->getFirstInsertionPt());
       PHINode* phi = m.CreatePHI(a.inst->getType(), 2);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "cltrace/passes/instrumenter.h"
 #include "cltrace/wrapper/traced_kernel.h"
@@ -42,6 +43,52 @@ TEST(Watchdog, GoneBeforeItsLimitNeverCallsBack) {
   EXPECT_EQ(calls.load(), 0);
   // Disarming does not wait for the limit.
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10min);
+}
+
+// The watch over a count run that a work-item outside its buffer may keep from ending: nothing
+// until the flag is raised, then a call once progress has stood still for the stall time, and
+// none while it moves.
+TEST(StalledRunWatchdog, CallsBackOnceProgressStopsAfterTheFlag) {
+  std::mutex m;
+  std::condition_variable cv;
+  std::atomic<bool> raised{false};
+  std::atomic<uint64_t> progress{0};
+  bool called = false;
+  double seconds = 0;
+  {
+    wrapper::StalledRunWatchdog dog([&] { return raised.load(); }, [&] { return progress.load(); }, 1.0,
+                                    [&](double s) {
+                                      std::lock_guard<std::mutex> lock(m);
+                                      called = true;
+                                      seconds = s;
+                                      cv.notify_one();
+                                    });
+    // Progress that stands still is no reason while the flag is down.
+    std::this_thread::sleep_for(2500ms);
+    {
+      std::lock_guard<std::mutex> lock(m);
+      EXPECT_FALSE(called);
+    }
+    raised = true;
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait_for(lock, 60s, [&] { return called; });
+  }
+  EXPECT_TRUE(called);
+  EXPECT_GE(seconds, 3.5);  // 2.5 s down, then at least a sample and a stall of 1 s
+}
+
+TEST(StalledRunWatchdog, NoCallWhileProgressMoves) {
+  std::atomic<int> calls{0};
+  std::atomic<uint64_t> progress{0};
+  {
+    wrapper::StalledRunWatchdog dog([] { return true; }, [&] { return progress.load(); }, 3.0,
+                                    [&](double) { ++calls; });
+    for (int i = 0; i < 40; ++i) {  // 4 s, progress every 100 ms
+      std::this_thread::sleep_for(100ms);
+      ++progress;
+    }
+  }
+  EXPECT_EQ(calls.load(), 0);
 }
 
 TEST(TraceRunLimit, IsFiftyCountRunsAndAtLeastTwoMinutesUnlessGiven) {

@@ -518,6 +518,18 @@ std::string hungRunMessage(const passes::KernelReport& report, const char* run, 
          "cltrace wrap)";
 }
 
+// What cltrace says when the count run of kernel `name` has not finished `seconds` after it
+// began, a work-item having gone outside a buffer and none having returned for a while
+// (StalledRunWatchdog).
+std::string strayedRunMessage(const std::string& name, double seconds) {
+  char after[64];
+  std::snprintf(after, sizeof after, "%.0f s", seconds);
+  return "kernel '" + name + "': a work-item accessed memory outside its buffers, and in the count run (which "
+         "skips such accesses: a load reads 0) no work-item has returned for 10 s since (" + after +
+         " in all): a loop may wait for a value read there, or for work-items that left. Is a buffer smaller than "
+         "the kernel reads or writes? Nothing was traced; the run cannot be stopped, so cltrace gives up";
+}
+
 // Runs on the watchdog's thread while the caller is blocked in the driver: says why, removes the
 // partial trace file (`partialPath`, empty for none) and ends the process (std::quick_exit).
 [[noreturn]] void giveUpHungRun(const std::string& message, const std::string& partialPath) {
@@ -759,19 +771,23 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
   // them. Then the launch tag (kDiagLaunchTagShift): slots without it were not written by this launch.
   launchTag_ = static_cast<uint16_t>(launchTag_ % kLaunchTagMask + 1);
   run->tag = launchTag_;
-  std::vector<uint64_t> bounds(args.size() + 1, 0);
+  // The last word is the one a work-item sets when it goes outside a buffer (kBoundsParam): in
+  // host memory, so that the host sees it while the run lasts on a CPU device.
+  std::vector<uint64_t> bounds(args.size() + 2, 0);
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i].kind == ArgBinding::Kind::Buffer) bounds[i] = bufferSizes.at(args[i].buffer);
   bounds[args.size()] = run->tag;
-  ScopedMem boundsBuf{createBuffer(context_, bounds.size() * 8, "creating the bounds buffer")};
-  check(clEnqueueWriteBuffer(queue, boundsBuf.mem, CL_TRUE, 0, bounds.size() * 8, bounds.data(), 0, nullptr, nullptr),
+  SharedBuffer& boundsShared = shared(bounds_, bounds.size() * 8);
+  cl_mem boundsMem = boundsShared.mem;
+  const uint64_t* outsideWord = static_cast<const uint64_t*>(boundsShared.array.data()) + args.size() + 1;
+  check(clEnqueueWriteBuffer(queue, boundsMem, CL_TRUE, 0, bounds.size() * 8, bounds.data(), 0, nullptr, nullptr),
         "writing the bounds buffer");
   setOriginalArgs(countKernel_, args);
   requireLocalMemory(args);
   requireCompiledLocalSize(range);
   requireDeviceWorkGroupLimits(range);
   check(clSetKernelArg(countKernel_, argCount, sizeof(cl_mem), &countBuf), "clSetKernelArg (counts)");
-  check(clSetKernelArg(countKernel_, argCount + 1, sizeof(cl_mem), &boundsBuf.mem), "clSetKernelArg (bounds)");
+  check(clSetKernelArg(countKernel_, argCount + 1, sizeof(cl_mem), &boundsMem), "clSetKernelArg (bounds)");
   const auto kernelStart = Clock::now();
   const auto global = sizesOf(range.global), local = sizesOf(range.local), offset = sizesOf(range.offset);
   {
@@ -780,6 +796,21 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
     if (const std::optional<double> limit = countRunLimitSeconds(options, kernel_.report))
       hung.emplace(std::chrono::duration<double>(*limit),
                    [message = hungRunMessage(kernel_.report, "count", *limit)] { giveUpHungRun(message, ""); });
+    // A work-item that went outside a buffer makes the launch refused when the run ends; but a
+    // loop may wait for a value the skipped access would have read, or for work-items that
+    // returned, and never end. Work-items write their count slots as they return: when none has
+    // returned for 10 s after one went outside, cltrace gives up.
+    const uint64_t* slots = static_cast<const uint64_t*>(counts_->array.data());
+    const StalledRunWatchdog strayed(
+        [outsideWord] { return __atomic_load_n(outsideWord, __ATOMIC_RELAXED) != 0; },
+        [slots, items, tag = run->tag] {
+          uint64_t returned = 0;
+          for (uint64_t i = 0; i < items; ++i)
+            returned += ((__atomic_load_n(&slots[kCountSlotsPerWorkItem * i + 1], __ATOMIC_RELAXED) >>
+                          kDiagLaunchTagShift) & kLaunchTagMask) == tag;
+          return returned;
+        },
+        10.0, [name = kernel_.report.name](double seconds) { giveUpHungRun(strayedRunMessage(name, seconds), ""); });
     check(clEnqueueNDRangeKernel(queue, countKernel_, range.dims, offset.data(), global.data(), local.data(), 0,
                                  nullptr, nullptr),
           "clEnqueueNDRangeKernel (count run)");

@@ -26,4 +26,39 @@ Watchdog::~Watchdog() {
   thread_.join();
 }
 
+StalledRunWatchdog::StalledRunWatchdog(std::function<bool()> raised, std::function<uint64_t()> progress,
+                                       double stallSeconds, std::function<void(double)> onExpiry) {
+  thread_ = std::thread([this, raised = std::move(raised), progress = std::move(progress), stallSeconds,
+                         onExpiry = std::move(onExpiry)] {
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!raised())
+      if (disarmed_.wait_for(lock, std::chrono::milliseconds(20), [this] { return done_; })) return;
+    uint64_t seen = progress();
+    auto since = Clock::now();
+    for (;;) {
+      if (disarmed_.wait_for(lock, std::chrono::seconds(1), [this] { return done_; })) return;
+      const uint64_t now = progress();
+      if (now != seen) {
+        seen = now;
+        since = Clock::now();
+      } else if (std::chrono::duration<double>(Clock::now() - since).count() >= stallSeconds) {
+        break;
+      }
+    }
+    lock.unlock();
+    onExpiry(std::chrono::duration<double>(Clock::now() - start).count());
+  });
+}
+
+StalledRunWatchdog::~StalledRunWatchdog() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_ = true;
+  }
+  disarmed_.notify_one();
+  thread_.join();
+}
+
 }  // namespace cltrace::wrapper

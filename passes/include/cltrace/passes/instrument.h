@@ -19,7 +19,9 @@ enum class Mode { Count, Trace };
 // Names of the parameters the passes append, in order. The count pass counts packed record
 // units (packed_record.h) per work-item; the trace pass writes packed records.
 inline constexpr const char* kCountsParam = "cltrace_counts";    // count: ulong*
-inline constexpr const char* kBoundsParam = "cltrace_bounds";    // count: ulong* (buffer bytes per argument)
+// count: ulong*: buffer bytes per argument, the launch tag, then a word a work-item sets to 1 when
+// it accesses memory outside a buffer (at once, for the host to see while the run lasts).
+inline constexpr const char* kBoundsParam = "cltrace_bounds";
 inline constexpr const char* kRecordsParam = "cltrace_records";  // trace: uchar*
 inline constexpr const char* kControlParam = "cltrace_control";  // trace: ulong*
 inline constexpr const char* kArgsParam = "cltrace_args";        // trace: ulong*

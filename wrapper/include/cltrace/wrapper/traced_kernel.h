@@ -137,7 +137,7 @@ class TracedKernel {
   // Host memory the device reads and writes in place (CL_MEM_USE_HOST_PTR: no copies on CPU
   // devices), kept for the next launch: fresh memory costs a page fault per 4 KiB page.
   struct SharedBuffer;
-  std::unique_ptr<SharedBuffer> counts_, control_, records_;
+  std::unique_ptr<SharedBuffer> counts_, bounds_, control_, records_;
   SharedBuffer& shared(std::unique_ptr<SharedBuffer>& slot, uint64_t bytes);
   void setOriginalArgs(cl_kernel k, const std::vector<ArgBinding>& args);
   // The steps of launch(): argument kinds checked and each buffer's size; the count run and its

@@ -28,4 +28,24 @@ class Watchdog {
   std::thread thread_;
 };
 
+// For a run that a device-side flag says can no longer succeed and that may never end: looks
+// at `raised` on a thread of its own every 20 ms while it lives; once it holds, samples
+// `progress` (a count that grows while the run gets on: work-items finished) every second and
+// calls `onExpiry` with the seconds since the watch was made when it has not changed for
+// `stallSeconds`.
+class StalledRunWatchdog {
+ public:
+  StalledRunWatchdog(std::function<bool()> raised, std::function<uint64_t()> progress, double stallSeconds,
+                     std::function<void(double seconds)> onExpiry);
+  ~StalledRunWatchdog();
+  StalledRunWatchdog(const StalledRunWatchdog&) = delete;
+  StalledRunWatchdog& operator=(const StalledRunWatchdog&) = delete;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable disarmed_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
 }  // namespace cltrace::wrapper
