@@ -349,7 +349,11 @@ class KernelInstrumenter {
     // Lowest id of the accesses that fell outside their buffer, all ones while none did.
     AllocaInst* outside = entryAlloca(f, b.getInt32Ty(), "cltrace.outside");
     b.CreateStore(b.getInt32(~0u), outside);
-    Value* outsideWord = slotPointer(b, argByName(f, kBoundsParam), b.getInt64(originalArgs + 1));
+    // Only a kernel with a loop can wait forever after a work-item went outside (kBoundsParam).
+    // Elsewhere the kernel stays as it was: PoCL crashed on an extra store in a kernel whose
+    // barrier not every work-item reaches, which otherwise ran.
+    Value* outsideWord = loops_.empty() ? nullptr
+                                        : slotPointer(b, argByName(f, kBoundsParam), b.getInt64(originalArgs + 1));
     std::vector<BufferRange> buffers = emitBufferRanges(f, b, originalArgs);
     for (size_t i = 0; i < accesses_.size(); ++i) {
       const Access& a = accesses_[i];
@@ -467,8 +471,9 @@ class KernelInstrumenter {
   // Performs the access only when it lies inside its buffer (the argument its pointer derives
   // from; any buffer argument when that is not known statically); otherwise the count run skips
   // it (a load yields zero) and notes the access's id in `outside`, so the host can report it
-  // instead of letting the kernel corrupt memory; it also sets `outsideWord` (volatile: the host
-  // watches it while the run lasts, to end a run that then waits forever). The common path is a
+  // instead of letting the kernel corrupt memory; it also sets `outsideWord`, when given, which
+  // the host watches while the run lasts, to end a run that then waits forever (a plain store: a
+  // volatile or atomic one made PoCL's count run of an async copy see accesses outside). The common path is a
   // subtraction, a compare and a branch; the bound is loop-invariant.
   void guardAccess(IRBuilder<>& b, const Access& a, const std::vector<BufferRange>& buffers, AllocaInst* outside,
                    Value* outsideWord) {
@@ -498,7 +503,7 @@ class KernelInstrumenter {
     IRBuilder<> e(elseTerm);
     Value* lowest = e.CreateLoad(e.getInt32Ty(), outside);
     e.CreateStore(e.CreateSelect(e.CreateICmpULT(e.getInt32(a.id), lowest), e.getInt32(a.id), lowest), outside);
-    e.CreateStore(e.getInt64(1), outsideWord, /*isVolatile=*/true);
+    if (outsideWord) e.CreateStore(e.getInt64(1), outsideWord);
     if (!a.inst->getType()->isVoidTy()) {
       IRBuilder<> m(&*thenTerm->getSuccessor(0)->getFirstInsertionPt());
       PHINode* phi = m.CreatePHI(a.inst->getType(), 2);
