@@ -17,6 +17,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
+#include <optional>
 
 using namespace llvm;
 
@@ -526,6 +527,18 @@ uint64_t replacedComponents(const StoreInst& store, const LoadInst*& load) {
   return changed;
 }
 
+// The bytes of the components in `mask` (bit i: component i, of `elementBytes` each), when they
+// lie side by side: [offset, offset + size) from the vector's start.
+struct ComponentBytes {
+  uint64_t offset, size;
+};
+std::optional<ComponentBytes> sideBySide(uint64_t mask, uint64_t elementBytes) {
+  const unsigned low = static_cast<unsigned>(__builtin_ctzll(mask));
+  const uint64_t run = mask >> low;
+  if ((run & (run + 1)) != 0) return std::nullopt;
+  return ComponentBytes{low * elementBytes, static_cast<uint64_t>(__builtin_popcountll(run)) * elementBytes};
+}
+
 // Component writes (Access::recorded): the load of a load-insert-store of one vector is not
 // recorded, and the store records the bytes of the components it replaces, when they lie side
 // by side and are whole bytes. Then the recorded accesses are numbered again.
@@ -545,12 +558,10 @@ void narrowComponentWrites(std::vector<Access>& accesses, const DataLayout& dl) 
     auto* type = cast<FixedVectorType>(store->getValueOperand()->getType());
     const uint64_t bits = dl.getTypeSizeInBits(type->getElementType());
     if (bits % 8 != 0 || dl.getTypeStoreSize(type) != bits / 8 * type->getNumElements()) continue;
-    const unsigned low = static_cast<unsigned>(__builtin_ctzll(changed));
-    const uint64_t run = changed >> low;
-    if ((run & (run + 1)) != 0) continue;  // not side by side
-    const unsigned count = static_cast<unsigned>(__builtin_popcountll(run));
-    a.recordOffset = low * (bits / 8);
-    a.recordSize = count * (bits / 8);
+    const std::optional<ComponentBytes> bytes = sideBySide(changed, bits / 8);
+    if (!bytes) continue;
+    a.recordOffset = bytes->offset;
+    a.recordSize = bytes->size;
     accesses[found->second].recorded = false;
     mergedInto[found->second] = i;
   }
@@ -615,15 +626,12 @@ void narrowComponentReads(std::vector<Access>& accesses, const DataLayout& dl) {
     markUsedComponents(a.inst, lanes, used, 0);
     const uint64_t every = n == 64 ? ~uint64_t(0) : (uint64_t(1) << n) - 1;
     if (used == 0 || used == every) continue;
-    const unsigned low = static_cast<unsigned>(__builtin_ctzll(used));
-    const uint64_t run = used >> low;
-    if ((run & (run + 1)) != 0) continue;  // not side by side
+    const std::optional<ComponentBytes> bytes = sideBySide(used, bits / 8);
     // A load the GPU can issue: a power of two of bytes at a multiple of it (.zw of a float4;
     // .yz would be two loads of 4 bytes, .xyz one of 16 or three, 6 bytes of a short4 two).
-    const uint64_t offset = low * (bits / 8), size = static_cast<uint64_t>(__builtin_popcountll(run)) * (bits / 8);
-    if ((size & (size - 1)) != 0 || offset % size != 0) continue;
-    a.recordOffset = offset;
-    a.recordSize = size;
+    if (!bytes || (bytes->size & (bytes->size - 1)) != 0 || bytes->offset % bytes->size != 0) continue;
+    a.recordOffset = bytes->offset;
+    a.recordSize = bytes->size;
   }
 }
 

@@ -1,5 +1,6 @@
 #include "cltrace/passes/instrument.h"
 
+#include <llvm/ADT/SCCIterator.h>
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DepthFirstIterator.h>
 #include <llvm/ADT/PostOrderIterator.h>
@@ -349,11 +350,11 @@ class KernelInstrumenter {
     // Lowest id of the accesses that fell outside their buffer, all ones while none did.
     AllocaInst* outside = entryAlloca(f, b.getInt32Ty(), "cltrace.outside");
     b.CreateStore(b.getInt32(~0u), outside);
-    // Only a kernel with a loop can wait forever after a work-item went outside (kBoundsParam).
-    // Elsewhere the kernel stays as it was: PoCL crashed on an extra store in a kernel whose
-    // barrier not every work-item reaches, which otherwise ran.
-    Value* outsideWord = loops_.empty() ? nullptr
-                                        : slotPointer(b, argByName(f, kBoundsParam), b.getInt64(originalArgs + 1));
+    // Only a kernel with a cycle (a loop, or a goto's, which loop analysis leaves out) can wait
+    // forever after a work-item went outside (kBoundsParam). Elsewhere the kernel stays as it
+    // was: PoCL crashed on an extra store in a kernel whose barrier not every work-item reaches.
+    Value* outsideWord =
+        hasCycle(f) ? slotPointer(b, argByName(f, kBoundsParam), b.getInt64(originalArgs + 1)) : nullptr;
     std::vector<BufferRange> buffers = emitBufferRanges(f, b, originalArgs);
     for (size_t i = 0; i < accesses_.size(); ++i) {
       const Access& a = accesses_[i];
@@ -411,6 +412,12 @@ class KernelInstrumenter {
       b.CreateCondBr(wentOutside, leave, rest);
       toRest->eraseFromParent();
     }
+  }
+
+  static bool hasCycle(Function& f) {
+    for (scc_iterator<Function*> scc = scc_begin(&f); !scc.isAtEnd(); ++scc)
+      if (scc.hasCycle()) return true;
+    return false;
   }
 
   // Whether a barrier, or a call that may wait for the whole workgroup, can be reached from `from`.

@@ -318,14 +318,22 @@ void verify(const Module& m, const char* what) {
 // Whether clang's `log` says a name OpenCL C 2.0/3.0 declares is unknown (undeclared, implicitly
 // declared or an unknown type): the hint about -cl-std is for those, not for a typo or #error.
 bool namesOpenCL20Feature(const std::string& log) {
+  // Names beginning so are 2.0/3.0 only; OpenCL C 1.2's own atomic_add, atomic_inc, ... are not,
+  // so the 2.0 atomics are listed by what follows "atomic_".
   static const char* const kPrefixes[] = {
       "get_global_linear_id", "get_local_linear_id", "get_enqueued_local_size", "work_group_", "sub_group_",
-      "get_sub_group_", "get_max_sub_group_size", "get_num_sub_groups", "atomic_", "memory_order", "memory_scope",
+      "get_sub_group_", "get_max_sub_group_size", "get_num_sub_groups", "memory_order", "memory_scope",
       "to_global", "to_local", "to_private", "enqueue_", "ndrange_", "get_default_queue", "get_kernel_",
-      "read_pipe", "write_pipe", "reserve_", "commit_", "work_group_reserve_", "get_pipe_", "is_valid_",
-      "create_user_event", "set_user_event_status", "retain_event", "release_event",
-      "capture_event_profiling_info", "queue_t", "clk_event_t", "reserve_id_t", "ATOMIC_VAR_INIT", "CLK_ENQUEUE_",
-      "CLK_DEVICE_QUEUE_", "CLK_NULL_"};
+      "read_pipe", "write_pipe", "reserve_", "commit_", "get_pipe_", "is_valid_", "create_user_event",
+      "set_user_event_status", "retain_event", "release_event", "capture_event_profiling_info", "queue_t",
+      "clk_event_t", "reserve_id_t", "ATOMIC_VAR_INIT", "ATOMIC_FLAG_INIT", "CLK_ENQUEUE_", "CLK_DEVICE_QUEUE_",
+      "CLK_NULL_", "atomic_init", "atomic_work_item_fence", "atomic_store", "atomic_load", "atomic_exchange",
+      "atomic_compare_exchange_", "atomic_fetch_", "atomic_flag", "atomic_int", "atomic_uint", "atomic_long",
+      "atomic_ulong", "atomic_float", "atomic_double", "atomic_intptr_t", "atomic_uintptr_t", "atomic_size_t",
+      "atomic_ptrdiff_t"};
+  static const char* const kExact[] = {"ctz"};  // a 2.0 built-in function
+  // A program-scope variable outside __constant (OpenCL C 2.0's global variables).
+  if (log.find("program scope variable must reside in constant address space") != std::string::npos) return true;
   static const char* const kWordings[] = {"undeclared identifier '", "implicit declaration of function '",
                                           "unknown type name '"};
   for (const char* wording : kWordings) {
@@ -334,6 +342,8 @@ bool namesOpenCL20Feature(const std::string& log) {
       const std::string name = log.substr(begin, log.find('\'', begin) - begin);
       for (const char* prefix : kPrefixes)
         if (name.rfind(prefix, 0) == 0) return true;
+      for (const char* exact : kExact)
+        if (name == exact) return true;
     }
   }
   return false;

@@ -274,9 +274,14 @@ expect_error "(cltrace compiles OpenCL C 1.2 when the build options name no -cl-
 printf '__kernel void k(__global atomic_int* a) { }\n' > "$work/atomic20.cl"
 expect_error "needs -cl-std=CL2.0 or -cl-std=CL3.0 among its build options" \
   "$CLTRACE" run "$work/atomic20.cl" --kernel k --global 16 --local 16 --arg buffer:int:16 -o "$work/atomic20.cltrace"
+printf 'global int g;\n__kernel void k(__global int* a) { a[0] = g + ctz(a[1]); }\n' > "$work/global20.cl"
+expect_error "needs -cl-std=CL2.0 or -cl-std=CL3.0 among its build options" \
+  "$CLTRACE" run "$work/global20.cl" --kernel k --global 16 --local 16 --arg buffer:int:16 -o "$work/global20.cltrace"
 printf '__kernel void k(__global int* a) { a[get_global_idd(0)] = 1; }\n' > "$work/typo.cl"
 printf '#error stop here\n__kernel void k(__global int* a) { }\n' > "$work/stop.cl"
-for f in typo stop; do
+# OpenCL C 1.2 has atomic_add: a misspelt one is a typo, not a 2.0 name.
+printf '__kernel void k(__global int* a) { atomic_ad(a, 1); }\n' > "$work/atomic12.cl"
+for f in typo stop atomic12; do
   out=$("$CLTRACE" run "$work/$f.cl" --kernel k --global 16 --local 16 --arg buffer:int:16 -o "$work/$f.cltrace" 2>&1) &&
     fail "$f.cl traced"
   echo "$out" | grep -F "the kernel does not compile" > /dev/null || fail "$f.cl: $out"

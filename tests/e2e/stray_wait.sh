@@ -1,7 +1,8 @@
 # A count run that a work-item outside its buffer keeps from ending: the count run skips such
 # accesses (a load reads 0), so a loop waiting for a value read there, or for work-items that
 # left, waits forever. Once a work-item went outside and no work-item has returned for 10 s,
-# cltrace gives up with a message that says so (no --trace-timeout needed).
+# cltrace gives up with a message that says so (no --trace-timeout needed; with one, that limit
+# governs, since a kernel may be only slow).
 source "$(dirname "$0")/lib.sh"
 cat > "$work/stray.cl" <<'CL'
 // Every work-item waits, through __local memory and barriers, for a value past a's end.
@@ -26,6 +27,19 @@ __kernel void spin(__global const int* a, __global volatile int* flag, int n) {
     while (flag[0] == 0) { }
   }
 }
+// The same wait as a goto cycle with two ways in (no loop to LLVM's loop analysis).
+__kernel void spingoto(__global const int* a, __global volatile int* flag, int n) {
+  if (get_group_id(0) == 0) {
+    if (get_local_id(0) == 0) flag[0] = a[n];
+    return;
+  }
+  int v = get_local_id(0);
+  if (v & 1) goto B;
+A:
+  v++;
+B:
+  if (flag[0] == 0) goto A;
+}
 CL
 words="a work-item accessed memory outside its buffers, and in the count run (which skips such accesses: a load reads 0) no work-item has returned for 10 s since"
 expect_error "$words" "$CLTRACE" run "$work/stray.cl" --kernel find --global 32 --local 32 --arg buffer:int:16 \
@@ -33,6 +47,12 @@ expect_error "$words" "$CLTRACE" run "$work/stray.cl" --kernel find --global 32 
 [ ! -e "$work/find.cltrace" ] || fail "a trace was left"
 expect_error "$words" "$CLTRACE" run "$work/stray.cl" --kernel spin --global 64 --local 32 --arg buffer:int:16 \
   --arg buffer:int:1 --arg scalar:int:16 -o "$work/spin.cltrace"
+expect_error "$words" "$CLTRACE" run "$work/stray.cl" --kernel spingoto --global 64 --local 32 --arg buffer:int:16 \
+  --arg buffer:int:1 --arg scalar:int:16 -o "$work/spingoto.cltrace"
+# With --trace-timeout the run goes on to that limit (a kernel may be only slow): the hung-run message.
+expect_error "kernel 'spin': the count run has not finished after 3 s of kernel time" \
+  "$CLTRACE" run "$work/stray.cl" --kernel spin --global 64 --local 32 --arg buffer:int:16 \
+  --arg buffer:int:1 --arg scalar:int:16 --trace-timeout 3 -o "$work/spin.cltrace"
 # A work-item outside whose run ends is refused as before, by instruction.
 expect_error "1 work-item accesses memory outside their buffers; the first, work-item 0 (linear global id), at instruction 0" \
   "$CLTRACE" run "$work/stray.cl" --kernel spin --global 32 --local 32 --arg buffer:int:16 --arg buffer:int:1 \

@@ -527,7 +527,8 @@ std::string strayedRunMessage(const std::string& name, double seconds) {
   return "kernel '" + name + "': a work-item accessed memory outside its buffers, and in the count run (which "
          "skips such accesses: a load reads 0) no work-item has returned for 10 s since (" + after +
          " in all): a loop may wait for a value read there, or for work-items that left. Is a buffer smaller than "
-         "the kernel reads or writes? Nothing was traced; the run cannot be stopped, so cltrace gives up";
+         "the kernel reads or writes? Nothing was traced; the run cannot be stopped, so cltrace gives up (a kernel "
+         "only that slow runs on to the limit of --trace-timeout SECONDS, if given, and is then refused by name)";
 }
 
 // Runs on the watchdog's thread while the caller is blocked in the driver: says why, removes the
@@ -799,18 +800,22 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
     // A work-item that went outside a buffer makes the launch refused when the run ends; but a
     // loop may wait for a value the skipped access would have read, or for work-items that
     // returned, and never end. Work-items write their count slots as they return: when none has
-    // returned for 10 s after one went outside, cltrace gives up.
+    // returned for 10 s after one went outside, cltrace gives up (unless a limit was given).
     const uint64_t* slots = static_cast<const uint64_t*>(counts_->array.data());
-    const StalledRunWatchdog strayed(
-        [outsideWord] { return __atomic_load_n(outsideWord, __ATOMIC_RELAXED) != 0; },
-        [slots, items, tag = run->tag] {
-          uint64_t returned = 0;
-          for (uint64_t i = 0; i < items; ++i)
-            returned += ((__atomic_load_n(&slots[kCountSlotsPerWorkItem * i + 1], __ATOMIC_RELAXED) >>
-                          kDiagLaunchTagShift) & kLaunchTagMask) == tag;
-          return returned;
-        },
-        10.0, [name = kernel_.report.name](double seconds) { giveUpHungRun(strayedRunMessage(name, seconds), ""); });
+    std::optional<StalledRunWatchdog> strayed;
+    if (options.runLimitSeconds <= 0)
+      strayed.emplace(
+          [outsideWord] { return __atomic_load_n(outsideWord, __ATOMIC_RELAXED) != 0; },
+          [slots, items, tag = run->tag] {
+            uint64_t returned = 0;
+            for (uint64_t i = 0; i < items; ++i)
+              returned += ((__atomic_load_n(&slots[kCountSlotsPerWorkItem * i + 1], __ATOMIC_RELAXED) >>
+                            kDiagLaunchTagShift) & kLaunchTagMask) == tag;
+            return returned;
+          },
+          10.0, [name = kernel_.report.name](double seconds) {
+            giveUpHungRun(strayedRunMessage(name, seconds), "");
+          });
     check(clEnqueueNDRangeKernel(queue, countKernel_, range.dims, offset.data(), global.data(), local.data(), 0,
                                  nullptr, nullptr),
           "clEnqueueNDRangeKernel (count run)");
