@@ -1,9 +1,9 @@
 #include "cltrace/passes/instrument.h"
 
-#include <llvm/ADT/SCCIterator.h>
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DepthFirstIterator.h>
 #include <llvm/ADT/PostOrderIterator.h>
+#include <llvm/ADT/SCCIterator.h>
 #include <llvm/Analysis/CFG.h>
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ValueTracking.h>
@@ -480,8 +480,8 @@ class KernelInstrumenter {
   // it (a load yields zero) and notes the access's id in `outside`, so the host can report it
   // instead of letting the kernel corrupt memory; it also sets `outsideWord`, when given, which
   // the host watches while the run lasts, to end a run that then waits forever (a plain store: a
-  // volatile or atomic one made PoCL's count run of an async copy see accesses outside). The common path is a
-  // subtraction, a compare and a branch; the bound is loop-invariant.
+  // volatile or atomic one made PoCL's count run of an async copy see accesses outside). The
+  // common path is a subtraction, a compare and a branch; the bound is loop-invariant.
   void guardAccess(IRBuilder<>& b, const Access& a, const std::vector<BufferRange>& buffers, AllocaInst* outside,
                    Value* outsideWord) {
     Value* address = addressOf(b, a);
