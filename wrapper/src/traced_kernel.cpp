@@ -518,14 +518,19 @@ std::string hungRunMessage(const passes::KernelReport& report, const char* run, 
          "cltrace wrap)";
 }
 
+// Seconds without a work-item returning after which a count run that went outside a buffer is
+// given up (StalledRunWatchdog).
+constexpr double kStrayStallSeconds = 10.0;
+
 // What cltrace says when the count run of kernel `name` has not finished `seconds` after it
-// began, a work-item having gone outside a buffer and none having returned for a while
-// (StalledRunWatchdog).
+// began, a work-item having gone outside a buffer and none having returned for
+// kStrayStallSeconds.
 std::string strayedRunMessage(const std::string& name, double seconds) {
-  char after[64];
+  char stall[64], after[64];
+  std::snprintf(stall, sizeof stall, "%.0f s", kStrayStallSeconds);
   std::snprintf(after, sizeof after, "%.0f s", seconds);
   return "kernel '" + name + "': a work-item accessed memory outside its buffers, and in the count run (which "
-         "skips such accesses: a load reads 0) no work-item has returned for 10 s since (" + after +
+         "skips such accesses: a load reads 0) no work-item has returned for " + stall + " since (" + after +
          " in all): a loop may wait for a value read there, or for work-items that left. Is a buffer smaller than "
          "the kernel reads or writes? Nothing was traced; the run cannot be stopped, so cltrace gives up (a kernel "
          "only that slow runs on to the limit of --trace-timeout SECONDS, if given, and is then refused by name)";
@@ -809,11 +814,10 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
           [slots, items, tag = run->tag] {
             uint64_t returned = 0;
             for (uint64_t i = 0; i < items; ++i)
-              returned += ((__atomic_load_n(&slots[kCountSlotsPerWorkItem * i + 1], __ATOMIC_RELAXED) >>
-                            kDiagLaunchTagShift) & kLaunchTagMask) == tag;
+              returned += launchTagOf(__atomic_load_n(&slots[kCountSlotsPerWorkItem * i + 1], __ATOMIC_RELAXED)) == tag;
             return returned;
           },
-          10.0, [name = kernel_.report.name](double seconds) {
+          kStrayStallSeconds, [name = kernel_.report.name](double seconds) {
             giveUpHungRun(strayedRunMessage(name, seconds), "");
           });
     check(clEnqueueNDRangeKernel(queue, countKernel_, range.dims, offset.data(), global.data(), local.data(), 0,
@@ -831,7 +835,7 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
   uint64_t outsideItems = 0, firstOutside = 0, firstOutsideDiag = 0, notRun = 0, firstNotRun = 0, truncated = 0;
   for (uint64_t i = 0; i < items; ++i) {
     uint64_t d = counts[2 * i + 1];
-    if (((d >> kDiagLaunchTagShift) & kLaunchTagMask) != run->tag && notRun++ == 0) firstNotRun = i;
+    if (launchTagOf(d) != run->tag && notRun++ == 0) firstNotRun = i;
     if (d & kDiagDepthTruncated) ++truncated;
     run->units += counts[2 * i];
     if (!(d & kDiagOutsideBuffers)) continue;

@@ -75,6 +75,8 @@ inline constexpr uint64_t kDiagFirstOutsideMask = ~uint64_t(0) << kDiagFirstOuts
 // device that drops work-items without an error is caught instead of giving zero counts).
 inline constexpr uint32_t kDiagLaunchTagShift = 16;
 inline constexpr uint64_t kLaunchTagMask = 0xffff;
+// The launch tag in a count slot's diagnostics word.
+inline constexpr uint64_t launchTagOf(uint64_t diag) { return (diag >> kDiagLaunchTagShift) & kLaunchTagMask; }
 
 // Control buffer (added by cltrace-trace): two 64-bit slots per work-item. The host writes
 // [2*id] = first record index, [2*id + 1] = counted length. The kernel overwrites [2*id + 1]
