@@ -527,6 +527,11 @@ void requireWorkgroupFits(const Config& c, uint64_t workgroupSize) {
                                 std::to_string(workgroupSize) + " work-items, more than the " +
                                 std::to_string(c.maxThreadsPerWorkgroup) +
                                 " the GPU runs in one, so it would refuse the launch (0 lifts the limit)");
+  // The scheduler refuses it too, but in its own words (cltrace schedule's option).
+  if (workgroupSize > c.maxThreadsPerSm)
+    throw std::invalid_argument("configuration key 'max_threads_per_sm': a workgroup of the launch has " +
+                                std::to_string(workgroupSize) + " work-items, more than the " +
+                                std::to_string(c.maxThreadsPerSm) + " threads an SM holds, so no SM can run it");
 }
 
 uint32_t localMemoryLimitedWorkgroups(const Config& c, uint64_t localBytes) {

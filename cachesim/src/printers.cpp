@@ -79,6 +79,8 @@ json statsToJson(const Stats& s) {
 
 json reportToJson(const Report& r) {
   json j = statsToJson(r.stats);
+  for (json& i : j["per_instruction"])
+    if (const std::string& where = r.sourceOf(i["instruction"].get<uint32_t>()); !where.empty()) i["source"] = where;
   j["sm"] = r.sm;
   j["warnings"] = r.warnings;
   j["config"] = r.config.toJson();
@@ -139,12 +141,16 @@ void printText(std::ostream& out, const Report& report) {
   fmt::print(out, "constant loads  {:>12}\n", s.constantLoads);
   fmt::print(out, "barriers/fences {:>12} / {}\n", s.barriers, s.fences);
   if (!s.perInstruction.empty()) {
-    fmt::print(out, "per instruction:\n  {:>6} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}\n", "instr", "reads", "misses",
-               "latency", "rate", "writes", "other");
-    for (const InstructionStats& i : s.perInstruction)
-      fmt::print(out, "  {:>6} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}\n", i.instruction, i.reads, i.readMisses,
+    bool sources = false;
+    for (const InstructionStats& i : s.perInstruction) sources = sources || !report.sourceOf(i.instruction).empty();
+    fmt::print(out, "per instruction:\n  {:>6} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}{}\n", "instr", "reads", "misses",
+               "latency", "rate", "writes", "other", sources ? "  source" : "");
+    for (const InstructionStats& i : s.perInstruction) {
+      const std::string& where = report.sourceOf(i.instruction);
+      fmt::print(out, "  {:>6} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}{}\n", i.instruction, i.reads, i.readMisses,
                  i.misses.latency, i.reads == 0 ? std::string("-") : fmt::format("{:.2f}%", 100.0 * i.missRate()),
-                 i.writes, i.atomics + i.constantLoads);
+                 i.writes, i.atomics + i.constantLoads, where.empty() ? "" : "  " + where);
+    }
   }
   if (s.reuse.total() != 0) {
     fmt::print(out, "reuse distance histogram (lines):\n  {:>21} {:>12} {:>7.2f}%\n", "cold (infinite)", s.reuse.cold,

@@ -17,6 +17,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 
 using namespace llvm;
@@ -651,14 +652,42 @@ std::vector<Access> enumerateAccesses(Function& kernel, LoopInfo& loops, const L
   return std::move(e.out);
 }
 
+std::string sourceLocation(const Instruction& inst) {
+  const DILocation* loc = inst.getDebugLoc().get();
+  // Code of cltrace's async-copy prelude is inlined where the kernel calls it: that line.
+  while (loc && loc->getFilename().startswith("<cltrace") && loc->getInlinedAt()) loc = loc->getInlinedAt();
+  if (!loc || loc->getLine() == 0) return "";
+  StringRef file = loc->getFilename();
+  std::string where;
+  if (file != "kernel.cl") {
+    file.consume_front("embedded/");  // an embedded header, by its name in the program
+    where = file.str() + " ";
+  }
+  where += "line " + std::to_string(loc->getLine());
+  if (loc->getColumn() != 0) where += ":" + std::to_string(loc->getColumn());
+  return where;
+}
+
 std::string describe(const Instruction& inst) {
   std::string text;
   raw_string_ostream os(text);
-  if (const DebugLoc& loc = inst.getDebugLoc()) os << "line " << loc.getLine() << ": ";
   inst.print(os);
   os.flush();
-  StringRef trimmed = StringRef(text).trim();
-  return trimmed.str();
+  StringRef ir = StringRef(text).trim();
+  // Metadata attachments (", !dbg !27") say nothing to a reader and vary with the build options.
+  for (;;) {
+    const size_t comma = ir.rfind(", !");
+    if (comma == StringRef::npos) break;
+    StringRef tail = ir.substr(comma + 3);  // "dbg !27"
+    StringRef name = tail.take_while([](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; });
+    StringRef rest = tail.drop_front(name.size());
+    if (name.empty() || !rest.consume_front(" !") || rest.empty() ||
+        !std::all_of(rest.begin(), rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      break;
+    ir = ir.take_front(comma);
+  }
+  const std::string where = sourceLocation(inst);
+  return where.empty() ? ir.str() : where + ": " + ir.str();
 }
 
 }  // namespace cltrace::passes

@@ -3,6 +3,7 @@
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/DebugInfo.h>
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/IRBuilder.h>
@@ -409,9 +410,13 @@ std::string compileOpenCL(const std::string& source, const std::vector<std::stri
   // -fgnu89-inline: at -O0 clang emits a C99 `inline` function (common for OpenCL helpers)
   // as a mere declaration, leaving nothing to inline and its accesses unseen; GNU inline
   // semantics give it a body.
+  // -gline-tables-only: each access's line and column, for its description (describe); the
+  // prefix map names the program "kernel.cl" and an embedded header "embedded/NAME" in them.
+  // The instrumented kernels leave without it (instrumentBitcode).
   std::vector<std::string> argv = {CLTRACE_CLANG_PATH, "-cl-std=CL1.2", "-target", "spir64",
                                    "-O0", "-Xclang", "-disable-O0-optnone", "-fgnu89-inline",
-                                   "-emit-llvm", "-cl-kernel-arg-info"};
+                                   "-emit-llvm", "-cl-kernel-arg-info", "-gline-tables-only",
+                                   "-fdebug-prefix-map=" + dir.path().string() + "/="};
   if (!headers.empty()) argv.insert(argv.end(), {"-I", headerDir.string()});
   for (const std::string& o : options) {
     if (o.rfind("-cl-std=", 0) == 0) {
@@ -493,6 +498,9 @@ InstrumentedKernel instrumentBitcode(const std::string& bitcode, const std::stri
   out.report.countRunWritesBuffers = countRunWritesBuffers;
   useLoadableBuiltins(*countModule);
   useLoadableBuiltins(*m);
+  // The source lines served the descriptions; the device gets the kernels as before.
+  StripDebugInfo(*countModule);
+  StripDebugInfo(*m);
   verify(*countModule, "count");
   verify(*m, "trace");
   out.countBitcode = toBitcode(*countModule);

@@ -1106,4 +1106,23 @@ bool TraceReader::appendNextWorkItem(std::vector<Record>& out) {
   return true;
 }
 
+std::string instructionSource(const std::string& text) {
+  const size_t end = text.find(": ");
+  if (end == std::string::npos) return "";
+  const std::string where = text.substr(0, end);
+  // [NAME ]line L[:C], NAME without spaces.
+  const size_t line = where.rfind("line ");
+  if (line == std::string::npos || (line != 0 && where[line - 1] != ' ') ||
+      where.find(' ') < (line == 0 ? line : line - 1))
+    return "";
+  const std::string numbers = where.substr(line + 5);
+  const size_t colon = numbers.find(':');
+  auto digits = [](const std::string& s) {
+    return !s.empty() && s.size() <= 10 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (!digits(numbers.substr(0, colon)) || (colon != std::string::npos && !digits(numbers.substr(colon + 1))))
+    return "";
+  return where;
+}
+
 }  // namespace cltrace

@@ -167,11 +167,11 @@ void printTraceStats(TraceReader& reader, std::FILE* out) {
   for (uint8_t k = 0; k < kAccessKindCount; ++k)
     printCount(out, accessKindName(static_cast<AccessKind>(k)), s.byKind[k]);
   fmt::print(out, "by instruction:\n");
-  for (const auto& [key, count] : s.byInstruction)
-    printCount(
-        out,
-        fmt::format("instr {} {}", key.first, accessKindName(static_cast<AccessKind>(key.second))),
-        count);
+  for (const auto& [key, count] : s.byInstruction) {
+    const std::string where = key.first < h.instructionTexts.size() ? instructionSource(h.instructionTexts[key.first]) : "";
+    fmt::print(out, "  {:<24}{:>12}{}\n", fmt::format("instr {} {}", key.first, accessKindName(static_cast<AccessKind>(key.second))),
+               count, where.empty() ? "" : "  " + where);
+  }
   // Each access counts once, for the buffer BufferMap finds: of one buffer bound to several
   // arguments, the first (the others say "= arg N"); where buffers overlap (sub-buffers), the one
   // starting last at or below the address (the others say "overlaps arg N").

@@ -272,6 +272,15 @@ TEST(Config, WorkgroupSizeLimit) {
   EXPECT_NE(messageOf<std::invalid_argument>([] { loadConfig("gtx480-16k", {"max_threads_per_workgroup=-1"}); })
                 .find("'max_threads_per_workgroup'"),
             std::string::npos);
+  // Without that limit a workgroup over max_threads_per_sm (1536) is refused under that key, where
+  // the scheduler's message named cltrace schedule's option.
+  c = loadConfig("gtx470-48k", {"max_threads_per_workgroup=0"});
+  range = NDRange::fromSizes({2560}, {2560});
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { withResidencyLimits(schedulerConfigFor(c, 1), c, range); }),
+            "configuration key 'max_threads_per_sm': a workgroup of the launch has 2560 work-items, more than the "
+            "1536 threads an SM holds, so no SM can run it");
+  c = loadConfig("gtx470-48k", {"max_threads_per_workgroup=0", "max_threads_per_sm=2560"});
+  EXPECT_EQ(withResidencyLimits(schedulerConfigFor(c, 1), c, range).maxWorkgroupsPerSm, 8u);
 }
 
 TEST(Config, LocalMemoryLimitedResidency) {
@@ -448,6 +457,41 @@ TEST(Printers, ClassificationOff) {
   EXPECT_EQ(offJson["reuse_histogram"]["total"], 0);
   EXPECT_EQ(offJson["config"]["classify"], false);
   EXPECT_EQ(onJson["misses"]["cold"], 2);
+}
+
+// Instruction sources (from the trace's texts) go beside the per-instruction rows, in the text
+// and as "source" in the JSON; an instruction without one gets neither, and a report without
+// any prints no source column.
+TEST(Printers, InstructionSources) {
+  testing::FakeStepSource src;
+  src.addWarp(0, 1, {testing::load(3, {0x0}), testing::load(5, {0x0}), testing::store(4, {0x80})});
+  Report r = simulate(loadConfig("gtx480-16k", {"timing=off"}),
+                      [&](uint64_t) { return std::make_unique<testing::FakeStepSource>(src); });
+  std::ostringstream plain;
+  printText(plain, r);
+  EXPECT_NE(plain.str().find("per instruction:\n"
+                             "   instr      reads     misses    latency     rate     writes      other\n"
+                             "       3          1          1          0  100.00%          0          0\n"),
+            std::string::npos)
+      << plain.str();
+  EXPECT_FALSE(reportToJson(r)["per_instruction"][0].contains("source"));
+
+  r.instructionSources = {"", "", "", "line 7:12", "", "util.h line 2:3"};  // by id; 4 has none
+  std::ostringstream text;
+  printText(text, r);
+  EXPECT_NE(text.str().find("per instruction:\n"
+                            "   instr      reads     misses    latency     rate     writes      other  source\n"
+                            "       3          1          1          0  100.00%          0          0  line 7:12\n"
+                            "       4          0          0          0        -          1          0\n"
+                            "       5          1          0          0    0.00%          0          0  util.h line 2:3\n"),
+            std::string::npos)
+      << text.str();
+  const json j = reportToJson(r);
+  ASSERT_EQ(j["per_instruction"].size(), 3u);
+  EXPECT_EQ(j["per_instruction"][0]["instruction"], 3);
+  EXPECT_EQ(j["per_instruction"][0]["source"], "line 7:12");
+  EXPECT_FALSE(j["per_instruction"][1].contains("source"));
+  EXPECT_EQ(j["per_instruction"][2]["source"], "util.h line 2:3");
 }
 
 // A report whose L1 sees no read has no miss rate: JSON null and "none" in the text, not 0

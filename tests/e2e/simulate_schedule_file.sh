@@ -5,8 +5,13 @@ source "$(dirname "$0")/lib.sh"
 "$CLTRACE" run "$KERNELS/mm.cl" --global 64,64 --local 16,16 --arg buffer:float:4096:random:1 \
   --arg buffer:float:4096:random:2 --arg buffer:float:4096 --arg scalar:int:64 -o "$work/mm.cltrace" > /dev/null
 "$CLTRACE" schedule "$work/mm.cltrace" --sms 14 -o "$work/mm.sched" > /dev/null
-results() {  # everything but the configuration
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d.pop('config'); print(json.dumps(d, sort_keys=True))" "$1"
+results() {  # everything but the configuration and the instructions' source lines (a scheduled file has none)
+  python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+d.pop('config')
+for i in d['per_instruction']: i.pop('source', None)
+print(json.dumps(d, sort_keys=True))" "$1"
 }
 for sm in all random 3; do
   "$CLTRACE" simulate "$work/mm.sched" --sm "$sm" --runs 3 --json > "$work/sched.json"

@@ -59,6 +59,7 @@ wrapped=$("$CLTRACE" wrap --out "$work/p" --launch 0 --predict --runs 3 -- "$SAM
 [ "$plain" = "$wrapped" ] || fail "--predict changed the output"
 grep -q "== $work/p/vadd-0.cltrace" "$work/perr" || fail "no report: $(cat "$work/perr")"
 grep -q "predicted L1 read miss rate: 100.00% (median of 3 runs" "$work/perr" || fail "report: $(cat "$work/perr")"
-# The instructions' texts come from the trace file's header.
-grep -qE "^  \[0\] 2 misses of 2 reads \(100.00%\)  %[0-9]+ = load float" "$work/perr" || fail "no instruction text: $(cat "$work/perr")"
+# The instructions' texts come from the trace file's header, each after its place in the
+# program's source (a[i] of `c[i] = a[i] + b[i];`: line 4 of the string, column 10).
+grep -qE "^  \[0\] 2 misses of 2 reads \(100.00%\)  line 4:10: %[0-9]+ = load float" "$work/perr" || fail "no instruction text: $(cat "$work/perr")"
 echo "wrap --predict: all checks passed"

@@ -155,5 +155,51 @@ TEST_F(TraceTextTest, StatsReportACorruptFile) {
       TraceFileError);
 }
 
+TEST(InstructionSource, IsTheLocationATextBeginsWith) {
+  EXPECT_EQ(instructionSource("line 12:17: %27 = load float, float addrspace(1)* %26, align 4"), "line 12:17");
+  EXPECT_EQ(instructionSource("line 3: store float %5, float addrspace(1)* %6, align 4"), "line 3");
+  EXPECT_EQ(instructionSource("util.h line 4:10: %8 = load i32, i32 addrspace(1)* %7, align 4"), "util.h line 4:10");
+  EXPECT_EQ(instructionSource("inc/util.h line 4:10: x"), "inc/util.h line 4:10");
+  // No location: plain IR, an empty text, texts that only look alike.
+  EXPECT_EQ(instructionSource("%1 = load float, float addrspace(1)* %0, align 4"), "");
+  EXPECT_EQ(instructionSource(""), "");
+  EXPECT_EQ(instructionSource("line 12:17"), "");           // no ": " after it
+  EXPECT_EQ(instructionSource("line x:17: load"), "");      // not a number
+  EXPECT_EQ(instructionSource("line 12:: load"), "");       // no column digits
+  EXPECT_EQ(instructionSource("a b line 1:2: load"), "");   // a name with a space
+  EXPECT_EQ(instructionSource("fooline 1:2: load"), "");    // "line" inside a word
+  EXPECT_EQ(instructionSource("line 12345678901:1: x"), "");  // over 10 digits
+}
+
+TEST_F(TraceTextTest, StatsNameEachInstructionsSourceLineWhenItsTextGivesOne) {
+  // The version 2 sample with located texts for instructions 0 and 2 (8 of 9 have records).
+  TraceHeader h = sampleUnitsHeader(false);
+  h.instructionTexts[0] = "line 7:12: %1 = load float";
+  h.instructionTexts[2] = "util.h line 3:5: store float";
+  const WorkItems items = sampleUnitRecords();
+  {
+    TraceWriter w(file("u.trace"), h);
+    for (const std::vector<Record>& records : items) {
+      const std::vector<uint32_t> words = encodeUnits(h.instructions, records);
+      w.writeWorkItemUnits(words.data(), words.size() / kUnitWords);
+    }
+    w.close();
+  }
+  const std::string text = printed(file("u.trace"), [](TraceReader& r, std::FILE* out) { printTraceStats(r, out); });
+  const size_t from = text.find("by instruction:\n"), to = text.find("by buffer");
+  ASSERT_NE(from, std::string::npos);
+  EXPECT_EQ(text.substr(from, to - from),
+            "by instruction:\n"
+            "  instr 0 load                       2  line 7:12\n"
+            "  instr 1 barrier                    1\n"
+            "  instr 2 store                      1  util.h line 3:5\n"
+            "  instr 3 atomic                     1\n"
+            "  instr 4 constant_load              1\n"
+            "  instr 5 fence                      1\n"
+            "  instr 6 store                      1\n"
+            "  instr 7 fence                      1\n"
+            "  instr 8 load                       1\n");
+}
+
 }  // namespace
 }  // namespace cltrace::test

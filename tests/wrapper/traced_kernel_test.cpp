@@ -243,7 +243,7 @@ TEST(TracedKernel, AccessesOutsideTheirBufferAreReportedNotPerformed) {
     FAIL() << "expected a TraceError";
   } catch (const wrapper::TraceError& e) {
     EXPECT_NE(std::string(e.what()).find("6 work-items access memory outside their buffers; the first, "
-                                         "work-item 2 (linear global id), at instruction 1 (store i32 "),
+                                         "work-item 2 (linear global id), at instruction 1 (line 4:16: store i32 "),
               std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find(", through a pointer into argument 1 (out). Is that buffer smaller than "

@@ -79,10 +79,15 @@ cachesim::Report simulateTrace(const std::string& tracePath, const cachesim::Con
   try {
     // --threads 1 keeps everything on one thread; otherwise the file is decoded on a thread of
     // its own, ahead of the scheduler.
-    return simulateSteps(config,
-                         cachesim::traceStepSourceFactory(tracePath, config, printDiagnostics,
-                                                          cachesim::defaultPreparedTraceBytes(), threads != 1),
-                         threads);
+    cachesim::Report report =
+        simulateSteps(config,
+                      cachesim::traceStepSourceFactory(tracePath, config, printDiagnostics,
+                                                       cachesim::defaultPreparedTraceBytes(), threads != 1),
+                      threads);
+    const TraceReader reader(tracePath);
+    for (const std::string& text : reader.header().instructionTexts)
+      report.instructionSources.push_back(instructionSource(text));
+    return report;
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   } catch (const cachesim::LaneSizeError& e) {

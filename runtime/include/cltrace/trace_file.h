@@ -201,4 +201,9 @@ class TraceReader {
 
 uint64_t fnv1a64(const void* data, size_t size, uint64_t seed = 14695981039346656037ull);
 
+// The source location an instruction text begins with ("line 12:17" of "line 12:17: %5 = load
+// ...", "util.h line 3:5" of a header's; cltrace's instrumenter writes texts so), or "" when it
+// begins with none (a trace made without line tables, or by another writer).
+std::string instructionSource(const std::string& text);
+
 }  // namespace cltrace

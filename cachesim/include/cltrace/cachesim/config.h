@@ -132,7 +132,8 @@ Config loadConfig(const std::string& presetOrFile, const std::vector<std::string
 uint32_t registerLimitedWorkgroups(const Config& config, uint64_t workgroupSize);
 
 // Throws std::invalid_argument naming max_threads_per_workgroup when a workgroup of
-// `workgroupSize` work-items is over it (the GPU would refuse the launch).
+// `workgroupSize` work-items is over it (the GPU would refuse the launch), and naming
+// max_threads_per_sm when it is over that (no SM could hold it).
 void requireWorkgroupFits(const Config& config, uint64_t workgroupSize);
 
 // Workgroups using `localBytes` of __local memory each that fit in one SM's (local_memory_per_sm,

@@ -89,6 +89,13 @@ struct Report {
   // The seed a scheduled file's order was drawn with (random policy), which is not the
   // simulation's (config.seed: jitter, random replacement, sm=random). Set by the caller.
   std::optional<uint64_t> scheduleSeed;
+  // Where each instruction (by id) is in the kernel's source ("line 12:17"; "" unknown), when the
+  // trace says (instructionSource). Set by the caller; printed beside the per-instruction rows.
+  std::vector<std::string> instructionSources;
+  const std::string& sourceOf(uint32_t instruction) const {
+    static const std::string none;
+    return instruction < instructionSources.size() ? instructionSources[instruction] : none;
+  }
 };
 
 class Simulator {

@@ -106,7 +106,12 @@ LoopContext loopContext(llvm::Function& kernel, llvm::LoopInfo& loops, const llv
 // as it is now.
 std::vector<Access> enumerateAccesses(llvm::Function& kernel, llvm::LoopInfo& loops, const LoopContext& context);
 
-// A short readable description of an instruction, for manifests and diagnostics.
+// Where an instruction comes from in the program's source, from its debug location: "line 12:17"
+// in the program itself, "NAME line 3:5" in a header; "" when the module has no line tables.
+// (cltrace compiles programs with them; the instrumented kernels are stripped of them.)
+std::string sourceLocation(const llvm::Instruction& inst);
+// A short readable description of an instruction, for manifests and diagnostics: its source
+// location when known, then the instruction as LLVM IR ("line 12:17: %5 = load float, ...").
 std::string describe(const llvm::Instruction& inst);
 
 }  // namespace cltrace::passes
