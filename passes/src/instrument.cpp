@@ -352,9 +352,14 @@ class KernelInstrumenter {
     b.CreateStore(b.getInt32(~0u), outside);
     // Only a kernel with a cycle (a loop, or a goto's, which loop analysis leaves out) can wait
     // forever after a work-item went outside (kBoundsParam). Elsewhere the kernel stays as it
-    // was: PoCL crashed on an extra store in a kernel whose barrier not every work-item reaches.
-    Value* outsideWord =
-        hasCycle(f) ? slotPointer(b, argByName(f, kBoundsParam), b.getInt64(originalArgs + 1)) : nullptr;
+    // was, and so does any kernel with a barrier (or other wait for the whole workgroup): PoCL
+    // crashed or hung on the extra store there, and miscounted when a loop returned early
+    // (leaveLoopsOnceOutside), even with every barrier in branches the whole workgroup takes
+    // alike (Rodinia srad's reduction: a barrier loop per branch of `if (group != last)`).
+    const bool waitsForGroup = reachesGroupWait(&f.getEntryBlock());
+    Value* outsideWord = hasCycle(f) && !waitsForGroup
+                             ? slotPointer(b, argByName(f, kBoundsParam), b.getInt64(originalArgs + 1))
+                             : nullptr;
     std::vector<BufferRange> buffers = emitBufferRanges(f, b, originalArgs);
     for (size_t i = 0; i < accesses_.size(); ++i) {
       const Access& a = accesses_[i];
@@ -369,7 +374,7 @@ class KernelInstrumenter {
                       diag);
       if (a.pointer) guardAccess(b, a, buffers, outside, outsideWord);
     }
-    leaveLoopsOnceOutside(f, outside);
+    if (!waitsForGroup) leaveLoopsOnceOutside(f, outside);
     // After the guards: the stores' accesses are still counted and bound-checked.
     if (removable) eraseStoresAndDeadOperands(*removable);
     Value* counts = argByName(f, kCountsParam);
@@ -393,13 +398,12 @@ class KernelInstrumenter {
   // rest of its run counts nothing; and a loop waiting for a value that the skipped load would
   // have read (`while (a[j] != x) j++;` past the buffer's end, where each load yields zero)
   // would otherwise never end.
-  // Only loops from which no barrier (or other wait for the whole workgroup) can be reached: PoCL
-  // takes a barrier's branches as the same for every work-item, so one that returned early made
-  // the others skip their barriers and their checks (a launch with a work-item outside was traced).
+  // Only in kernels without a barrier (or other wait for the whole workgroup): PoCL takes a
+  // barrier's branches as the same for every work-item, so one that returned early made the
+  // others skip their barriers and their checks (a launch with a work-item outside was traced),
+  // and a return after the barriers still made it miscount a valid kernel (see the caller).
   void leaveLoopsOnceOutside(Function& f, AllocaInst* outside) {
-    std::vector<Loop*> leaving;
-    for (Loop* l : loops_)
-      if (!reachesGroupWait(l->getHeader())) leaving.push_back(l);
+    std::vector<Loop*> leaving(loops_.begin(), loops_.end());
     if (leaving.empty()) return;
     BasicBlock* leave = BasicBlock::Create(f.getContext(), "cltrace.leave", &f);
     ReturnInst::Create(f.getContext(), leave);

@@ -2,10 +2,11 @@
 # accesses (a load reads 0), so a loop waiting for a value read there, or for work-items that
 # left, waits forever. Once a work-item went outside and no work-item has returned for 10 s,
 # cltrace gives up with a message that says so (no --trace-timeout needed; with one, that limit
-# governs, since a kernel may be only slow).
+# governs, since a kernel may be only slow). Kernels with a barrier are not watched.
 source "$(dirname "$0")/lib.sh"
 cat > "$work/stray.cl" <<'CL'
-// Every work-item waits, through __local memory and barriers, for a value past a's end.
+// Every work-item waits, through __local memory and barriers, for a value past a's end (not
+// watched: it has barriers).
 __kernel void find(__global const int* a, __global int* out, __local int* s) {
   int i = get_global_id(0);
   int j = 0;
@@ -42,8 +43,11 @@ B:
 }
 CL
 words="a work-item accessed memory outside its buffers, and in the count run (which skips such accesses: a load reads 0) no work-item has returned for 10 s since"
-expect_error "$words" "$CLTRACE" run "$work/stray.cl" --kernel find --global 32 --local 32 --arg buffer:int:16 \
-  --arg buffer:int:32 --arg local:128 -o "$work/find.cltrace"
+# A kernel with barriers is not watched (PoCL crashed or miscounted valid kernels with the watch's
+# store): its wait goes on to the trace timeout, and the hung-run message.
+expect_error "kernel 'find': the count run has not finished after 3 s of kernel time" \
+  "$CLTRACE" run "$work/stray.cl" --kernel find --global 32 --local 32 --arg buffer:int:16 \
+  --arg buffer:int:32 --arg local:128 --trace-timeout 3 -o "$work/find.cltrace"
 [ ! -e "$work/find.cltrace" ] || fail "a trace was left"
 expect_error "$words" "$CLTRACE" run "$work/stray.cl" --kernel spin --global 64 --local 32 --arg buffer:int:16 \
   --arg buffer:int:1 --arg scalar:int:16 -o "$work/spin.cltrace"
