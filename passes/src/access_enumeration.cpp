@@ -494,16 +494,20 @@ namespace {
 // mask, when the stored value is `load`'s with some components replaced (insertelement with
 // constant indices, or a shufflevector that keeps `load`'s other lanes in place), each step
 // used only by the next, and nothing between the load and the store writes memory; 0 otherwise.
-uint64_t replacedComponents(const StoreInst& store, const LoadInst*& load) {
+// `base` is the first step, the load's user. The load may have other users (a read of its
+// components that shares the load: `v[i].w += s[i]` once the two loads of v[i] are one).
+uint64_t replacedComponents(const StoreInst& store, const LoadInst*& load, const Instruction*& base) {
   auto* type = dyn_cast<FixedVectorType>(store.getValueOperand()->getType());
   if (!type || type->getNumElements() > 64) return 0;
   const unsigned n = type->getNumElements();
   uint64_t changed = 0;
   const Value* v = store.getValueOperand();
+  base = nullptr;
   while (auto* insert = dyn_cast<InsertElementInst>(v)) {
     auto* index = dyn_cast<ConstantInt>(insert->getOperand(2));
     if (!index || index->getZExtValue() >= n || !insert->hasOneUse()) return 0;
     changed |= uint64_t(1) << index->getZExtValue();
+    base = insert;
     v = insert->getOperand(0);
   }
   if (auto* shuffle = dyn_cast<ShuffleVectorInst>(v)) {
@@ -514,10 +518,11 @@ uint64_t replacedComponents(const StoreInst& store, const LoadInst*& load) {
       if (from >= 0 && from < static_cast<int>(n)) return 0;           // moved: the load is a real read
       changed |= uint64_t(1) << lane;                                   // from the other operand
     }
+    base = shuffle;
     v = shuffle->getOperand(0);
   }
   load = dyn_cast<LoadInst>(v);
-  if (!load || !load->hasOneUse() || load->getPointerOperand() != store.getPointerOperand() ||
+  if (!load || !base || load->getPointerOperand() != store.getPointerOperand() ||
       load->getParent() != store.getParent() || load->isVolatile() || store.isVolatile())
     return 0;
   // Nothing in between may write memory (a write to the vector, a barrier, a call): the store
@@ -543,7 +548,10 @@ std::optional<ComponentBytes> sideBySide(uint64_t mask, uint64_t elementBytes) {
 // Component writes (Access::recorded): the load of a load-insert-store of one vector is not
 // recorded, and the store records the bytes of the components it replaces, when they lie side
 // by side and are whole bytes. Then the recorded accesses are numbered again.
-void narrowComponentWrites(std::vector<Access>& accesses, const DataLayout& dl) {
+// `writeBases` gets the first step of each component write whose load is shared with a read:
+// that load stays recorded, for the components read (narrowComponentReads passes over the step).
+void narrowComponentWrites(std::vector<Access>& accesses, const DataLayout& dl,
+                           SmallPtrSetImpl<const Instruction*>& writeBases) {
   DenseMap<const Instruction*, size_t> indexOf;
   for (size_t i = 0; i < accesses.size(); ++i) indexOf[accesses[i].inst] = i;
   std::vector<size_t> mergedInto(accesses.size(), SIZE_MAX);
@@ -552,7 +560,8 @@ void narrowComponentWrites(std::vector<Access>& accesses, const DataLayout& dl) 
     auto* store = dyn_cast<StoreInst>(a.inst);
     if (!store || a.kind != AccessKind::Store || a.dynamicSize || a.vectorOffset) continue;
     const LoadInst* load = nullptr;
-    const uint64_t changed = replacedComponents(*store, load);
+    const Instruction* base = nullptr;
+    const uint64_t changed = replacedComponents(*store, load, base);
     if (changed == 0) continue;
     auto found = indexOf.find(load);
     if (found == indexOf.end() || accesses[found->second].kind != AccessKind::Load) continue;
@@ -563,6 +572,10 @@ void narrowComponentWrites(std::vector<Access>& accesses, const DataLayout& dl) 
     if (!bytes) continue;
     a.recordOffset = bytes->offset;
     a.recordSize = bytes->size;
+    if (!load->hasOneUse()) {
+      writeBases.insert(base);
+      continue;
+    }
     accesses[found->second].recorded = false;
     mergedInto[found->second] = i;
   }
@@ -576,13 +589,16 @@ void narrowComponentWrites(std::vector<Access>& accesses, const DataLayout& dl) 
 // Marks in `used` the components of a loaded vector that `v` passes on: lane j of `v` is
 // component lanes[j] of the load (-1: none). An extractelement with a constant index uses one
 // lane, a shufflevector passes lanes on to its own users, and any other user uses all of them.
-void markUsedComponents(const Value* v, ArrayRef<int> lanes, uint64_t& used, unsigned depth) {
+// The first steps of component writes (narrowComponentWrites' writeBases) use nothing.
+void markUsedComponents(const Value* v, ArrayRef<int> lanes, uint64_t& used, unsigned depth,
+                        const SmallPtrSetImpl<const Instruction*>& writeBases) {
   auto all = [&] {
     for (int c : lanes)
       if (c >= 0) used |= uint64_t(1) << c;
   };
   for (const Use& use : v->uses()) {
     const User* user = use.getUser();
+    if (auto* i = dyn_cast<Instruction>(user); i && depth == 0 && writeBases.count(i)) continue;
     if (auto* extract = dyn_cast<ExtractElementInst>(user)) {
       auto* index = dyn_cast<ConstantInt>(extract->getIndexOperand());
       if (index && index->getZExtValue() < lanes.size()) {
@@ -597,7 +613,7 @@ void markUsedComponents(const Value* v, ArrayRef<int> lanes, uint64_t& used, uns
         const Value* source = from < 0 ? nullptr : from < width ? shuffle->getOperand(0) : shuffle->getOperand(1);
         passed.push_back(source == v ? lanes[from % width] : -1);
       }
-      markUsedComponents(shuffle, passed, used, depth + 1);
+      markUsedComponents(shuffle, passed, used, depth + 1, writeBases);
       continue;
     }
     all();
@@ -609,7 +625,8 @@ void markUsedComponents(const Value* v, ArrayRef<int> lanes, uint64_t& used, uns
 // is used only through constant-index extracts and shuffles records the bytes of the components
 // used, when they lie side by side and make one load a GPU has: a power of two of bytes at an
 // offset that is a multiple of it (Access::recordOffset/recordSize, as for component writes).
-void narrowComponentReads(std::vector<Access>& accesses, const DataLayout& dl) {
+void narrowComponentReads(std::vector<Access>& accesses, const DataLayout& dl,
+                          const SmallPtrSetImpl<const Instruction*>& writeBases) {
   for (Access& a : accesses) {
     if (!a.recorded || a.recordSize != 0 || a.dynamicSize ||
         (a.kind != AccessKind::Load && a.kind != AccessKind::ConstantLoad))
@@ -624,7 +641,7 @@ void narrowComponentReads(std::vector<Access>& accesses, const DataLayout& dl) {
     SmallVector<int, 16> lanes;
     for (unsigned c = 0; c < n; ++c) lanes.push_back(static_cast<int>(c));
     uint64_t used = 0;
-    markUsedComponents(a.inst, lanes, used, 0);
+    markUsedComponents(a.inst, lanes, used, 0, writeBases);
     const uint64_t every = n == 64 ? ~uint64_t(0) : (uint64_t(1) << n) - 1;
     if (used == 0 || used == every) continue;
     const std::optional<ComponentBytes> bytes = sideBySide(used, bits / 8);
@@ -647,8 +664,9 @@ std::vector<Access> enumerateAccesses(Function& kernel, LoopInfo& loops, const L
     for (BasicBlock* bb : context.programOrder)
       for (Instruction& inst : *bb) e.visit(inst);
   }
-  narrowComponentWrites(e.out, kernel.getParent()->getDataLayout());
-  narrowComponentReads(e.out, kernel.getParent()->getDataLayout());
+  SmallPtrSet<const Instruction*, 8> writeBases;
+  narrowComponentWrites(e.out, kernel.getParent()->getDataLayout(), writeBases);
+  narrowComponentReads(e.out, kernel.getParent()->getDataLayout(), writeBases);
   return std::move(e.out);
 }
 

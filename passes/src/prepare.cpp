@@ -6,6 +6,7 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Transforms/Scalar/EarlyCSE.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/Transforms/IPO/AlwaysInliner.h>
 #include <llvm/Transforms/Scalar/InferAddressSpaces.h>
@@ -168,6 +169,11 @@ bool prepareModule(Module& m, std::string& error) {
   // inlined, most point back to a named address space (a kernel's __global parameter, say),
   // and the passes see the access as the global access it is.
   fpm.addPass(InferAddressSpacesPass(kGenericAddressSpace));
+  // A GPU compiler loads a value once where clang at -O0 loads it at every mention
+  // (`(p->x - a) * (p->x - a)`: two loads of p->x), and forwards a stored value to a load of it:
+  // the same loads are recorded here, or the L1 would see reads the GPU never makes (each a hit).
+  // Only what no store, barrier or call in between may change; the blocks stay as they are.
+  fpm.addPass(EarlyCSEPass(/*UseMemorySSA=*/true));
   mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.run(m, mam);
   // Once the pointers' spaces are known, builtins given one (vload4, atomic_fetch_add) are the

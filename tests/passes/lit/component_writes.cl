@@ -47,10 +47,10 @@ __kernel void swap(__global float4* v) {
 // CHECK-NEXT: [0] load 16B depth 0: {{.*}} = load <4 x float>
 // CHECK-NEXT: [1] store 16B depth 0: store <4 x float>
 
-__kernel void clobber(__global float4* v) {
+__kernel void clobber(__global float4* v, __global float4* w) {
   __global float4* p = v + get_global_id(0);
   float4 t = *p;
-  *p = (float4)(0.0f);
+  w[0] = (float4)(0.0f);  // w may be v
   t.y = 1.0f;
   *p = t;
 }
@@ -58,6 +58,18 @@ __kernel void clobber(__global float4* v) {
 // CHECK-NEXT: [0] load 16B depth 0: {{.*}} = load <4 x float>
 // CHECK-NEXT: [1] store 16B depth 0: store <4 x float> zeroinitializer
 // CHECK-NEXT: [2] store 16B depth 0: store <4 x float>
+
+// A store to the same place overwritten before anything reads it is dropped, as a GPU compiler
+// drops it: what is left is t with .y replaced, a component write.
+__kernel void overwritten(__global float4* v) {
+  __global float4* p = v + get_global_id(0);
+  float4 t = *p;
+  *p = (float4)(0.0f);
+  t.y = 1.0f;
+  *p = t;
+}
+// CHECK: kernel overwritten: 0 loops (max depth 0), 1 sites
+// CHECK-NEXT: [0] store 4B depth 0: store <4 x float>
 
 // A load whose value nothing uses is one a GPU compiler drops: clang emits one for a vector
 // written whole through a swizzle, and for a discarded read.
