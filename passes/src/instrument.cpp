@@ -403,11 +403,10 @@ class KernelInstrumenter {
   // others skip their barriers and their checks (a launch with a work-item outside was traced),
   // and a return after the barriers still made it miscount a valid kernel (see the caller).
   void leaveLoopsOnceOutside(Function& f, AllocaInst* outside) {
-    std::vector<Loop*> leaving(loops_.begin(), loops_.end());
-    if (leaving.empty()) return;
+    if (loops_.empty()) return;
     BasicBlock* leave = BasicBlock::Create(f.getContext(), "cltrace.leave", &f);
     ReturnInst::Create(f.getContext(), leave);
-    for (Loop* l : leaving) {
+    for (Loop* l : loops_) {
       BasicBlock* header = l->getHeader();  // the guards' splits keep it the block with the phis
       BasicBlock* rest = header->splitBasicBlock(header->getFirstInsertionPt(), header->getName() + ".inside");
       Instruction* toRest = header->getTerminator();
