@@ -583,6 +583,23 @@ std::string compileProgramSource(const std::string& source, const std::vector<st
   return compileOpenCL(withPreludes(source), options, headers, sourceName);
 }
 
+namespace {
+
+// Names the program's own file in `m`'s line tables `name` (compileOpenCL names it "kernel.cl"
+// in every unit): each unit of a linked program has its own lines ("unit2 line 3:53").
+void nameProgramFile(Module& m, const std::string& name) {
+  DebugInfoFinder finder;
+  finder.processModule(m);
+  SmallPtrSet<DIFile*, 4> files;
+  for (DICompileUnit* cu : finder.compile_units()) files.insert(cu->getFile());
+  for (DISubprogram* sp : finder.subprograms()) files.insert(sp->getFile());
+  for (DIScope* scope : finder.scopes()) files.insert(scope->getFile());
+  for (DIFile* f : files)
+    if (f && f->getFilename() == "kernel.cl") f->replaceOperandWith(0, MDString::get(m.getContext(), name));
+}
+
+}  // namespace
+
 std::string linkBitcode(const std::vector<std::string>& units) {
   if (units.empty()) throw InstrumentError("nothing to link");
   LLVMContext ctx;
@@ -603,12 +620,16 @@ std::string linkBitcode(const std::vector<std::string>& units) {
         d.print(printer);
       },
       &os);
+  // Renamed as each is read: the units' files are one node in the context until then.
+  const bool several = units.size() > 1;
   std::unique_ptr<Module> linked = parseBitcode(units.front(), ctx);
   shareCopyDefinitions(*linked);
+  if (several) nameProgramFile(*linked, "unit1");
   Linker linker(*linked);
   for (size_t i = 1; i < units.size(); ++i) {
     std::unique_ptr<Module> unit = parseBitcode(units[i], ctx);
     shareCopyDefinitions(*unit);
+    nameProgramFile(*unit, "unit" + std::to_string(i + 1));
     if (linker.linkInModule(std::move(unit))) {
       os.flush();
       throw InstrumentError("the program's units do not link: " + diagnostics);

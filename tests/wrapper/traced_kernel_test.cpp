@@ -107,6 +107,32 @@ TEST(TracedKernel, MatrixMultiply4x4ExactRecords) {
   std::filesystem::remove(path);
 }
 
+// Each access's text begins with its place in the source: line and column in the program, and
+// in a program linked from several units, the unit (its number in the link) before them.
+TEST(InstructionTexts, NameTheirSourceLines) {
+  const char* src = "\n__kernel void f(__global const int* a, __global int* b) {\n  b[0] = a[1];\n}\n";
+  const passes::InstrumentedKernel one = passes::instrumentSource(src, "f", {});
+  ASSERT_EQ(one.report.accesses.size(), 2u);
+  EXPECT_EQ(one.report.accesses[0].text.rfind("line 3:10: %", 0), 0u) << one.report.accesses[0].text;
+  EXPECT_EQ(one.report.accesses[1].text.rfind("line 3:8: store i32 ", 0), 0u) << one.report.accesses[1].text;
+
+  const std::string unit1 = passes::compileProgramSource(
+      "int get(__global const int* p);\n__kernel void f(__global const int* a, __global int* b) {\n"
+      "  b[0] = get(a) + a[1];\n}\n",
+      {});
+  const std::string unit2 = passes::compileProgramSource("\n\nint get(__global const int* p) { return p[2]; }\n", {});
+  const passes::InstrumentedKernel linked = passes::instrumentBitcode(passes::linkBitcode({unit1, unit2}), "f");
+  ASSERT_EQ(linked.report.accesses.size(), 3u);
+  EXPECT_EQ(linked.report.accesses[0].text.rfind("unit2 line 3:41: %", 0), 0u) << linked.report.accesses[0].text;
+  EXPECT_EQ(linked.report.accesses[1].text.rfind("unit1 line 3:19: %", 0), 0u) << linked.report.accesses[1].text;
+  EXPECT_EQ(linked.report.accesses[2].text.rfind("unit1 line 3:8: store i32 ", 0), 0u) << linked.report.accesses[2].text;
+  // A program linked from one unit is that unit's program: no unit number.
+  const passes::InstrumentedKernel single =
+      passes::instrumentBitcode(passes::linkBitcode({passes::compileProgramSource(src, {})}), "f");
+  ASSERT_EQ(single.report.accesses.size(), 2u);
+  EXPECT_EQ(single.report.accesses[0].text.rfind("line 3:10: %", 0), 0u) << single.report.accesses[0].text;
+}
+
 TEST(TracedKernel, InPlaceUpdateRunsOnce) {
   OpenCLEnv env;
   const char* src = R"CL(
