@@ -53,3 +53,28 @@ echo "ok: loops: 0 loads, 3 stores, 7680 barriers"
 # Loads: 1024 + (868 - 832) = 1060; stores 3 + 1; barriers 3 x 256 x 8 + 256 x 6 (df 64) = 7680.
 [ "$(kinds "$work/reduce.cltrace")" = "1060 4 7680" ] || fail "reduce: $(kinds "$work/reduce.cltrace")"
 echo "ok: reduce: 1060 loads, 4 stores, 7680 barriers"
+# Not yet traced: a barrier in a branch after a loop whose trip count is data, and a store under
+# the barrier that only work-item 0 makes (review hunt55). PoCL hangs in the instrumented count
+# kernel (the plain one runs); with no limit given, cltrace gives up once no work-item has
+# returned for 120 s, instead of waiting forever.
+cat > "$work/stuck.cl" <<'CL'
+__kernel void p5(__global const int* n, __global float* out, int dim) {
+  int t = get_local_id(0);
+  float s = 0;
+  for (int j = 0; j < n[t]; j++) s += 1.0f;
+  if (dim > 0) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (t == 0) out[get_global_id(0)] = s;
+  }
+}
+CL
+out=$("$CLTRACE" run "$work/stuck.cl" --kernel p5 --global 256 --local 128 --arg buffer:int:128:iota \
+  --arg buffer:float:256 --arg scalar:int:8 -o "$work/stuck.cltrace" 2>&1) && rc=0 || rc=$?
+if [ "$rc" -eq 0 ]; then  # a driver that runs it: n[t] = t, so t + 1 loads of n[t] (the loop's tests)
+  [ "$(kinds "$work/stuck.cltrace")" = "16512 2 256" ] || fail "p5: $(kinds "$work/stuck.cltrace")"
+  echo "ok: p5 traced: 16512 loads, 2 stores, 256 barriers"
+else
+  echo "$out" | grep -F "kernel 'p5': in the count run no work-item has returned for 120 s" > /dev/null ||
+    fail "p5: rc $rc: $out"
+  echo "ok: p5 given up after 120 s without progress"
+fi

@@ -525,6 +525,19 @@ constexpr double kStrayStallSeconds = 10.0;
 // What cltrace says when the count run of kernel `name` has not finished `seconds` after it
 // began, a work-item having gone outside a buffer and none having returned for
 // kStrayStallSeconds.
+// How long a count run of a kernel with barriers may go without any work-item returning.
+constexpr double kStuckStallSeconds = 120.0;
+
+std::string stuckRunMessage(const std::string& name, double seconds) {
+  char stall[64], after[64];
+  std::snprintf(stall, sizeof stall, "%.0f s", kStuckStallSeconds);
+  std::snprintf(after, sizeof after, "%.0f s", seconds);
+  return "kernel '" + name + "': in the count run no work-item has returned for " + stall + " (" + after +
+         " in all): the device seems stuck in it (PoCL can hang on an instrumented kernel whose barriers sit in "
+         "branches, where the plain kernel runs). Nothing was traced; the run cannot be stopped, so cltrace gives "
+         "up (a kernel whose workgroups are only that slow can be given --trace-timeout SECONDS to wait longer)";
+}
+
 std::string strayedRunMessage(const std::string& name, double seconds) {
   char stall[64], after[64];
   std::snprintf(stall, sizeof stall, "%.0f s", kStrayStallSeconds);
@@ -806,20 +819,28 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
     // loop may wait for a value the skipped access would have read, or for work-items that
     // returned, and never end. Work-items write their count slots as they return: when none has
     // returned for 10 s after one went outside, cltrace gives up (unless a limit was given).
+    // A kernel with barriers sets no such word (instrument.cpp), and PoCL can hang on its
+    // instrumented count kernel where the plain one runs (a barrier in a branch after a loop whose
+    // trip count is data): without a limit, cltrace gives up once no work-item has returned for
+    // kStuckStallSeconds (a workgroup's work-items return together, when it ends).
     const uint64_t* slots = static_cast<const uint64_t*>(counts_->array.data());
-    std::optional<StalledRunWatchdog> strayed;
-    if (options.runLimitSeconds <= 0)
-      strayed.emplace(
-          [outsideWord] { return __atomic_load_n(outsideWord, __ATOMIC_RELAXED) != 0; },
-          [slots, items, tag = run->tag] {
-            uint64_t returned = 0;
-            for (uint64_t i = 0; i < items; ++i)
-              returned += launchTagOf(__atomic_load_n(&slots[kCountSlotsPerWorkItem * i + 1], __ATOMIC_RELAXED)) == tag;
-            return returned;
-          },
-          kStrayStallSeconds, [name = kernel_.report.name](double seconds) {
-            giveUpHungRun(strayedRunMessage(name, seconds), "");
-          });
+    auto returned = [slots, items, tag = run->tag] {
+      uint64_t n = 0;
+      for (uint64_t i = 0; i < items; ++i)
+        n += launchTagOf(__atomic_load_n(&slots[kCountSlotsPerWorkItem * i + 1], __ATOMIC_RELAXED)) == tag;
+      return n;
+    };
+    const bool barriers = std::any_of(kernel_.report.accesses.begin(), kernel_.report.accesses.end(),
+                                      [](const passes::AccessInfo& a) { return a.kind == AccessKind::Barrier; });
+    std::optional<StalledRunWatchdog> stalled;
+    if (options.runLimitSeconds <= 0 && !barriers)
+      stalled.emplace([outsideWord] { return __atomic_load_n(outsideWord, __ATOMIC_RELAXED) != 0; }, returned,
+                      kStrayStallSeconds, [name = kernel_.report.name](double seconds) {
+                        giveUpHungRun(strayedRunMessage(name, seconds), "");
+                      });
+    else if (options.runLimitSeconds <= 0 && !hung)
+      stalled.emplace([] { return true; }, returned, kStuckStallSeconds,
+                      [name = kernel_.report.name](double seconds) { giveUpHungRun(stuckRunMessage(name, seconds), ""); });
     check(clEnqueueNDRangeKernel(queue, countKernel_, range.dims, offset.data(), global.data(), local.data(), 0,
                                  nullptr, nullptr),
           "clEnqueueNDRangeKernel (count run)");
