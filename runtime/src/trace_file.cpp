@@ -1110,11 +1110,9 @@ std::string instructionSource(const std::string& text) {
   const size_t end = text.find(": ");
   if (end == std::string::npos) return "";
   const std::string where = text.substr(0, end);
-  // [NAME ]line L[:C], NAME without spaces.
+  // [NAME ]line L[:C] (NAME a header's path, which may hold spaces).
   const size_t line = where.rfind("line ");
-  if (line == std::string::npos) return "";
-  const std::string name = where.substr(0, line);  // "NAME " or ""
-  if (!name.empty() && (name.back() != ' ' || name.find(' ') != name.size() - 1)) return "";
+  if (line == std::string::npos || (line != 0 && where[line - 1] != ' ')) return "";
   const std::string numbers = where.substr(line + 5);
   const size_t colon = numbers.find(':');
   auto digits = [](const std::string& s) {

@@ -166,7 +166,7 @@ TEST(InstructionSource, IsTheLocationATextBeginsWith) {
   EXPECT_EQ(instructionSource("line 12:17"), "");           // no ": " after it
   EXPECT_EQ(instructionSource("line x:17: load"), "");      // not a number
   EXPECT_EQ(instructionSource("line 12:: load"), "");       // no column digits
-  EXPECT_EQ(instructionSource("a b line 1:2: load"), "");   // a name with a space
+  EXPECT_EQ(instructionSource("sp ace/h.h line 1:2: load"), "sp ace/h.h line 1:2");  // a path with a space
   EXPECT_EQ(instructionSource("fooline 1:2: load"), "");    // "line" inside a word
   EXPECT_EQ(instructionSource("line 12345678901:1: x"), "");  // over 10 digits
 }
