@@ -678,8 +678,15 @@ std::string sourceLocation(const Instruction& inst) {
   StringRef file = loc->getFilename();
   std::string where;
   if (file != "kernel.cl") {
-    file.consume_front("embedded/");  // an embedded header, by its name in the program
-    where = file.str() + " ";
+    std::string path = file.str();
+    if (file.consume_front("embedded/")) {
+      path = file.str();  // an embedded header, by its name in the program
+    } else if (!path.empty() && path[0] != '/' && !loc->getDirectory().empty() && !file.startswith("unit")) {
+      // Clang names a header under its working directory relative to it: the whole path,
+      // whatever directory cltrace ran in.
+      path = (loc->getDirectory() + "/" + path).str();
+    }
+    where = path + " ";
   }
   where += "line " + std::to_string(loc->getLine());
   if (loc->getColumn() != 0) where += ":" + std::to_string(loc->getColumn());
