@@ -522,12 +522,17 @@ std::string hungRunMessage(const passes::KernelReport& report, const char* run, 
 // given up (StalledRunWatchdog).
 constexpr double kStrayStallSeconds = 10.0;
 
-// What cltrace says when the count run of kernel `name` has not finished `seconds` after it
-// began, a work-item having gone outside a buffer and none having returned for
-// kStrayStallSeconds.
 // How long a count run of a kernel with barriers may go without any work-item returning.
 constexpr double kStuckStallSeconds = 120.0;
 
+// Whether the kernel has a barrier (such kernels get no outside word: instrument.cpp).
+bool hasBarrier(const passes::KernelReport& report) {
+  return std::any_of(report.accesses.begin(), report.accesses.end(),
+                     [](const passes::AccessInfo& a) { return a.kind == AccessKind::Barrier; });
+}
+
+// What cltrace says when the count run of kernel `name`, which has barriers, has not finished
+// `seconds` after it began, no work-item having returned for kStuckStallSeconds.
 std::string stuckRunMessage(const std::string& name, double seconds) {
   char stall[64], after[64];
   std::snprintf(stall, sizeof stall, "%.0f s", kStuckStallSeconds);
@@ -538,6 +543,9 @@ std::string stuckRunMessage(const std::string& name, double seconds) {
          "up (a kernel whose workgroups are only that slow can be given --trace-timeout SECONDS to wait longer)";
 }
 
+// What cltrace says when the count run of kernel `name` has not finished `seconds` after it
+// began, a work-item having gone outside a buffer and none having returned for
+// kStrayStallSeconds.
 std::string strayedRunMessage(const std::string& name, double seconds) {
   char stall[64], after[64];
   std::snprintf(stall, sizeof stall, "%.0f s", kStrayStallSeconds);
@@ -830,8 +838,7 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
         n += launchTagOf(__atomic_load_n(&slots[kCountSlotsPerWorkItem * i + 1], __ATOMIC_RELAXED)) == tag;
       return n;
     };
-    const bool barriers = std::any_of(kernel_.report.accesses.begin(), kernel_.report.accesses.end(),
-                                      [](const passes::AccessInfo& a) { return a.kind == AccessKind::Barrier; });
+    const bool barriers = hasBarrier(kernel_.report);
     std::optional<StalledRunWatchdog> stalled;
     if (options.runLimitSeconds <= 0 && !barriers)
       stalled.emplace([outsideWord] { return __atomic_load_n(outsideWord, __ATOMIC_RELAXED) != 0; }, returned,
@@ -1122,8 +1129,7 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
     if (over || under) {
       // PoCL also runs some kernels with barriers in branches (SHOC's spmv_csr_vector) other
       // than the plain kernel when instrumented: the cause cannot be told apart from here.
-      const bool barriers = std::any_of(kernel_.report.accesses.begin(), kernel_.report.accesses.end(),
-                                        [](const passes::AccessInfo& a) { return a.kind == AccessKind::Barrier; });
+      const bool barriers = hasBarrier(kernel_.report);
       throw TraceError("the trace run took a different path from the count run in " +
                        std::to_string(over + under) + " work-items (" + std::to_string(over) +
                        " produced more record units than counted, " + std::to_string(under) + " fewer): " +
