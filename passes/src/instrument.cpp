@@ -207,8 +207,9 @@ class KernelInstrumenter {
     for (auto& uses : argumentUses)
       for (auto [v, argNo] : uses) *v = f->getArg(argNo);
     report.callsPrintf = !printfCalls(*f).empty();
+    report.waitsForGroup = reachesGroupWait(&f->getEntryBlock());
     if (mode_ == Mode::Count) {
-      instrumentCount(*f, report.originalArgs);
+      instrumentCount(*f, report.originalArgs, report.waitsForGroup);
       report.countRunWritesBuffers = countRunWritesBuffers_;
     } else {
       instrumentTrace(*f, report.originalArgs);
@@ -331,7 +332,7 @@ class KernelInstrumenter {
     return number;
   }
 
-  void instrumentCount(Function& f, uint32_t originalArgs) {
+  void instrumentCount(Function& f, uint32_t originalArgs, bool waitsForGroup) {
     // The count run never prints (the trace run or the program's own launch does, once).
     for (CallInst* c : printfCalls(f)) {
       c->replaceAllUsesWith(ConstantInt::get(c->getType(), 0));
@@ -356,7 +357,6 @@ class KernelInstrumenter {
     // crashed or hung on the extra store there, and miscounted when a loop returned early
     // (leaveLoopsOnceOutside), even with every barrier in branches the whole workgroup takes
     // alike (Rodinia srad's reduction: a barrier loop per branch of `if (group != last)`).
-    const bool waitsForGroup = reachesGroupWait(&f.getEntryBlock());
     Value* outsideWord = hasCycle(f) && !waitsForGroup
                              ? slotPointer(b, argByName(f, kBoundsParam), b.getInt64(originalArgs + 1))
                              : nullptr;

@@ -26,4 +26,19 @@ CL
 "$CLTRACE" instrument "$work/byval.cl" --kernel outer --spirv -o "$work/byval" > /dev/null
 spirv-val "$work/byval/trace.spv" || fail "byval trace.spv does not validate"
 spirv-val "$work/byval/count.spv" || fail "byval count.spv does not validate"
+# waits_for_group: whether the kernel can reach a barrier or another wait for the whole
+# workgroup (its count kernel then has no outside word, and its count run gets the stuck watch).
+cat > "$work/waits.cl" <<'CL'
+__kernel void bar(__global float* a) { size_t i = get_global_id(0); a[i] += 1.0f; barrier(CLK_GLOBAL_MEM_FENCE); a[i] *= 2.0f; }
+__kernel void any(__global int* a) { size_t i = get_global_id(0); for (int k = 0; k < a[0]; ++k) a[i] += work_group_any(a[i] > k); }
+__kernel void plain(__global int* a) { size_t i = get_global_id(0); for (int k = 0; k < a[0]; ++k) a[i] += k; }
+CL
+for k in bar:True any:True plain:False; do
+  "$CLTRACE" instrument "$work/waits.cl" --kernel "${k%%:*}" --build-options=-cl-std=CL2.0 -o "$work/waits_${k%%:*}" > /dev/null ||
+    fail "instrument ${k%%:*}"
+  python3 -c "import json,sys; m=json.load(open(sys.argv[1])); assert str(m['waits_for_group'])==sys.argv[2], m" \
+    "$work/waits_${k%%:*}/manifest.json" "${k#*:}" || fail "waits_for_group of ${k%%:*}"
+done
+python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['waits_for_group'] is False" "$work/out/manifest.json" ||
+  fail "mm waits for its group"
 echo "instrument: all checks passed"

@@ -47,6 +47,7 @@ nlohmann::json manifestOf(const passes::InstrumentedKernel& k) {
           {"loops", k.report.loops},
           {"max_loop_depth", k.report.maxDepth},
           {"count_run_writes_buffers", k.report.countRunWritesBuffers},
+          {"waits_for_group", k.report.waitsForGroup},
           {"accesses", accesses},
           {"warnings", k.report.warnings}};
 }

@@ -525,12 +525,6 @@ constexpr double kStrayStallSeconds = 10.0;
 // How long a count run of a kernel with barriers may go without any work-item returning.
 constexpr double kStuckStallSeconds = 120.0;
 
-// Whether the kernel has a barrier (such kernels get no outside word: instrument.cpp).
-bool hasBarrier(const passes::KernelReport& report) {
-  return std::any_of(report.accesses.begin(), report.accesses.end(),
-                     [](const passes::AccessInfo& a) { return a.kind == AccessKind::Barrier; });
-}
-
 // What cltrace says when the count run of kernel `name`, which has barriers, has not finished
 // `seconds` after it began, no work-item having returned for kStuckStallSeconds.
 std::string stuckRunMessage(const std::string& name, double seconds) {
@@ -827,7 +821,8 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
     // loop may wait for a value the skipped access would have read, or for work-items that
     // returned, and never end. Work-items write their count slots as they return: when none has
     // returned for 10 s after one went outside, cltrace gives up (unless a limit was given).
-    // A kernel with barriers sets no such word (instrument.cpp), and PoCL can hang on its
+    // A kernel with barriers (or another wait for the whole workgroup: the report's
+    // waitsForGroup) sets no such word (instrument.cpp), and PoCL can hang on its
     // instrumented count kernel where the plain one runs (a barrier in a branch after a loop whose
     // trip count is data): without a limit, cltrace gives up once no work-item has returned for
     // kStuckStallSeconds (a workgroup's work-items return together, when it ends).
@@ -838,9 +833,9 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
         n += launchTagOf(__atomic_load_n(&slots[kCountSlotsPerWorkItem * i + 1], __ATOMIC_RELAXED)) == tag;
       return n;
     };
-    const bool barriers = hasBarrier(kernel_.report);
+    const bool waitsForGroup = kernel_.report.waitsForGroup;
     std::optional<StalledRunWatchdog> stalled;
-    if (options.runLimitSeconds <= 0 && !barriers)
+    if (options.runLimitSeconds <= 0 && !waitsForGroup)
       stalled.emplace([outsideWord] { return __atomic_load_n(outsideWord, __ATOMIC_RELAXED) != 0; }, returned,
                       kStrayStallSeconds, [name = kernel_.report.name](double seconds) {
                         giveUpHungRun(strayedRunMessage(name, seconds), "");
@@ -1129,7 +1124,7 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
     if (over || under) {
       // PoCL also runs some kernels with barriers in branches (SHOC's spmv_csr_vector) other
       // than the plain kernel when instrumented: the cause cannot be told apart from here.
-      const bool barriers = hasBarrier(kernel_.report);
+      const bool barriers = kernel_.report.waitsForGroup;
       throw TraceError("the trace run took a different path from the count run in " +
                        std::to_string(over + under) + " work-items (" + std::to_string(over) +
                        " produced more record units than counted, " + std::to_string(under) + " fewer): " +

@@ -64,6 +64,10 @@ struct KernelReport {
   bool countRunWritesBuffers = true;
   // Whether the kernel calls printf (only the trace run's calls can print, when the host asks).
   bool callsPrintf = false;
+  // Whether the kernel can reach a barrier or another wait for the whole workgroup (work_group_*
+  // and sub_group_* functions, wait_group_events). Such a count kernel has no outside word and
+  // no early return from loops (instrument.cpp); the host watches its count run accordingly.
+  bool waitsForGroup = false;
   // Bytes of the __local variables the kernel's code uses, each at its alignment, in module order.
   uint64_t staticLocalBytes = 0;
 };
