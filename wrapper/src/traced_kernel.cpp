@@ -522,11 +522,12 @@ std::string hungRunMessage(const passes::KernelReport& report, const char* run, 
 // given up (StalledRunWatchdog).
 constexpr double kStrayStallSeconds = 10.0;
 
-// How long a count run of a kernel with barriers may go without any work-item returning.
+// How long a count run of a kernel that waits for its workgroup (barriers, work_group_*:
+// the report's waitsForGroup) may go without any work-item returning.
 constexpr double kStuckStallSeconds = 120.0;
 
-// What cltrace says when the count run of kernel `name`, which has barriers, has not finished
-// `seconds` after it began, no work-item having returned for kStuckStallSeconds.
+// What cltrace says when the count run of kernel `name`, which waits for its workgroup, has not
+// finished `seconds` after it began, no work-item having returned for kStuckStallSeconds.
 std::string stuckRunMessage(const std::string& name, double seconds) {
   char stall[64], after[64];
   std::snprintf(stall, sizeof stall, "%.0f s", kStuckStallSeconds);
