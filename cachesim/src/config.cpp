@@ -218,6 +218,15 @@ const std::vector<KeyDef>& keyDefs() {
       {"max_threads_per_workgroup",
        [](Config& c, const std::string& k, const std::string& v) { c.maxThreadsPerWorkgroup = parseU32(k, v); },
        [](const Config& c) { return json(c.maxThreadsPerWorkgroup); }},
+      {"max_local_size_x",
+       [](Config& c, const std::string& k, const std::string& v) { c.maxLocalSize[0] = parseU32(k, v); },
+       [](const Config& c) { return json(c.maxLocalSize[0]); }},
+      {"max_local_size_y",
+       [](Config& c, const std::string& k, const std::string& v) { c.maxLocalSize[1] = parseU32(k, v); },
+       [](const Config& c) { return json(c.maxLocalSize[1]); }},
+      {"max_local_size_z",
+       [](Config& c, const std::string& k, const std::string& v) { c.maxLocalSize[2] = parseU32(k, v); },
+       [](const Config& c) { return json(c.maxLocalSize[2]); }},
       {"registers_per_thread",
        [](Config& c, const std::string& k, const std::string& v) { c.registersPerThread = parseU32(k, v); },
        [](const Config& c) { return json(c.registersPerThread); }},
@@ -521,12 +530,20 @@ uint32_t registerLimitedWorkgroups(const Config& c, uint64_t workgroupSize) {
   return static_cast<uint32_t>(std::min<uint64_t>(fit, std::numeric_limits<uint32_t>::max()));
 }
 
-void requireWorkgroupFits(const Config& c, uint64_t workgroupSize) {
+void requireWorkgroupFits(const Config& c, const NDRange& range) {
+  const uint64_t workgroupSize = range.workgroupSize();
   if (c.maxThreadsPerWorkgroup != 0 && workgroupSize > c.maxThreadsPerWorkgroup)
     throw std::invalid_argument("configuration key 'max_threads_per_workgroup': a workgroup of the launch has " +
                                 std::to_string(workgroupSize) + " work-items, more than the " +
                                 std::to_string(c.maxThreadsPerWorkgroup) +
                                 " the GPU runs in one, so it would refuse the launch (0 lifts the limit)");
+  for (uint32_t d = 0; d < range.dims && d < 3; ++d)
+    if (c.maxLocalSize[d] != 0 && range.local[d] > c.maxLocalSize[d])
+      throw std::invalid_argument(std::string("configuration key 'max_local_size_") + "xyz"[d] +
+                                  "': the launch's local size is " + std::to_string(range.local[d]) +
+                                  " along dimension " + std::to_string(d) + ", more than the " +
+                                  std::to_string(c.maxLocalSize[d]) +
+                                  " the GPU allows there, so it would refuse the launch (0 lifts the limit)");
   // The scheduler refuses it too, but in its own words (cltrace schedule's option).
   if (workgroupSize > c.maxThreadsPerSm)
     throw std::invalid_argument("configuration key 'max_threads_per_sm': a workgroup of the launch has " +

@@ -231,7 +231,7 @@ sched::SchedulerConfig schedulerConfigFor(const Config& c, uint64_t seed) {
 }
 
 sched::SchedulerConfig withResidencyLimits(sched::SchedulerConfig s, const Config& c, const NDRange& range) {
-  requireWorkgroupFits(c, range.workgroupSize());
+  requireWorkgroupFits(c, range);
   s.maxWorkgroupsPerSm = std::min({s.maxWorkgroupsPerSm, registerLimitedWorkgroups(c, range.workgroupSize()),
                                    localMemoryLimitedWorkgroups(c, range.localMemoryBytes)});
   return s;

@@ -264,7 +264,7 @@ TEST(Config, WorkgroupSizeLimit) {
   EXPECT_EQ(messageOf<std::invalid_argument>([&] { withResidencyLimits(schedulerConfigFor(c, 1), c, range); }),
             "configuration key 'max_threads_per_workgroup': a workgroup of the launch has 1536 work-items, more "
             "than the 1024 the GPU runs in one, so it would refuse the launch (0 lifts the limit)");
-  c = loadConfig("gtx470-48k", {"max_threads_per_workgroup=0"});
+  c = loadConfig("gtx470-48k", {"max_threads_per_workgroup=0", "max_local_size_x=0"});
   EXPECT_EQ(withResidencyLimits(schedulerConfigFor(c, 1), c, range).maxWorkgroupsPerSm, 8u);
   range = NDRange::fromSizes({64, 64}, {32, 48});  // 1536 in two dimensions
   c = loadConfig("gtx470-48k", {"max_threads_per_workgroup=1535"});
@@ -274,13 +274,46 @@ TEST(Config, WorkgroupSizeLimit) {
             std::string::npos);
   // Without that limit a workgroup over max_threads_per_sm (1536) is refused under that key, where
   // the scheduler's message named cltrace schedule's option.
-  c = loadConfig("gtx470-48k", {"max_threads_per_workgroup=0"});
+  c = loadConfig("gtx470-48k", {"max_threads_per_workgroup=0", "max_local_size_x=0"});
   range = NDRange::fromSizes({2560}, {2560});
   EXPECT_EQ(messageOf<std::invalid_argument>([&] { withResidencyLimits(schedulerConfigFor(c, 1), c, range); }),
             "configuration key 'max_threads_per_sm': a workgroup of the launch has 2560 work-items, more than the "
             "1536 threads an SM holds, so no SM can run it");
-  c = loadConfig("gtx470-48k", {"max_threads_per_workgroup=0", "max_threads_per_sm=2560"});
+  c = loadConfig("gtx470-48k", {"max_threads_per_workgroup=0", "max_local_size_x=0", "max_threads_per_sm=2560"});
   EXPECT_EQ(withResidencyLimits(schedulerConfigFor(c, 1), c, range).maxWorkgroupsPerSm, 8u);
+}
+
+TEST(Config, LocalSizeLimitPerDimension) {
+  Config c = loadConfig("gtx480-16k", {});
+  EXPECT_EQ(c.maxLocalSize, (std::array<uint32_t, 3>{1024, 1024, 64}));
+  // 2 x 2 x 64 = 256 work-items: at the z limit, accepted (1536 / 256 = 6 workgroups an SM).
+  NDRange range = NDRange::fromSizes({4, 4, 128}, {2, 2, 64});
+  EXPECT_EQ(withResidencyLimits(schedulerConfigFor(c, 1), c, range).maxWorkgroupsPerSm, 8u);
+  // 1 x 1 x 128: 128 work-items, far under 1024, but over 64 along z.
+  range = NDRange::fromSizes({1, 1, 256}, {1, 1, 128});
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { withResidencyLimits(schedulerConfigFor(c, 1), c, range); }),
+            "configuration key 'max_local_size_z': the launch's local size is 128 along dimension 2, more than the 64 "
+            "the GPU allows there, so it would refuse the launch (0 lifts the limit)");
+  c = loadConfig("gtx480-16k", {"max_local_size_z=0"});
+  EXPECT_EQ(withResidencyLimits(schedulerConfigFor(c, 1), c, range).maxWorkgroupsPerSm, 8u);
+  // Along x and y, each under its own key; a 1D launch's local size is its x.
+  c = loadConfig("gtx480-16k", {"max_local_size_x=256", "max_local_size_y=8"});
+  range = NDRange::fromSizes({512}, {512});
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { withResidencyLimits(schedulerConfigFor(c, 1), c, range); }),
+            "configuration key 'max_local_size_x': the launch's local size is 512 along dimension 0, more than the 256 "
+            "the GPU allows there, so it would refuse the launch (0 lifts the limit)");
+  range = NDRange::fromSizes({32, 32}, {16, 16});
+  EXPECT_NE(messageOf<std::invalid_argument>([&] { withResidencyLimits(schedulerConfigFor(c, 1), c, range); })
+                .find("'max_local_size_y': the launch's local size is 16 along dimension 1, more than the 8 "),
+            std::string::npos);
+  range = NDRange::fromSizes({256, 16}, {128, 8});
+  EXPECT_EQ(withResidencyLimits(schedulerConfigFor(c, 1), c, range).maxWorkgroupsPerSm, 8u);
+  // The keys are in the configuration's JSON and refuse what is not a count.
+  EXPECT_EQ(c.toJson()["max_local_size_x"], 256);
+  EXPECT_EQ(c.toJson()["max_local_size_z"], 64);
+  EXPECT_NE(messageOf<std::invalid_argument>([] { loadConfig("gtx480-16k", {"max_local_size_y=-2"}); })
+                .find("'max_local_size_y'"),
+            std::string::npos);
 }
 
 TEST(Config, LocalMemoryLimitedResidency) {

@@ -4,6 +4,7 @@
 // unknown keys throw std::invalid_argument whose message names the key.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "cltrace/scheduler/config.h"
+#include "cltrace/trace_file.h"
 
 namespace cltrace::cachesim {
 
@@ -69,6 +71,10 @@ struct Config {
   // Work-items one workgroup may have (CL_DEVICE_MAX_WORK_GROUP_SIZE: 1024 on compute capability
   // 2.x); a larger workgroup is an error naming the key, as the GPU refuses the launch. 0: no limit.
   uint32_t maxThreadsPerWorkgroup = 1024;
+  // Work-items one workgroup may have along each dimension (CL_DEVICE_MAX_WORK_ITEM_SIZES: 1024,
+  // 1024, 64 on compute capability 2.x); a larger local size is an error naming the key, as the
+  // GPU refuses the launch. 0: no limit.
+  std::array<uint32_t, 3> maxLocalSize{1024, 1024, 64};
   // Register-limited residency (0 = registers do not limit it): the kernel's registers per
   // thread, e.g. from ptxas -v, and the SM's register file. Fermi allocates registers per warp
   // in units of 64.
@@ -131,10 +137,11 @@ Config loadConfig(const std::string& presetOrFile, const std::vector<std::string
 // is 0. Throws std::invalid_argument naming the keys when not even one workgroup fits.
 uint32_t registerLimitedWorkgroups(const Config& config, uint64_t workgroupSize);
 
-// Throws std::invalid_argument naming max_threads_per_workgroup when a workgroup of
-// `workgroupSize` work-items is over it (the GPU would refuse the launch), and naming
-// max_threads_per_sm when it is over that (no SM could hold it).
-void requireWorkgroupFits(const Config& config, uint64_t workgroupSize);
+// Throws std::invalid_argument naming max_threads_per_workgroup when a workgroup of `range` is
+// over it, or max_local_size_x/y/z when its local size is over that along one dimension (the
+// GPU would refuse the launch either way), and naming max_threads_per_sm when it is over that
+// (no SM could hold it).
+void requireWorkgroupFits(const Config& config, const NDRange& range);
 
 // Workgroups using `localBytes` of __local memory each that fit in one SM's (local_memory_per_sm,
 // allocated in units of 128 bytes): UINT32_MAX when either is 0. Throws std::invalid_argument
