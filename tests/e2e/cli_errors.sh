@@ -277,11 +277,20 @@ expect_error "needs -cl-std=CL2.0 or -cl-std=CL3.0 among its build options" \
 printf 'global int g;\n__kernel void k(__global int* a) { a[0] = g + ctz(a[1]); }\n' > "$work/global20.cl"
 expect_error "needs -cl-std=CL2.0 or -cl-std=CL3.0 among its build options" \
   "$CLTRACE" run "$work/global20.cl" --kernel k --global 16 --local 16 --arg buffer:int:16 -o "$work/global20.cltrace"
+# A pipe parameter (1.2 reads `pipe` as a name of implicit type int) and the generic address space.
+printf '__kernel void k(pipe int p, __global int* a) { a[0] = 1; }\n' > "$work/pipe20.cl"
+printf '__kernel void k(__global int* a) { generic int* g = a; g[0] = 1; }\n' > "$work/generic20.cl"
+for f in pipe20 generic20; do
+  expect_error "needs -cl-std=CL2.0 or -cl-std=CL3.0 among its build options" \
+    "$CLTRACE" run "$work/$f.cl" --kernel k --global 16 --local 16 --arg buffer:int:16 -o "$work/$f.cltrace"
+done
 printf '__kernel void k(__global int* a) { a[get_global_idd(0)] = 1; }\n' > "$work/typo.cl"
 printf '#error stop here\n__kernel void k(__global int* a) { }\n' > "$work/stop.cl"
 # OpenCL C 1.2 has atomic_add: a misspelt one is a typo, not a 2.0 name.
 printf '__kernel void k(__global int* a) { atomic_ad(a, 1); }\n' > "$work/atomic12.cl"
-for f in typo stop atomic12; do
+# An implicit int at a name that only begins with "pipe" is no pipe (the error is the typo).
+printf '__kernel void k(__global int* a) { const pipe2 = 3; a[0] = pipe2 + b; }\n' > "$work/pipes12.cl"
+for f in typo stop atomic12 pipes12; do
   out=$("$CLTRACE" run "$work/$f.cl" --kernel k --global 16 --local 16 --arg buffer:int:16 -o "$work/$f.cltrace" 2>&1) &&
     fail "$f.cl traced"
   echo "$out" | grep -F "the kernel does not compile" > /dev/null || fail "$f.cl: $out"
