@@ -348,7 +348,7 @@ bool namesOpenCL20Feature(const std::string& log) {
     const std::string text = log.substr(sourceLine + 1, caretLine - sourceLine - 1);
     const std::string caret = log.substr(caretLine + 1, log.find('\n', caretLine + 1) - caretLine - 1);
     const size_t column = caret.find('^');
-    if (column == std::string::npos || text.compare(column, 4, "pipe") != 0) continue;
+    if (column == std::string::npos || column >= text.size() || text.compare(column, 4, "pipe") != 0) continue;
     const char after = column + 4 < text.size() ? text[column + 4] : ' ';
     if (!std::isalnum(static_cast<unsigned char>(after)) && after != '_') return true;
   }
