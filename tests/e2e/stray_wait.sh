@@ -45,7 +45,7 @@ CL
 words="a work-item accessed memory outside its buffers, and in the count run (which skips such accesses: a load reads 0) no work-item has returned for 10 s since"
 # A kernel with barriers is not watched (PoCL crashed or miscounted valid kernels with the watch's
 # store): its wait goes on to the trace timeout, and the hung-run message.
-expect_error "kernel 'find': the count run has not finished after 3 s of kernel time" \
+expect_error "kernel 'find': the count run has not finished after 3 s of kernel time and cannot be stopped, so cltrace gives up: the device may be stuck in it. A kernel" \
   "$CLTRACE" run "$work/stray.cl" --kernel find --global 32 --local 32 --arg buffer:int:16 \
   --arg buffer:int:32 --arg local:128 --trace-timeout 3 -o "$work/find.cltrace"
 [ ! -e "$work/find.cltrace" ] || fail "a trace was left"
@@ -53,8 +53,9 @@ expect_error "$words" "$CLTRACE" run "$work/stray.cl" --kernel spin --global 64 
   --arg buffer:int:1 --arg scalar:int:16 -o "$work/spin.cltrace"
 expect_error "$words" "$CLTRACE" run "$work/stray.cl" --kernel spingoto --global 64 --local 32 --arg buffer:int:16 \
   --arg buffer:int:1 --arg scalar:int:16 -o "$work/spingoto.cltrace"
-# With --trace-timeout the run goes on to that limit (a kernel may be only slow): the hung-run message.
-expect_error "kernel 'spin': the count run has not finished after 3 s of kernel time" \
+# With --trace-timeout the run goes on to that limit (a kernel may be only slow): the hung-run
+# message, which names the stray access as the likelier cause.
+expect_error "kernel 'spin': the count run has not finished after 3 s of kernel time and cannot be stopped, so cltrace gives up: a work-item accessed memory outside its buffers, which the count run skips (a load reads 0): a loop may wait for a value read there, or for work-items that left (is a buffer smaller than the kernel reads or writes?). A kernel that is only slow needs a longer limit" \
   "$CLTRACE" run "$work/stray.cl" --kernel spin --global 64 --local 32 --arg buffer:int:16 \
   --arg buffer:int:1 --arg scalar:int:16 --trace-timeout 3 -o "$work/spin.cltrace"
 # A work-item outside whose run ends is refused as before, by instruction.

@@ -499,9 +499,10 @@ std::string runActivity(const passes::KernelReport& report, const char* run) {
 }
 
 // What cltrace says when the count or trace run (`run`) outlives its limit (see
-// LaunchOptions::runLimitSeconds); `countKernelSeconds` for the trace run.
+// LaunchOptions::runLimitSeconds); `countKernelSeconds` for the trace run. `strayed`: a
+// work-item of the count run went outside its buffers (the likelier cause then).
 std::string hungRunMessage(const passes::KernelReport& report, const char* run, double limitSeconds,
-                           std::optional<double> countKernelSeconds = std::nullopt) {
+                           std::optional<double> countKernelSeconds = std::nullopt, bool strayed = false) {
   char times[160];
   std::snprintf(times, sizeof times, "after %.0f s of kernel time", limitSeconds);
   std::string took;
@@ -511,6 +512,10 @@ std::string hungRunMessage(const passes::KernelReport& report, const char* run, 
     took = count;
   }
   std::string why = divergentBarrierAdvice(report, "spin forever on");
+  if (strayed)
+    why = "a work-item accessed memory outside its buffers, which the count run skips (a load reads 0): a loop may "
+          "wait for a value read there, or for work-items that left (is a buffer smaller than the kernel reads or "
+          "writes?)" + (why.empty() ? "" : "; or " + why);
   if (why.empty()) why = "the device may be stuck in it";
   return "kernel '" + report.name + "': the " + run + " run has not finished " + times + took +
          " and cannot be stopped, so cltrace gives up: " + why +
@@ -817,7 +822,10 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
     std::optional<Watchdog> hung;
     if (const std::optional<double> limit = countRunLimitSeconds(options, kernel_.report))
       hung.emplace(std::chrono::duration<double>(*limit),
-                   [message = hungRunMessage(kernel_.report, "count", *limit)] { giveUpHungRun(message, ""); });
+                   [message = hungRunMessage(kernel_.report, "count", *limit),
+                    strayedMessage = hungRunMessage(kernel_.report, "count", *limit, std::nullopt, true), outsideWord] {
+                     giveUpHungRun(__atomic_load_n(outsideWord, __ATOMIC_RELAXED) != 0 ? strayedMessage : message, "");
+                   });
     // A work-item that went outside a buffer makes the launch refused when the run ends; but a
     // loop may wait for a value the skipped access would have read, or for work-items that
     // returned, and never end. Work-items write their count slots as they return: when none has

@@ -28,10 +28,12 @@ Watchdog::~Watchdog() {
 
 StalledRunWatchdog::StalledRunWatchdog(std::function<bool()> raised, std::function<uint64_t()> progress,
                                        double stallSeconds, std::function<void(double)> onExpiry) {
+  using Clock = std::chrono::steady_clock;
+  // Taken here, not on the thread: on a loaded machine the thread starts late, and the seconds
+  // reported are the run's since the watch began.
+  const auto start = Clock::now();
   thread_ = std::thread([this, raised = std::move(raised), progress = std::move(progress), stallSeconds,
-                         onExpiry = std::move(onExpiry)] {
-    using Clock = std::chrono::steady_clock;
-    const auto start = Clock::now();
+                         onExpiry = std::move(onExpiry), start] {
     std::unique_lock<std::mutex> lock(mutex_);
     while (!raised())
       if (disarmed_.wait_for(lock, std::chrono::milliseconds(20), [this] { return done_; })) return;
