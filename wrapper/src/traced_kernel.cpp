@@ -498,13 +498,19 @@ std::string runActivity(const passes::KernelReport& report, const char* run) {
   return std::string("the ") + run + " run of kernel '" + report.name + "'" + (advice.empty() ? "" : ": " + advice);
 }
 
+// `seconds` as the watchdogs' messages give them: whole seconds, "12 s".
+std::string wholeSeconds(double seconds) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.0f s", seconds);
+  return text;
+}
+
 // What cltrace says when the count or trace run (`run`) outlives its limit (see
 // LaunchOptions::runLimitSeconds); `countKernelSeconds` for the trace run. `strayed`: a
 // work-item of the count run went outside its buffers (the likelier cause then).
 std::string hungRunMessage(const passes::KernelReport& report, const char* run, double limitSeconds,
                            std::optional<double> countKernelSeconds = std::nullopt, bool strayed = false) {
-  char times[160];
-  std::snprintf(times, sizeof times, "after %.0f s of kernel time", limitSeconds);
+  const std::string times = "after " + wholeSeconds(limitSeconds) + " of kernel time";
   std::string took;
   if (countKernelSeconds) {
     char count[80];
@@ -534,9 +540,7 @@ constexpr double kStuckStallSeconds = 120.0;
 // What cltrace says when the count run of kernel `name`, which waits for its workgroup, has not
 // finished `seconds` after it began, no work-item having returned for kStuckStallSeconds.
 std::string stuckRunMessage(const std::string& name, double seconds) {
-  char stall[64], after[64];
-  std::snprintf(stall, sizeof stall, "%.0f s", kStuckStallSeconds);
-  std::snprintf(after, sizeof after, "%.0f s", seconds);
+  const std::string stall = wholeSeconds(kStuckStallSeconds), after = wholeSeconds(seconds);
   return "kernel '" + name + "': in the count run no work-item has returned for " + stall + " (" + after +
          " in all): the device seems stuck in it (PoCL can hang on an instrumented kernel whose barriers sit in "
          "branches, where the plain kernel runs). Nothing was traced; the run cannot be stopped, so cltrace gives "
@@ -547,9 +551,7 @@ std::string stuckRunMessage(const std::string& name, double seconds) {
 // began, a work-item having gone outside a buffer and none having returned for
 // kStrayStallSeconds.
 std::string strayedRunMessage(const std::string& name, double seconds) {
-  char stall[64], after[64];
-  std::snprintf(stall, sizeof stall, "%.0f s", kStrayStallSeconds);
-  std::snprintf(after, sizeof after, "%.0f s", seconds);
+  const std::string stall = wholeSeconds(kStrayStallSeconds), after = wholeSeconds(seconds);
   return "kernel '" + name + "': a work-item accessed memory outside its buffers, and in the count run (which "
          "skips such accesses: a load reads 0) no work-item has returned for " + stall + " since (" + after +
          " in all): a loop may wait for a value read there, or for work-items that left. Is a buffer smaller than "
