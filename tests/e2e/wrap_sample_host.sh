@@ -41,6 +41,15 @@ grep -q "^cltrace: warning: 4 selected launches ran untraced (the reasons are ab
 "$CLTRACE" wrap --out "$work/few" --launch 999 --launch 1 --launch 1000 -- "$SAMPLE_HOST" > /dev/null 2>"$work/err"
 grep -q "^cltrace: warning: --launch 999,1000: the program made no such launch$" "$work/err" ||
   fail "--launch 999: $(cat "$work/err")"
+# A launch number of another kernel than --kernel's is named as such (launch 0 is vadd's).
+"$CLTRACE" wrap --out "$work/other" --kernel scale --launch 0,2,77 -- "$SAMPLE_HOST" > /dev/null 2>"$work/err"
+grep -q "^cltrace: warning: --launch 0: that launch was of kernel 'vadd', not of the kernel named by --kernel (scale)$" \
+  "$work/err" || fail "--launch 0 of vadd: $(cat "$work/err")"
+grep -q "^cltrace: warning: --launch 77: the program made no such launch$" "$work/err" || fail "--launch 77: $(cat "$work/err")"
+grep -q "^cltrace: 1 launch traced into $work/other$" "$work/err" || fail "--launch 0,2,77: $(cat "$work/err")"
+[ "$(ls "$work/other")" = "launches.tsv
+scale-2.cltrace" ] || fail "other: $(ls "$work/other")"
+echo "ok: --launch 0 of vadd under --kernel scale is named as vadd's"
 # A bad --predict configuration stops before the program runs.
 printf '#!/bin/sh\necho ran > "%s"\n' "$work/ran" > "$work/app.sh"
 chmod +x "$work/app.sh"

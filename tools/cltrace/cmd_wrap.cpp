@@ -139,6 +139,7 @@ int run(const WrapFlags& f) {
   fs::remove(fs::path(f.out) / "launches.tsv", ec);
   fs::remove(fs::path(f.out) / "untraced.tsv", ec);
   fs::remove(fs::path(f.out) / "not-run.tsv", ec);
+  fs::remove(fs::path(f.out) / "other-kernel.tsv", ec);
   const fs::path counter = fs::absolute(fs::path(f.out) / ".launch-counter");
   fs::remove(counter, ec);
   const fs::path activity = fs::absolute(fs::path(f.out) / ".run-in-flight");  // + ".PID" per process
@@ -216,12 +217,26 @@ int run(const WrapFlags& f) {
   if (traces.empty() && failed == 0 && !f.kernels.empty())
     fmt::print(stderr, "cltrace: warning: no launch of the kernel{} named by --kernel ({}) was traced\n",
                f.kernels.size() == 1 ? "" : "s", joined(f.kernels));
+  // Launches --launch names that were of other kernels than --kernel's (the layer lists them).
+  std::map<uint64_t, std::string> otherKernel;
+  std::ifstream others(fs::path(f.out) / "other-kernel.tsv");
+  for (std::string line; std::getline(others, line);)
+    otherKernel.emplace(std::strtoull(line.c_str(), nullptr, 10), line.substr(line.find('\t') + 1));
+  fs::remove(fs::path(f.out) / "other-kernel.tsv", ec);
   std::vector<std::string> missing;
-  for (uint64_t n : f.launches)
-    if (!seen.count(n)) missing.push_back(std::to_string(n));
+  for (uint64_t n : f.launches) {
+    if (seen.count(n)) continue;
+    auto other = otherKernel.find(n);
+    if (other == otherKernel.end())
+      missing.push_back(std::to_string(n));
+    else
+      fmt::print(stderr,
+                 "cltrace: warning: --launch {}: that launch was of kernel '{}', not of the kernel{} named by "
+                 "--kernel ({})\n",
+                 n, other->second, f.kernels.size() == 1 ? "" : "s", joined(f.kernels));
+  }
   if (!missing.empty())
-    fmt::print(stderr, "cltrace: warning: --launch {}: the program made no such launch{}\n", joined(missing),
-               f.kernels.empty() ? "" : " of the kernels named by --kernel");
+    fmt::print(stderr, "cltrace: warning: --launch {}: the program made no such launch\n", joined(missing));
   if (f.predict) {
     // Reports go to stderr: the program's own output on stdout stays as it was.
     for (const std::string& path : traces) {

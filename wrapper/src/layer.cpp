@@ -798,9 +798,13 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
   if (k == s.kernels.end()) return forward();
   auto p = s.programs.find(k->second.program);
   uint64_t launch = nextLaunchNumber(s);
-  bool selected = (s.settings.kernels.empty() || s.settings.kernels.count(k->second.name)) &&
-                  (s.settings.launches.empty() || s.settings.launches.count(launch));
-  if (!selected) return forward();
+  const bool kernelSelected = s.settings.kernels.empty() || s.settings.kernels.count(k->second.name);
+  const bool launchSelected = s.settings.launches.empty() || s.settings.launches.count(launch);
+  // A launch --launch names, of a kernel --kernel does not: listed (OUT/other-kernel.tsv,
+  // "<launch>\t<kernel>") so that `cltrace wrap` can say whose launch it was.
+  if (launchSelected && !kernelSelected && !s.settings.launches.empty())
+    std::ofstream(s.settings.out + "/other-kernel.tsv", std::ios::app) << launch << '\t' << k->second.name << '\n';
+  if (!kernelSelected || !launchSelected) return forward();
   // A launch that cannot be traced is said to run untraced once the driver has taken it (one
   // it refuses did not run: its error is the program's to see).
   auto runUntraced = [&](const std::string& reason) {
