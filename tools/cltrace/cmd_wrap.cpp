@@ -125,6 +125,18 @@ void sayCrashedRun(const fs::path& activity, const std::string& out, pid_t pid, 
   if (!run->partialFile.empty()) fs::remove(run->partialFile, ec);
 }
 
+// The launch lists the layer appends to in OUT, a line per launch beginning "<launch>\t".
+// other-kernel.tsv ("<launch>\t<kernel>": a --launch number of a kernel --kernel does not name)
+// is wrap's own, removed once read.
+constexpr const char* kLaunchLists[] = {"launches.tsv", "untraced.tsv", "not-run.tsv", "other-kernel.tsv"};
+
+// Calls `each(launch, line)` for every line of OUT/`list` (none when it is missing).
+template <typename Each>
+void forEachListedLaunch(const std::string& out, const char* list, Each each) {
+  std::ifstream in(fs::path(out) / list);
+  for (std::string line; std::getline(in, line);) each(std::strtoull(line.c_str(), nullptr, 10), line);
+}
+
 void removeEndedActivityFiles(const std::string& out) {
   std::error_code ec;
   for (const auto& [pid, file] : endedActivityFiles(out)) fs::remove(file, ec);
@@ -136,10 +148,7 @@ int run(const WrapFlags& f) {
   std::error_code ec;
   fs::create_directories(f.out, ec);
   if (ec) throw cli::UserError("cannot create " + f.out + ": " + ec.message());
-  fs::remove(fs::path(f.out) / "launches.tsv", ec);
-  fs::remove(fs::path(f.out) / "untraced.tsv", ec);
-  fs::remove(fs::path(f.out) / "not-run.tsv", ec);
-  fs::remove(fs::path(f.out) / "other-kernel.tsv", ec);
+  for (const char* list : kLaunchLists) fs::remove(fs::path(f.out) / list, ec);
   const fs::path counter = fs::absolute(fs::path(f.out) / ".launch-counter");
   fs::remove(counter, ec);
   const fs::path activity = fs::absolute(fs::path(f.out) / ".run-in-flight");  // + ".PID" per process
@@ -196,19 +205,19 @@ int run(const WrapFlags& f) {
   removeEndedActivityFiles(f.out);
   removeUnfinishedTraces(f.out);
 
-  // launches.tsv and untraced.tsv lines start with the launch number.
   std::vector<std::string> traces;
   std::set<uint64_t> seen;
-  std::ifstream index(fs::path(f.out) / "launches.tsv");
-  for (std::string line; std::getline(index, line);) {
+  forEachListedLaunch(f.out, "launches.tsv", [&](uint64_t launch, const std::string& line) {
     traces.push_back(line.substr(line.rfind('\t') + 1));
-    seen.insert(std::strtoull(line.c_str(), nullptr, 10));
-  }
+    seen.insert(launch);
+  });
   uint64_t failed = 0;
-  std::ifstream untraced(fs::path(f.out) / "untraced.tsv");
-  for (std::string line; std::getline(untraced, line); ++failed) seen.insert(std::strtoull(line.c_str(), nullptr, 10));
-  std::ifstream notRun(fs::path(f.out) / "not-run.tsv");  // made, but ran nothing (said as they happened)
-  for (std::string line; std::getline(notRun, line);) seen.insert(std::strtoull(line.c_str(), nullptr, 10));
+  forEachListedLaunch(f.out, "untraced.tsv", [&](uint64_t launch, const std::string&) {
+    seen.insert(launch);
+    ++failed;
+  });
+  // Made, but ran nothing (said as they happened).
+  forEachListedLaunch(f.out, "not-run.tsv", [&](uint64_t launch, const std::string&) { seen.insert(launch); });
   fmt::print(stderr, "cltrace: {} launch{} traced into {}\n", traces.size(), traces.size() == 1 ? "" : "es", f.out);
   // The program's exit status is passed through, so these are said loudly instead.
   if (failed > 0)
@@ -217,11 +226,11 @@ int run(const WrapFlags& f) {
   if (traces.empty() && failed == 0 && !f.kernels.empty())
     fmt::print(stderr, "cltrace: warning: no launch of the kernel{} named by --kernel ({}) was traced\n",
                f.kernels.size() == 1 ? "" : "s", joined(f.kernels));
-  // Launches --launch names that were of other kernels than --kernel's (the layer lists them).
+  // Launches --launch names that were of other kernels than --kernel's.
   std::map<uint64_t, std::string> otherKernel;
-  std::ifstream others(fs::path(f.out) / "other-kernel.tsv");
-  for (std::string line; std::getline(others, line);)
-    otherKernel.emplace(std::strtoull(line.c_str(), nullptr, 10), line.substr(line.find('\t') + 1));
+  forEachListedLaunch(f.out, "other-kernel.tsv", [&](uint64_t launch, const std::string& line) {
+    otherKernel.emplace(launch, line.substr(line.find('\t') + 1));
+  });
   fs::remove(fs::path(f.out) / "other-kernel.tsv", ec);
   std::vector<std::string> missing;
   for (uint64_t n : f.launches) {

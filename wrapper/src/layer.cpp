@@ -602,6 +602,12 @@ void notRun(State& s, uint64_t launch, const std::string& kernel, const std::str
   message("the program's " + kernel + " launch " + std::to_string(launch) + " " + why + ": nothing ran, nothing to trace");
 }
 
+// A launch --launch names, of a kernel --kernel does not: listed in OUT/other-kernel.tsv
+// ("<launch>\t<kernel>"), so that `cltrace wrap` can say whose launch it was.
+void listOtherKernel(State& s, uint64_t launch, const std::string& kernel) {
+  std::ofstream(s.settings.out + "/other-kernel.tsv", std::ios::app) << launch << '\t' << kernel << '\n';
+}
+
 // A selected launch that runs untraced (`err`: what the driver's enqueue returned): said, and
 // listed in OUT/untraced.tsv ("<launch>\t<kernel>\t<reason>") for `cltrace wrap`'s summary. A
 // launch the driver refused did not run: nothing to trace, and no untraced launch (notRun).
@@ -800,10 +806,7 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
   uint64_t launch = nextLaunchNumber(s);
   const bool kernelSelected = s.settings.kernels.empty() || s.settings.kernels.count(k->second.name);
   const bool launchSelected = s.settings.launches.empty() || s.settings.launches.count(launch);
-  // A launch --launch names, of a kernel --kernel does not: listed (OUT/other-kernel.tsv,
-  // "<launch>\t<kernel>") so that `cltrace wrap` can say whose launch it was.
-  if (launchSelected && !kernelSelected && !s.settings.launches.empty())
-    std::ofstream(s.settings.out + "/other-kernel.tsv", std::ios::app) << launch << '\t' << k->second.name << '\n';
+  if (!kernelSelected && s.settings.launches.count(launch)) listOtherKernel(s, launch, k->second.name);
   if (!kernelSelected || !launchSelected) return forward();
   // A launch that cannot be traced is said to run untraced once the driver has taken it (one
   // it refuses did not run: its error is the program's to see).
