@@ -498,6 +498,10 @@ std::string runActivity(const passes::KernelReport& report, const char* run) {
   return std::string("the ") + run + " run of kernel '" + report.name + "'" + (advice.empty() ? "" : ": " + advice);
 }
 
+// Why a count run in which a work-item left its buffers may not end (its loads there read 0),
+// in the words of both messages that say so.
+constexpr const char* kStrayWait = "a loop may wait for a value read there, or for work-items that left";
+
 // `seconds` as the watchdogs' messages give them: whole seconds, "12 s".
 std::string wholeSeconds(double seconds) {
   char text[64];
@@ -517,11 +521,11 @@ std::string hungRunMessage(const passes::KernelReport& report, const char* run, 
     std::snprintf(count, sizeof count, " (the count run took %.3g s)", *countKernelSeconds);
     took = count;
   }
-  std::string why = divergentBarrierAdvice(report, "spin forever on");
-  if (strayed)
-    why = "a work-item accessed memory outside its buffers, which the count run skips (a load reads 0): a loop may "
-          "wait for a value read there, or for work-items that left (is a buffer smaller than the kernel reads or "
-          "writes?)" + (why.empty() ? "" : "; or " + why);
+  // Never both: a kernel with barriers sets no word when it strays (instrument.cpp).
+  std::string why = strayed ? std::string("a work-item accessed memory outside its buffers, which the count run skips "
+                                          "(a load reads 0): ") +
+                                  kStrayWait + " (is a buffer smaller than the kernel reads or writes?)"
+                            : divergentBarrierAdvice(report, "spin forever on");
   if (why.empty()) why = "the device may be stuck in it";
   return "kernel '" + report.name + "': the " + run + " run has not finished " + times + took +
          " and cannot be stopped, so cltrace gives up: " + why +
@@ -554,9 +558,10 @@ std::string strayedRunMessage(const std::string& name, double seconds) {
   const std::string stall = wholeSeconds(kStrayStallSeconds), after = wholeSeconds(seconds);
   return "kernel '" + name + "': a work-item accessed memory outside its buffers, and in the count run (which "
          "skips such accesses: a load reads 0) no work-item has returned for " + stall + " since (" + after +
-         " in all): a loop may wait for a value read there, or for work-items that left. Is a buffer smaller than "
-         "the kernel reads or writes? Nothing was traced; the run cannot be stopped, so cltrace gives up (a kernel "
-         "only that slow runs on to the limit of --trace-timeout SECONDS, if given, and is then refused by name)";
+         " in all): " + kStrayWait +
+         ". Is a buffer smaller than the kernel reads or writes? Nothing was traced; the run cannot be stopped, so "
+         "cltrace gives up (a kernel only that slow runs on to the limit of --trace-timeout SECONDS, if given, and "
+         "is then refused by name)";
 }
 
 // Runs on the watchdog's thread while the caller is blocked in the driver: says why, removes the
