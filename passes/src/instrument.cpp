@@ -22,6 +22,7 @@
 #include <map>
 
 #include "cltrace/passes/access_enumeration.h"
+#include "cltrace/passes/atomic_dependence.h"
 #include "cltrace/passes/barrier_divergence.h"
 #include "cltrace/passes/count_slicing.h"
 #include "cltrace/passes/kernel_rewriter.h"
@@ -173,6 +174,7 @@ class KernelInstrumenter {
     }
     warnAboutProgramScopeReads(report);
     warnAboutDivergentBarriers(report);
+    warnAboutAtomicSteering(report);
     // Read before the body moves: afterwards the pointers derive from the new function's arguments.
     packed_.clear();
     for (const Access& a : accesses_) packed_.push_back({shapeOf(a), bufferArgumentOf(a)});
@@ -264,6 +266,35 @@ class KernelInstrumenter {
                                 "that depends on the id). OpenCL leaves such a barrier undefined: PoCL can hang "
                                 "or crash on it, with cltrace or without (cltrace gives up a run that hangs: "
                                 "--trace-timeout); let every work-item reach each barrier");
+    }
+  }
+
+  // What a global atomic returns depends on how work-items of different workgroups interleave:
+  // where it decides a branch or an address, runs of the kernel can differ. Say so before it runs.
+  void warnAboutAtomicSteering(KernelReport& report) const {
+    std::vector<const Instruction*> atomics;
+    std::vector<std::pair<const Instruction*, std::vector<const Value*>>> addresses;
+    std::map<const Instruction*, uint32_t> idOf;
+    for (const Access& a : accesses_) {
+      idOf.emplace(a.inst, a.id);
+      if (a.kind == AccessKind::Atomic) atomics.push_back(a.inst);
+      if (a.pointer) addresses.push_back({a.inst, {a.pointer, a.dynamicSize, a.vectorOffset}});
+    }
+    for (const AtomicSteering& s : atomicSteering(atomics, addresses)) {
+      const std::string atomic = "the atomic [" + std::to_string(idOf[s.atomic]) + "] (" + describe(*s.atomic) + ")";
+      if (s.branch) {
+        report.atomicsSteeringBranches.push_back(idOf[s.atomic]);
+        report.warnings.push_back("kernel '" + report.name + "': what " + atomic + " returns decides a branch (" +
+                                  describe(*s.branch) + "): how often that code runs depends on how the device "
+                                  "interleaves work-items of different workgroups (a compare-and-swap loop repeats "
+                                  "when another got in between), so runs of the kernel can take different paths");
+      } else {
+        report.atomicsSteeringAddresses.push_back(idOf[s.atomic]);
+        report.warnings.push_back("kernel '" + report.name + "': what " + atomic + " returns gives the address of [" +
+                                  std::to_string(idOf[s.access]) + "] (" + describe(*s.access) +
+                                  "): which address depends on how the device interleaves work-items of different "
+                                  "workgroups, so runs of the kernel can access different addresses");
+      }
     }
   }
 

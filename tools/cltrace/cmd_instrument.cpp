@@ -48,6 +48,8 @@ nlohmann::json manifestOf(const passes::InstrumentedKernel& k) {
           {"max_loop_depth", k.report.maxDepth},
           {"count_run_writes_buffers", k.report.countRunWritesBuffers},
           {"waits_for_group", k.report.waitsForGroup},
+          {"atomics_steering_branches", k.report.atomicsSteeringBranches},
+          {"atomics_steering_addresses", k.report.atomicsSteeringAddresses},
           {"accesses", accesses},
           {"warnings", k.report.warnings}};
 }

@@ -126,6 +126,19 @@ bool isPocl(cl_device_id device) {
   return platformString(platformOf(device), CL_PLATFORM_NAME) == "Portable Computing Language";
 }
 
+cl_device_id oneComputeUnitOf(cl_device_id device) {
+  cl_uint units = 0;
+  if (clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, nullptr) != CL_SUCCESS || units < 2)
+    return nullptr;
+  const cl_device_partition_property equally[] = {CL_DEVICE_PARTITION_EQUALLY, 1, 0};
+  cl_uint count = 0;
+  if (clCreateSubDevices(device, equally, 0, nullptr, &count) != CL_SUCCESS || count == 0) return nullptr;
+  std::vector<cl_device_id> parts(count);
+  if (clCreateSubDevices(device, equally, count, parts.data(), nullptr) != CL_SUCCESS) return nullptr;
+  for (cl_uint i = 1; i < count; ++i) clReleaseDevice(parts[i]);
+  return parts[0];
+}
+
 cl_command_queue createCommandQueue(cl_context context, cl_device_id device) {
   cl_platform_id platform = platformOf(device);
   cl_int err = CL_SUCCESS;

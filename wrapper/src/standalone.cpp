@@ -530,7 +530,27 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
     if (spec.argsManifest.empty()) throw;
     throw std::invalid_argument("launch manifest " + spec.argsManifest + ": \"args\": " + e.what());
   }
-  if (reportInstrumented) reportInstrumented(instrumented.report);
+  // Where what a global atomic returns steers the kernel, its workgroups run one after another
+  // (on PoCL's CPU device), so that no work-item of another workgroup gets in between and the
+  // trace is the same every run.
+  struct SubDevice {
+    cl_device_id id = nullptr;
+    ~SubDevice() {
+      if (id) clReleaseDevice(id);
+    }
+  } oneUnit;
+  passes::KernelReport& report = instrumented.report;
+  if (!report.atomicsSteeringBranches.empty() || !report.atomicsSteeringAddresses.empty()) {
+    oneUnit.id = oneComputeUnitOf(device);
+    if (oneUnit.id) {
+      device = oneUnit.id;
+      report.warnings.push_back("kernel '" + report.name + "' is traced on a part of the device with one compute "
+                                "unit (clCreateSubDevices), where its workgroups run one after another, so that "
+                                "what its atomics return, and with it the trace, is the same every run (as if no "
+                                "other workgroup ran at the same time)");
+    }
+  }
+  if (reportInstrumented) reportInstrumented(report);
   const std::vector<passes::KernelArg> params = instrumented.args;
   // A buffer the trace cannot address is refused before it is made (filled, it took 8.5 GB and
   // seconds before the launch refused it).

@@ -1141,13 +1141,23 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
       // PoCL also runs some kernels with barriers in branches (SHOC's spmv_csr_vector) other
       // than the plain kernel when instrumented: the cause cannot be told apart from here.
       const bool barriers = kernel_.report.waitsForGroup;
+      const std::vector<uint32_t>& atomics = kernel_.report.atomicsSteeringBranches;
+      std::string cause;
+      if (!atomics.empty())
+        cause = "what the atomic [" + std::to_string(atomics.front()) +
+                "] returns decides a branch (see the warning before the run), and work-items of other "
+                "workgroups got in between its atomics in one run and not in the other (on PoCL's CPU device, "
+                "POCL_MAX_PTHREAD_COUNT=1 runs one workgroup at a time, as cltrace run and predict do for such "
+                "kernels); either way";
+      else if (barriers)
+        cause = "either the kernel's control flow depends on data it changes or on timing, or the device ran the "
+                "instrumented kernels' barriers differently (PoCL does for some barriers inside branches); either "
+                "way";
+      else
+        cause = "the kernel's control flow depends on data it changes or on timing, so";
       throw TraceError("the trace run took a different path from the count run in " +
                        std::to_string(over + under) + " work-items (" + std::to_string(over) +
-                       " produced more record units than counted, " + std::to_string(under) + " fewer): " +
-                       (barriers ? "either the kernel's control flow depends on data it changes or on timing, or "
-                                   "the device ran the instrumented kernels' barriers differently (PoCL does for "
-                                   "some barriers inside branches); either way"
-                                 : "the kernel's control flow depends on data it changes or on timing, so") +
+                       " produced more record units than counted, " + std::to_string(under) + " fewer): " + cause +
                        " its trace would be wrong; nothing was written out of bounds");
     }
 

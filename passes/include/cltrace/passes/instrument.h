@@ -58,6 +58,11 @@ struct KernelReport {
   // Ids of the barriers that a branch on the work-item's id may keep some work-items from
   // (barrier_divergence.h; each has a warning), in increasing order.
   std::vector<uint32_t> divergentBarriers;
+  // Global atomics (ids, increasing) whose result decides a branch, so that runs can take
+  // different paths, and those whose result only gives an address, so that runs can access
+  // different addresses (atomic_dependence.h; each has a warning).
+  std::vector<uint32_t> atomicsSteeringBranches;
+  std::vector<uint32_t> atomicsSteeringAddresses;
   // Found by the count pass (the trace pass leaves it true): false when the count kernel leaves
   // out every store to global memory (count_slicing.h), so that the buffers need no restoring
   // after the count run.

@@ -44,6 +44,11 @@ std::vector<std::string> withDeviceMacros(cl_device_id device, const std::vector
 // header next to where the application runs is found even without -I, and before the -I ones).
 std::vector<std::string> withWorkingDirectory(std::vector<std::string> options);
 
+// A sub-device of `device` with one compute unit (clCreateSubDevices, partitioned equally), on
+// which PoCL's CPU device runs the workgroups of a launch one after another; null when `device`
+// has one compute unit already or cannot be split so. The caller releases it (clReleaseDevice).
+cl_device_id oneComputeUnitOf(cl_device_id device);
+
 // An in-order command queue on `device`: clCreateCommandQueueWithProperties where the platform
 // is OpenCL 2.0 or later, clCreateCommandQueue on OpenCL 1.x platforms (whose ICD dispatch
 // table may lack the 2.0 entry point: calling it there can hang in the ICD loader).

@@ -1,0 +1,66 @@
+# Kernels steered by what global atomics return (a compare-and-swap loop, a slot taken with
+# atomic_inc) are traced on a one-compute-unit part of the device, where PoCL runs workgroups one
+# after another: the trace is the same with one PoCL thread or two, every run, and a CAS loop
+# runs once per work-item. instrument's manifest lists such atomics.
+source "$(dirname "$0")/lib.sh"
+cat > "$work/k.cl" <<'CL'
+inline void add_float(volatile __global float* p, float v) {
+  union { unsigned int u; float f; } old, want, seen;
+  seen.f = *p;
+  do {
+    old.f = seen.f;
+    want.f = old.f + v;
+    seen.u = atomic_cmpxchg((volatile __global unsigned int*)p, old.u, want.u);
+  } while (seen.u != old.u);
+}
+__kernel void scatter_add(__global const int* idx, __global const float* val, __global float* grid) {
+  int i = get_global_id(0);
+  add_float(&grid[idx[i] % 4], val[i]);
+}
+__kernel void compact(__global const float* in, __global float* out, __global int* n) {
+  int i = get_global_id(0);
+  if (in[i] > 0.5f) out[atomic_inc(n)] = in[i];
+}
+CL
+compact=(--kernel compact --global 262144 --local 256 -a buffer:float:262144:random:3 -a buffer:float:262144
+         -a buffer:int:1)
+POCL_MAX_PTHREAD_COUNT=1 "$CLTRACE" run "$work/k.cl" "${compact[@]}" -o "$work/c1.cltrace" > /dev/null 2>&1 ||
+  fail "compact on one thread"
+for round in 1 2 3; do
+  POCL_MAX_PTHREAD_COUNT=2 "$CLTRACE" run "$work/k.cl" "${compact[@]}" -o "$work/c2.cltrace" > "$work/out" 2>&1 ||
+    fail "compact on two threads: $(cat "$work/out")"
+  cmp "$work/c1.cltrace" "$work/c2.cltrace" || fail "compact's trace differs between runs (round $round)"
+done
+grep -F "warning: kernel 'compact': what the atomic [1] (" "$work/out" > /dev/null || fail "no warning: $(cat "$work/out")"
+grep -F ") returns gives the address of [2] (" "$work/out" > /dev/null || fail "no address: $(cat "$work/out")"
+grep -F "warning: kernel 'compact' is traced on a part of the device with one compute unit (clCreateSubDevices)" \
+  "$work/out" > /dev/null || fail "no note: $(cat "$work/out")"
+echo "ok: compact traced alike every run"
+
+# 65536 work-items, each: idx[i], val[i], the first read of the cell, one atomic_cmpxchg.
+scatter=(--kernel scatter_add --global 65536 --local 256 -a buffer:int:65536:random:1 -a buffer:float:65536:random:2
+         -a buffer:float:4)
+POCL_MAX_PTHREAD_COUNT=1 "$CLTRACE" run "$work/k.cl" "${scatter[@]}" -o "$work/s1.cltrace" > /dev/null 2>&1 ||
+  fail "scatter_add on one thread"
+for round in 1 2 3 4 5; do
+  POCL_MAX_PTHREAD_COUNT=2 "$CLTRACE" run "$work/k.cl" "${scatter[@]}" -o "$work/s2.cltrace" > "$work/out" 2>&1 ||
+    fail "scatter_add on two threads (round $round): $(cat "$work/out")"
+  cmp "$work/s1.cltrace" "$work/s2.cltrace" || fail "scatter_add's trace differs between runs (round $round)"
+done
+grep -F "65536 work-items, 262144 records" "$work/out" > /dev/null || fail "CAS loop repeated: $(cat "$work/out")"
+grep -F "what the atomic [3] (" "$work/out" > /dev/null || fail "no warning: $(cat "$work/out")"
+grep -F ") returns decides a branch (" "$work/out" > /dev/null || fail "no branch: $(cat "$work/out")"
+echo "ok: scatter_add's CAS loop runs once per work-item, every run"
+
+for k in scatter_add:'[3] []' compact:'[] [1]'; do
+  "$CLTRACE" instrument "$work/k.cl" -k "${k%%:*}" -o "$work/m_${k%%:*}" > /dev/null 2>&1 || fail "instrument ${k%%:*}"
+  got=$(python3 -c "import json,sys; m=json.load(open(sys.argv[1]))
+print(m['atomics_steering_branches'], m['atomics_steering_addresses'])" "$work/m_${k%%:*}/manifest.json")
+  [ "$got" = "${k#*:}" ] || fail "${k%%:*}'s manifest lists $got"
+done
+"$CLTRACE" instrument "$KERNELS/histogram.cl" -k "$(python3 -c "import json; print(json.load(open('$KERNELS/histogram.json'))['kernel'])")" \
+  -o "$work/m_h" > /dev/null 2>&1 || fail "instrument histogram"
+python3 -c "import json,sys; m=json.load(open(sys.argv[1]))
+assert m['atomics_steering_branches'] == [] and m['atomics_steering_addresses'] == [], m" "$work/m_h/manifest.json" ||
+  fail "histogram's atomics steer nothing"
+echo "ok: manifests list the steering atomics"
