@@ -277,7 +277,15 @@ class HeaderDecoder {
   void magic() {
     char bytes[sizeof kMagic];
     size_t got = std::fread(bytes, 1, sizeof bytes, file_);
-    if (std::memcmp(bytes, kMagic, got) != 0) fail(path_, "not a cltrace trace file (wrong magic)");
+    if (got == 0 && std::feof(file_)) fail(path_, "empty file, not a cltrace trace file");
+    if (std::memcmp(bytes, kMagic, got) != 0) {
+      // A text file (cltrace schedule's text or csv output, say) is shown by its first bytes.
+      const bool text = std::all_of(bytes, bytes + got, [](char c) { return c == '\n' || (c >= ' ' && c <= '~'); });
+      std::string start(bytes, got);
+      if (const size_t eol = start.find('\n'); eol != std::string::npos) start.resize(eol);
+      fail(path_, text ? "not a cltrace trace file (wrong magic: it begins with the text '" + start + "')"
+                       : "not a cltrace trace file (wrong magic)");
+    }
     hash_ = fnv1a64(bytes, got, hash_);
     offset_ += got;
     if (got < sizeof bytes) fail(path_, "truncated header: " + eofReason() + " inside the magic");

@@ -24,3 +24,7 @@ grep -F '"scheduling": "warp:two-level",' "$work/case.json" > /dev/null || fail 
 expect_error "cltrace: error: invalid value 'WARPS' for configuration key 'scheduling': scheduler: policy must be one of sequential, round-robin, random, warp (got 'warps')" \
   sim --set scheduling=WARPS
 echo "simulate config: all checks passed"
+# A directory given as the configuration file is named as such (simulate read it for its keys
+# first and printed the C++ library's "basic_filebuf::underflow error").
+mkdir "$work/adir"
+expect_error "cltrace: error: config file '$work/adir' is a directory" sim --config "$work/adir"

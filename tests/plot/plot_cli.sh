@@ -23,6 +23,9 @@ trace=$work/mt.cltrace
 # Errors that need no Python.
 expect_error "must end in .png or .svg" "$CLTRACE" plot "$trace" -o "$work/x.jpg"
 expect_error "unknown colouring 'rainbow'" "$CLTRACE" plot "$trace" --color rainbow -o "$work/x.png"
+expect_error "--seed: '-1' is negative" "$CLTRACE" plot "$trace" --seed -1 -o "$work/x.png"
+expect_error "--seed: '18446744073709551616' does not fit in 64 bits" "$CLTRACE" plot "$trace" --seed 18446744073709551616 -o "$work/x.png"
+expect_error "--raster: must not be empty" "$CLTRACE" plot "$trace" --raster "" -o "$work/x.png"
 expect_error "round-robbin" "$CLTRACE" plot "$trace" --policies warp,round-robbin -o "$work/x.png"
 expect_error "apt-get install python3-matplotlib" env CLTRACE_PYTHON=/bin/false \
   "$CLTRACE" plot "$trace" -o "$work/x.png"

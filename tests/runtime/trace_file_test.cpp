@@ -471,8 +471,17 @@ TEST_F(ReaderHeaderTest, MissingFile) {
 
 TEST_F(ReaderHeaderTest, WrongMagic) {
   expectReadError(patched(0, 'X', 1, false), {"not a cltrace trace file (wrong magic)"});
+  // A text file shows its first bytes (up to the end of the line), so that a schedule's text or
+  // csv output given for a trace is recognised.
   writeBytes(file("text.trace"), "hello, world\n");
-  expectReadError(file("text.trace"), {"wrong magic"});
+  expectReadError(file("text.trace"), {"not a cltrace trace file (wrong magic: it begins with the text 'hello, w')"});
+  writeBytes(file("csv.trace"), "step,\ncycle");
+  expectReadError(file("csv.trace"), {"not a cltrace trace file (wrong magic: it begins with the text 'step,')"});
+}
+
+TEST_F(ReaderHeaderTest, EmptyFileIsSaidToBeEmpty) {
+  writeBytes(file("empty.trace"), "");
+  expectReadError(file("empty.trace"), {": empty file, not a cltrace trace file"});
 }
 
 TEST_F(ReaderHeaderTest, UnknownVersionNamesFoundAndSupportedVersions) {
@@ -481,7 +490,7 @@ TEST_F(ReaderHeaderTest, UnknownVersionNamesFoundAndSupportedVersions) {
 }
 
 TEST_F(ReaderHeaderTest, TruncatedAnywhereInTheHeader) {
-  for (size_t size = 0; size < kSampleHeaderSize; ++size) {
+  for (size_t size = 1; size < kSampleHeaderSize; ++size) {  // 0 bytes: an empty file (below)
     SCOPED_TRACE(size);
     writeBytes(file("cut.trace"), good_.substr(0, size));
     expectReadError(file("cut.trace"), {"truncated header"});

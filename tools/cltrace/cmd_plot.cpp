@@ -271,11 +271,13 @@ const CommandRegistration registration("plot", [](CLI::App& app) {
       ->capture_default_str()
       ->check(nonEmpty());
   addRepeatable(*cmd, "--set", o->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)");
-  cmd->add_option("--seed", o->seed, "Seed of the random policy and the simulator")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the random policy and the simulator")
+      ->capture_default_str()
+      ->transform(unsignedInteger());
   cmd->add_option("--element-size", o->elementSize, "Bytes per element on the y axis")
       ->capture_default_str()
       ->transform(unsignedInteger());
-  cmd->add_option("--raster", o->raster, "Also keep the density grids (raster file) here");
+  cmd->add_option("--raster", o->raster, "Also keep the density grids (raster file) here")->check(cli::nonEmpty());
   cmd->add_option("-o,--output", o->output, "Output image, .png or .svg")->required()->check(cli::nonEmpty());
   cmd->callback([o] { runPlot(*o); });
 });

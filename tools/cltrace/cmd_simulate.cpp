@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -40,15 +41,21 @@ struct SimulateOptions {
   bool configGiven = false;  // --config on the command line (not its default)
 };
 
-// The keys a JSON configuration file lists; nullopt for a preset's name (loadConfig has read
-// the file already, so it parses).
+// The keys a JSON configuration file lists; nullopt for a preset's name. Read before loadConfig,
+// which says what is wrong with a file that cannot be read or parsed: none listed then.
 std::optional<std::vector<std::string>> keysOfConfigFile(const std::string& presetOrFile) {
   if (cachesim::Config::isPresetName(presetOrFile)) return std::nullopt;
-  std::ifstream in(presetOrFile);
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   std::vector<std::string> keys;
-  if (j.is_object())
-    for (const auto& item : j.items()) keys.push_back(item.key());
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(presetOrFile, ec)) return keys;  // a directory's read throws
+  try {
+    std::ifstream in(presetOrFile);
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_object())
+      for (const auto& item : j.items()) keys.push_back(item.key());
+  } catch (const std::exception&) {
+    keys.clear();
+  }
   return keys;
 }
 
