@@ -392,6 +392,14 @@ class KernelInstrumenter {
                              ? slotPointer(b, argByName(f, kBoundsParam), b.getInt64(originalArgs + 1))
                              : nullptr;
     std::vector<BufferRange> buffers = emitBufferRanges(f, b, originalArgs);
+    const std::vector<LocalAccess> locals = localArgumentAccesses(f, originalArgs);
+    std::vector<BufferRange> localRanges;
+    AllocaInst* localOutside = nullptr;
+    if (!locals.empty()) {
+      localRanges = emitLocalRanges(f, b, originalArgs);
+      localOutside = entryAlloca(f, b.getInt32Ty(), "cltrace.local_outside");
+      b.CreateStore(b.getInt32(~0u), localOutside);
+    }
     for (size_t i = 0; i < accesses_.size(); ++i) {
       const Access& a = accesses_[i];
       b.SetInsertPoint(a.inst);
@@ -405,6 +413,7 @@ class KernelInstrumenter {
                       diag);
       if (a.pointer) guardAccess(b, a, buffers, outside, outsideWord);
     }
+    for (const LocalAccess& a : locals) guardLocalAccess(a, localRanges, localOutside);
     if (!waitsForGroup) leaveLoopsOnceOutside(f, outside);
     // After the guards: the stores' accesses are still counted and bound-checked.
     if (removable) eraseStoresAndDeadOperands(*removable);
@@ -419,6 +428,14 @@ class KernelInstrumenter {
           b.CreateOr(b.getInt64(kDiagOutsideBuffers),
                      b.CreateShl(b.CreateAdd(b.CreateZExt(lowest, b.getInt64Ty()), b.getInt64(1)),
                                  kDiagFirstOutsideShift)));
+      if (localOutside) {
+        Value* argument = b.CreateLoad(b.getInt32Ty(), localOutside);
+        outsideBits = b.CreateOr(
+            outsideBits,
+            b.CreateSelect(b.CreateICmpEQ(argument, b.getInt32(~0u)), b.getInt64(0),
+                           b.CreateShl(b.CreateAdd(b.CreateZExt(argument, b.getInt64Ty()), b.getInt64(1)),
+                                       kDiagLocalArgumentShift)));
+      }
       b.CreateStore(b.CreateOr(b.CreateLoad(b.getInt64Ty(), diag), outsideBits),
                     slotPointer(b, counts, b.CreateAdd(slot, b.getInt64(1))));
     }
@@ -509,6 +526,115 @@ class KernelInstrumenter {
     return ranges;
   }
 
+  // A load, store or atomic whose pointer derives from a __local pointer argument.
+  struct LocalAccess {
+    Instruction* inst;
+    Value* pointer;
+    Argument* arg;
+    uint64_t size;
+  };
+
+  // The accesses of `f` through its __local pointer arguments (of the first `originalArgs`).
+  std::vector<LocalAccess> localArgumentAccesses(Function& f, uint32_t originalArgs) const {
+    const DataLayout& dl = f.getParent()->getDataLayout();
+    std::vector<LocalAccess> out;
+    for (Instruction& inst : instructions(f)) {
+      Value* pointer = nullptr;
+      Type* type = nullptr;
+      if (auto* load = dyn_cast<LoadInst>(&inst)) {
+        pointer = load->getPointerOperand();
+        type = load->getType();
+      } else if (auto* store = dyn_cast<StoreInst>(&inst)) {
+        pointer = store->getPointerOperand();
+        type = store->getValueOperand()->getType();
+      } else if (auto* rmw = dyn_cast<AtomicRMWInst>(&inst)) {
+        pointer = rmw->getPointerOperand();
+        type = rmw->getValOperand()->getType();
+      } else if (auto* cas = dyn_cast<AtomicCmpXchgInst>(&inst)) {
+        pointer = cas->getPointerOperand();
+        type = cas->getNewValOperand()->getType();
+      } else if (auto* call = dyn_cast<CallInst>(&inst)) {
+        // atomic_inc(&counts[i]) and the other atomic builtins on __local memory.
+        const Function* callee = call->getCalledFunction();
+        const StringRef stem = callee ? demangledStem(callee->getName()) : StringRef();
+        if ((stem.startswith("atomic_") || stem.startswith("atom_")) && call->arg_size() > 0)
+          if (auto* pt = dyn_cast<PointerType>(call->getArgOperand(0)->getType()); pt && !pt->isOpaque()) {
+            pointer = call->getArgOperand(0);
+            type = pt->getNonOpaquePointerElementType();
+          }
+      }
+      if (!pointer || !type || !type->isSized() || pointer->getType()->getPointerAddressSpace() != kLocalAddressSpace)
+        continue;
+      auto* arg = dyn_cast<Argument>(getUnderlyingObject(pointer));
+      if (!arg || arg->getParent() != &f || arg->getArgNo() >= originalArgs) continue;
+      out.push_back({&inst, pointer, arg, dl.getTypeStoreSize(type).getFixedSize()});
+    }
+    return out;
+  }
+
+  // The ranges of the __local pointer arguments: the bytes the host gave each (bounds buffer).
+  std::vector<BufferRange> emitLocalRanges(Function& f, IRBuilder<>& b, uint32_t originalArgs) {
+    Value* bounds = argByName(f, kBoundsParam);
+    std::vector<BufferRange> ranges;
+    for (uint32_t i = 0; i < originalArgs; ++i) {
+      Argument* arg = f.getArg(i);
+      auto* pt = dyn_cast<PointerType>(arg->getType());
+      if (!pt || pt->getAddressSpace() != kLocalAddressSpace) continue;
+      ranges.push_back({arg, b.CreatePtrToInt(arg, b.getInt64Ty()),
+                        b.CreateLoad(b.getInt64Ty(), slotPointer(b, bounds, b.getInt64(i)))});
+    }
+    return ranges;
+  }
+
+  // Notes in `localOutside` (the lowest such argument) a __local access outside the memory the
+  // host gave its argument, so that the host can say the __local size is too small; a store or
+  // atomic there is skipped, which would overwrite other memory. A load stays as it is (the host
+  // refuses the launch anyway), so that the check outlives the removal of a load whose value
+  // only a removed store used (eraseStoresAndDeadOperands).
+  void guardLocalAccess(const LocalAccess& a, const std::vector<BufferRange>& ranges, AllocaInst* localOutside) {
+    const BufferRange* range = nullptr;
+    for (const BufferRange& r : ranges)
+      if (r.arg == a.arg) range = &r;
+    if (!range) return;
+    IRBuilder<> b(a.inst);
+    Value* size = b.getInt64(a.size);
+    Value* fits = b.CreateICmpUGE(range->size, size);
+    Value* bound = b.CreateSelect(fits, b.CreateAdd(b.CreateSub(range->size, size), b.getInt64(1)), b.getInt64(0));
+    Value* inside = b.CreateICmpULT(b.CreateSub(b.CreatePtrToInt(a.pointer, b.getInt64Ty()), range->begin), bound);
+    const auto note = [&](IRBuilder<>& e) {
+      const uint32_t argument = a.arg->getArgNo();
+      Value* lowest = e.CreateLoad(e.getInt32Ty(), localOutside);
+      e.CreateStore(e.CreateSelect(e.CreateICmpULT(e.getInt32(argument), lowest), e.getInt32(argument), lowest),
+                    localOutside);
+    };
+    if (isa<LoadInst>(a.inst)) {
+      IRBuilder<> e(SplitBlockAndInsertIfThen(b.CreateNot(inside), a.inst, false));
+      note(e);
+    } else {
+      performOnlyIf(inside, a.inst, note);
+    }
+  }
+
+  // Moves `inst` into a branch taken when `inside` holds; the other way runs `outside`. A value
+  // `inst` gave is zero when it did not run.
+  template <typename OnOutside>
+  void performOnlyIf(Value* inside, Instruction* inst, OnOutside outside) {
+    Instruction* thenTerm = nullptr;
+    Instruction* elseTerm = nullptr;
+    SplitBlockAndInsertIfThenElse(inside, inst, &thenTerm, &elseTerm);
+    BasicBlock* thenBlock = thenTerm->getParent();
+    inst->moveBefore(thenTerm);
+    IRBuilder<> e(elseTerm);
+    outside(e);
+    if (!inst->getType()->isVoidTy()) {
+      IRBuilder<> m(&*thenTerm->getSuccessor(0)->getFirstInsertionPt());
+      PHINode* phi = m.CreatePHI(inst->getType(), 2);
+      inst->replaceAllUsesWith(phi);
+      phi->addIncoming(inst, thenBlock);
+      phi->addIncoming(Constant::getNullValue(inst->getType()), elseTerm->getParent());
+    }
+  }
+
   // Performs the access only when it lies inside its buffer (the argument its pointer derives
   // from; any buffer argument when that is not known statically); otherwise the count run skips
   // it (a load yields zero) and notes the access's id in `outside`, so the host can report it
@@ -535,23 +661,12 @@ class KernelInstrumenter {
     }
     if (!inside) inside = b.getFalse();
 
-    Instruction* thenTerm = nullptr;
-    Instruction* elseTerm = nullptr;
-    SplitBlockAndInsertIfThenElse(inside, a.inst, &thenTerm, &elseTerm);
-    BasicBlock* thenBlock = thenTerm->getParent();
-    a.inst->moveBefore(thenTerm);
-    // Outside: this access's id becomes the work-item's lowest outside id when it is lower.
-    IRBuilder<> e(elseTerm);
-    Value* lowest = e.CreateLoad(e.getInt32Ty(), outside);
-    e.CreateStore(e.CreateSelect(e.CreateICmpULT(e.getInt32(a.id), lowest), e.getInt32(a.id), lowest), outside);
-    if (outsideWord) e.CreateStore(e.getInt64(1), outsideWord);
-    if (!a.inst->getType()->isVoidTy()) {
-      IRBuilder<> m(&*thenTerm->getSuccessor(0)->getFirstInsertionPt());
-      PHINode* phi = m.CreatePHI(a.inst->getType(), 2);
-      a.inst->replaceAllUsesWith(phi);
-      phi->addIncoming(a.inst, thenBlock);
-      phi->addIncoming(Constant::getNullValue(a.inst->getType()), elseTerm->getParent());
-    }
+    performOnlyIf(inside, a.inst, [&](IRBuilder<>& e) {
+      // Outside: this access's id becomes the work-item's lowest outside id when it is lower.
+      Value* lowest = e.CreateLoad(e.getInt32Ty(), outside);
+      e.CreateStore(e.CreateSelect(e.CreateICmpULT(e.getInt32(a.id), lowest), e.getInt32(a.id), lowest), outside);
+      if (outsideWord) e.CreateStore(e.getInt64(1), outsideWord);
+    });
   }
 
   void instrumentTrace(Function& f, uint32_t originalArgs) {

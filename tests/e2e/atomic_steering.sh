@@ -22,15 +22,21 @@ __kernel void compact(__global const float* in, __global float* out, __global in
   if (in[i] > 0.5f) out[atomic_inc(n)] = in[i];
 }
 CL
-compact=(--kernel compact --global 262144 --local 256 -a buffer:float:262144:random:3 -a buffer:float:262144
-         -a buffer:int:1)
-POCL_MAX_PTHREAD_COUNT=1 "$CLTRACE" run "$work/k.cl" "${compact[@]}" -o "$work/c1.cltrace" > /dev/null 2>&1 ||
-  fail "compact on one thread"
-for round in 1 2 3; do
-  POCL_MAX_PTHREAD_COUNT=2 "$CLTRACE" run "$work/k.cl" "${compact[@]}" -o "$work/c2.cltrace" > "$work/out" 2>&1 ||
-    fail "compact on two threads: $(cat "$work/out")"
-  cmp "$work/c1.cltrace" "$work/c2.cltrace" || fail "compact's trace differs between runs (round $round)"
-done
+# traced_alike NAME ROUNDS LAUNCH...: traces the launch on one PoCL thread, then ROUNDS times on
+# two; every trace must be the same file. The last run's output stays in $work/out.
+traced_alike() {
+  local name=$1 rounds=$2
+  shift 2
+  POCL_MAX_PTHREAD_COUNT=1 "$CLTRACE" run "$work/k.cl" "$@" -o "$work/$name-1.cltrace" > /dev/null 2>&1 ||
+    fail "$name on one thread"
+  for round in $(seq "$rounds"); do
+    POCL_MAX_PTHREAD_COUNT=2 "$CLTRACE" run "$work/k.cl" "$@" -o "$work/$name-2.cltrace" > "$work/out" 2>&1 ||
+      fail "$name on two threads (round $round): $(cat "$work/out")"
+    cmp "$work/$name-1.cltrace" "$work/$name-2.cltrace" || fail "$name's trace differs between runs (round $round)"
+  done
+}
+traced_alike compact 3 --kernel compact --global 262144 --local 256 -a buffer:float:262144:random:3 \
+  -a buffer:float:262144 -a buffer:int:1
 grep -F "warning: kernel 'compact': what the atomic [1] (" "$work/out" > /dev/null || fail "no warning: $(cat "$work/out")"
 grep -F ") returns gives the address of [2] (" "$work/out" > /dev/null || fail "no address: $(cat "$work/out")"
 grep -F "warning: kernel 'compact' is traced on a part of the device with one compute unit (clCreateSubDevices)" \
@@ -38,15 +44,8 @@ grep -F "warning: kernel 'compact' is traced on a part of the device with one co
 echo "ok: compact traced alike every run"
 
 # 65536 work-items, each: idx[i], val[i], the first read of the cell, one atomic_cmpxchg.
-scatter=(--kernel scatter_add --global 65536 --local 256 -a buffer:int:65536:random:1 -a buffer:float:65536:random:2
-         -a buffer:float:4)
-POCL_MAX_PTHREAD_COUNT=1 "$CLTRACE" run "$work/k.cl" "${scatter[@]}" -o "$work/s1.cltrace" > /dev/null 2>&1 ||
-  fail "scatter_add on one thread"
-for round in 1 2 3 4 5; do
-  POCL_MAX_PTHREAD_COUNT=2 "$CLTRACE" run "$work/k.cl" "${scatter[@]}" -o "$work/s2.cltrace" > "$work/out" 2>&1 ||
-    fail "scatter_add on two threads (round $round): $(cat "$work/out")"
-  cmp "$work/s1.cltrace" "$work/s2.cltrace" || fail "scatter_add's trace differs between runs (round $round)"
-done
+traced_alike scatter_add 5 --kernel scatter_add --global 65536 --local 256 -a buffer:int:65536:random:1 \
+  -a buffer:float:65536:random:2 -a buffer:float:4
 grep -F "65536 work-items, 262144 records" "$work/out" > /dev/null || fail "CAS loop repeated: $(cat "$work/out")"
 grep -F "what the atomic [3] (" "$work/out" > /dev/null || fail "no warning: $(cat "$work/out")"
 grep -F ") returns decides a branch (" "$work/out" > /dev/null || fail "no branch: $(cat "$work/out")"

@@ -809,7 +809,10 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
   // host memory, so that the host sees it while the run lasts on a CPU device.
   std::vector<uint64_t> bounds(args.size() + 2, 0);
   for (size_t i = 0; i < args.size(); ++i)
-    if (args[i].kind == ArgBinding::Kind::Buffer) bounds[i] = bufferSizes.at(args[i].buffer);
+    if (args[i].kind == ArgBinding::Kind::Buffer)
+      bounds[i] = bufferSizes.at(args[i].buffer);
+    else if (args[i].kind == ArgBinding::Kind::Local)
+      bounds[i] = args[i].localSize;
   bounds[args.size()] = run->tag;
   SharedBuffer& boundsShared = shared(bounds_, bounds.size() * 8);
   cl_mem boundsMem = boundsShared.mem;
@@ -872,11 +875,17 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
   // Accesses outside their buffers were skipped by the count run; tracing would perform them.
   const uint64_t* counts = run->slots;
   uint64_t outsideItems = 0, firstOutside = 0, firstOutsideDiag = 0, notRun = 0, firstNotRun = 0, truncated = 0;
+  uint64_t outsideLocalItems = 0, firstOutsideLocal = 0, localArgument = 0;
   for (uint64_t i = 0; i < items; ++i) {
     uint64_t d = counts[2 * i + 1];
     if (launchTagOf(d) != run->tag && notRun++ == 0) firstNotRun = i;
     if (d & kDiagDepthTruncated) ++truncated;
     run->units += counts[2 * i];
+    if (const uint64_t local = (d >> kDiagLocalArgumentShift) & kDiagLocalArgumentMask; local != 0)
+      if (outsideLocalItems++ == 0) {
+        firstOutsideLocal = i;
+        localArgument = local - 1;
+      }
     if (!(d & kDiagOutsideBuffers)) continue;
     if (outsideItems++ == 0) {
       firstOutside = i;
@@ -884,6 +893,17 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
     }
   }
   if (notRun) throw didNotRun("count", notRun, items, firstNotRun);
+  if (outsideLocalItems) {
+    std::string name;
+    if (localArgument < kernel_.args.size()) name = " (" + kernel_.args[localArgument].name + ")";
+    const uint64_t given = localArgument < args.size() ? args[localArgument].localSize : 0;
+    throw TraceError(std::to_string(outsideLocalItems) +
+                     (outsideLocalItems == 1 ? " work-item accesses" : " work-items access") +
+                     " __local memory outside what argument " + std::to_string(localArgument) + name + " was given (" +
+                     std::to_string(given) + " bytes); the first, work-item " + std::to_string(firstOutsideLocal) +
+                     " (linear global id). Is the __local size given for it smaller than the kernel uses? Nothing "
+                     "was traced and the buffers are as before the launch");
+  }
   if (outsideItems) {
     uint64_t inst = (firstOutsideDiag >> kDiagFirstOutsideShift) - 1;
     std::string text = instructionText(inst);

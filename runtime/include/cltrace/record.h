@@ -61,11 +61,16 @@ const char* accessKindName(AccessKind k);
 // Count buffer (added by cltrace-count): two 64-bit slots per work-item, indexed by the
 // linear global id: [2*id] = packed record units (packed_record.h), [2*id + 1] = diagnostic
 // bits below. Bounds buffer (also added by cltrace-count): one 64-bit slot per original kernel
-// argument, the byte size of the buffer bound to it (0 for other arguments); the count run
-// performs no access outside every buffer argument and flags it instead.
+// argument, the byte size of the buffer bound to it or of the __local memory given to it (0 for
+// other arguments); the count run performs no access outside every buffer argument, nor outside
+// its __local argument, and flags it instead.
 inline constexpr uint32_t kCountSlotsPerWorkItem = 2;
 inline constexpr uint64_t kDiagDepthTruncated = 1u << 0;  // a record lost loop counters
 inline constexpr uint64_t kDiagOutsideBuffers = 1u << 1;  // an access fell outside its buffer
+// Bits 4..15: 1 + the lowest __local pointer argument that an access fell outside of (0: none);
+// the bounds slot of such an argument holds the bytes of __local memory the host gave it.
+inline constexpr uint32_t kDiagLocalArgumentShift = 4;
+inline constexpr uint64_t kDiagLocalArgumentMask = 0xfff;
 // Bits 32..63: 1 + the lowest instruction id of the work-item's accesses outside their buffer
 // (0: none).
 inline constexpr uint32_t kDiagFirstOutsideShift = 32;

@@ -43,7 +43,7 @@ __kernel void through_local(__global const int* in, __global int* out, __local i
 // CHECK: [[V:%.*]] = load i32, i32 addrspace(1)*
 // CHECK: [[M:%.*]] = phi i32 [ [[V]], %{{.*}} ], [ 0, %{{.*}} ]
 // CHECK: store i32 [[M]], i32 addrspace(3)*
-// CHECK-NEXT: load i64, i64* %cltrace.n
+// CHECK: load i64, i64* %cltrace.n
 // CHECK: call spir_func void @_Z7barrierj
 // CHECK-NOT: load i32, i32 addrspace(3)*
 // CHECK-NOT: store i32 {{.*}}, i32 addrspace(1)*
