@@ -526,7 +526,7 @@ class KernelInstrumenter {
     return ranges;
   }
 
-  // A load, store or atomic whose pointer derives from a __local pointer argument.
+  // A store or atomic whose pointer derives from a __local pointer argument.
   struct LocalAccess {
     Instruction* inst;
     Value* pointer;
@@ -534,17 +534,17 @@ class KernelInstrumenter {
     uint64_t size;
   };
 
-  // The accesses of `f` through its __local pointer arguments (of the first `originalArgs`).
+  // The stores and atomics of `f` through its __local pointer arguments (of the first
+  // `originalArgs`): those would overwrite other memory. Loads are left alone: a check on each
+  // kept the count kernel's tile loops, which it otherwise drops with the global stores they
+  // feed (a 512 x 512 tiled multiply's count run took 0.19 s instead of 0.018 s).
   std::vector<LocalAccess> localArgumentAccesses(Function& f, uint32_t originalArgs) const {
     const DataLayout& dl = f.getParent()->getDataLayout();
     std::vector<LocalAccess> out;
     for (Instruction& inst : instructions(f)) {
       Value* pointer = nullptr;
       Type* type = nullptr;
-      if (auto* load = dyn_cast<LoadInst>(&inst)) {
-        pointer = load->getPointerOperand();
-        type = load->getType();
-      } else if (auto* store = dyn_cast<StoreInst>(&inst)) {
+      if (auto* store = dyn_cast<StoreInst>(&inst)) {
         pointer = store->getPointerOperand();
         type = store->getValueOperand()->getType();
       } else if (auto* rmw = dyn_cast<AtomicRMWInst>(&inst)) {
@@ -586,11 +586,10 @@ class KernelInstrumenter {
     return ranges;
   }
 
-  // Notes in `localOutside` (the lowest such argument) a __local access outside the memory the
-  // host gave its argument, so that the host can say the __local size is too small; a store or
-  // atomic there is skipped, which would overwrite other memory. A load stays as it is (the host
-  // refuses the launch anyway), so that the check outlives the removal of a load whose value
-  // only a removed store used (eraseStoresAndDeadOperands).
+  // Performs a __local store or atomic only when it lies inside the memory the host gave its
+  // argument; otherwise the count run skips it (an atomic yields zero) and notes the argument in
+  // `localOutside` (the lowest such argument), so that the host can say the __local size is too
+  // small instead of letting the kernel overwrite other memory.
   void guardLocalAccess(const LocalAccess& a, const std::vector<BufferRange>& ranges, AllocaInst* localOutside) {
     const BufferRange* range = nullptr;
     for (const BufferRange& r : ranges)
@@ -601,18 +600,12 @@ class KernelInstrumenter {
     Value* fits = b.CreateICmpUGE(range->size, size);
     Value* bound = b.CreateSelect(fits, b.CreateAdd(b.CreateSub(range->size, size), b.getInt64(1)), b.getInt64(0));
     Value* inside = b.CreateICmpULT(b.CreateSub(b.CreatePtrToInt(a.pointer, b.getInt64Ty()), range->begin), bound);
-    const auto note = [&](IRBuilder<>& e) {
+    performOnlyIf(inside, a.inst, [&](IRBuilder<>& e) {
       const uint32_t argument = a.arg->getArgNo();
       Value* lowest = e.CreateLoad(e.getInt32Ty(), localOutside);
       e.CreateStore(e.CreateSelect(e.CreateICmpULT(e.getInt32(argument), lowest), e.getInt32(argument), lowest),
                     localOutside);
-    };
-    if (isa<LoadInst>(a.inst)) {
-      IRBuilder<> e(SplitBlockAndInsertIfThen(b.CreateNot(inside), a.inst, false));
-      note(e);
-    } else {
-      performOnlyIf(inside, a.inst, note);
-    }
+    });
   }
 
   // Moves `inst` into a branch taken when `inside` holds; the other way runs `outside`. A value
