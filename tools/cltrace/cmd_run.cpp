@@ -20,7 +20,9 @@ void run(const RunFlags& f) {
   const TraceHeader& h = out.launch.header;
   fmt::print("traced {} on {}: {} work-items, {} records -> {}\n", h.kernelName, h.device,
              h.workItemCount, h.recordCount, f.out);
-  fmt::print("count run {:.3f} s, trace run {:.3f} s{}\n", out.launch.countSeconds, out.launch.traceSeconds,
+  // Milliseconds below a second: small launches take well under one (0.000 s read as no run).
+  const auto duration = [](double s) { return s < 1 ? fmt::format("{:.1f} ms", s * 1e3) : fmt::format("{:.2f} s", s); };
+  fmt::print("count run {}, trace run {}{}\n", duration(out.launch.countSeconds), duration(out.launch.traceSeconds),
              out.launch.traceSlices > 1 ? fmt::format(" in {} slices", out.launch.traceSlices) : "");
   cli::requireAccessesInsideBuffers(out);
 }
