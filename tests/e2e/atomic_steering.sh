@@ -63,3 +63,34 @@ python3 -c "import json,sys; m=json.load(open(sys.argv[1]))
 assert m['atomics_steering_branches'] == [] and m['atomics_steering_addresses'] == [], m" "$work/m_h/manifest.json" ||
   fail "histogram's atomics steer nothing"
 echo "ok: manifests list the steering atomics"
+
+# Under wrap the program's own device runs the kernel: the note says how to make its traces the
+# same every run, and with POCL_MAX_PTHREAD_COUNT=1 they are (the program's output is unchanged).
+cat > "$work/w.cl" <<'CL'
+__kernel void k(__global float* a) {
+  volatile __global unsigned int* p = (volatile __global unsigned int*)&a[0];
+  union { unsigned int u; float f; } old, want, seen;
+  seen.u = *p;
+  do {
+    old.u = seen.u;
+    want.f = old.f + 1.0f;
+    seen.u = atomic_cmpxchg(p, old.u, want.u);
+  } while (seen.u != old.u);
+  a[get_global_id(0) + 64] += 1;
+}
+CL
+plain=$("$ONE_BUFFER_HOST" "$work/w.cl") || fail "alone: $plain"
+wrapped=$("$CLTRACE" wrap --out "$work/wa" -- "$ONE_BUFFER_HOST" "$work/w.cl" 2> "$work/err") ||
+  fail "wrapped: $(cat "$work/err")"
+[ "$plain" = "$wrapped" ] || fail "output differs: $wrapped (alone: $plain)"
+grep -F "note: kernel 'k' runs on the program's own device, where its traces can differ between runs; on PoCL's CPU device, POCL_MAX_PTHREAD_COUNT=1 in the program's environment runs one workgroup at a time, which makes them the same" \
+  "$work/err" > /dev/null || fail "no note: $(cat "$work/err")"
+POCL_MAX_PTHREAD_COUNT=1 "$CLTRACE" wrap --out "$work/wb" -- "$ONE_BUFFER_HOST" "$work/w.cl" > /dev/null 2> "$work/err" ||
+  fail "wrapped on one thread: $(cat "$work/err")"
+if grep -F "note: kernel 'k'" "$work/err" > /dev/null; then fail "noted with POCL_MAX_PTHREAD_COUNT=1"; fi
+# 64 work-items, one at a time: the first read of a[0], one atomic_cmpxchg (no repeat), a[i + 64]
+# read and written.
+"$CLTRACE" stats "$work/wb/k-0.cltrace" > "$work/stats" || fail "stats"
+[ "$(grep -E '^  (load|store|atomic) ' "$work/stats" | tr -s ' ')" = "$(printf ' load 128\n store 64\n atomic 64')" ] ||
+  fail "kinds: $(cat "$work/stats")"
+echo "ok: under wrap, noted; with one PoCL thread the CAS loop runs once per work-item"

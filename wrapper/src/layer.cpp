@@ -715,6 +715,14 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
         passes::InstrumentedKernel ik = passes::instrumentBitcode(program.bitcode, info.name);
         ik.sourceHash = program.sourceHash;
         for (const std::string& w : ik.report.warnings) message("warning: " + w);  // once per kernel
+        // `cltrace run` traces such a kernel on a one-compute-unit sub-device; here the program's
+        // own context and device run it.
+        const char* threads = std::getenv("POCL_MAX_PTHREAD_COUNT");
+        if ((!ik.report.atomicsSteeringBranches.empty() || !ik.report.atomicsSteeringAddresses.empty()) &&
+            (!threads || std::string(threads) != "1"))
+          message("note: kernel '" + info.name + "' runs on the program's own device, where its traces can differ "
+                  "between runs; on PoCL's CPU device, POCL_MAX_PTHREAD_COUNT=1 in the program's environment runs "
+                  "one workgroup at a time, which makes them the same");
         traced = std::make_shared<TracedKernel>(context, device, std::move(ik),
                                                 deviceBuildOptions(passes::splitOptions(program.options)));
       } catch (const std::exception&) {
