@@ -70,17 +70,20 @@ class SharedPreparation {
  public:
   SharedPreparation(std::string path, uint64_t maxBytes, bool readAhead)
       : path_(std::move(path)), maxBytes_(maxBytes), readAhead_(readAhead) {}
-  std::shared_ptr<const sched::PreparedTrace> get(const sched::SchedulerConfig& config) {
+  std::shared_ptr<const sched::PreparedTrace> get(const sched::SchedulerConfig& config, const Config& cache) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!tried_) {
       tried_ = true;
       try {
         TraceReader reader(path_);
+        sched::TraceReaderSource source(reader);
+        // The GPU's limits on a workgroup first, as for one run: the scheduler's own check,
+        // which loading makes, names only the SM's.
+        requireWorkgroupFits(cache, source.range());
         // Records take 16 bytes each once loaded: a trace whose count alone is over the budget
         // is not read twice.
         const uint64_t records = reader.header().recordCount;
         if (records <= maxBytes_ / 16) {
-          sched::TraceReaderSource source(reader);
           if (readAhead_) {
             sched::ReadAheadSource ahead(source);
             trace_ = sched::PreparedTrace::load(ahead, config, maxBytes_);
@@ -307,7 +310,7 @@ StepSourceFactory traceStepSourceFactory(const std::string& tracePath, const Con
     if (seed == config.seed) done = onFirstRunDone;
     const sched::SchedulerConfig schedulerConfig = schedulerConfigFor(config, seed);
     if (shared)
-      if (std::shared_ptr<const sched::PreparedTrace> trace = shared->get(schedulerConfig))
+      if (std::shared_ptr<const sched::PreparedTrace> trace = shared->get(schedulerConfig, config))
         return std::make_unique<TraceStepSource>(std::move(trace), config, schedulerConfig, done);
     return std::make_unique<TraceStepSource>(tracePath, config, schedulerConfig, done, readAhead);
   };

@@ -9,6 +9,8 @@ printf '__kernel void k(__global float* a) { a[get_global_id(0)] = 1.0f; }\n' > 
   > /dev/null || fail "run"
 words="configuration key 'max_threads_per_workgroup': a workgroup of the launch has 1536 work-items, more than the 1024 the GPU runs in one, so it would refuse the launch (0 lifts the limit)"
 expect_error "$words" "$CLTRACE" simulate "$work/big.cltrace"
+# Several runs load the trace once, first (the scheduler's check there named max_threads_per_sm).
+expect_error "$words" "$CLTRACE" simulate "$work/big.cltrace" --runs 2
 expect_error "$words" "$CLTRACE" plot "$work/big.cltrace" -o "$work/big.svg"
 expect_error "$words" "$CLTRACE" predict "$work/big.cl" --kernel k --global 1536 --local 1536 --arg buffer:float:1536
 # Without that limit, the x dimension's (1024, CL_DEVICE_MAX_WORK_ITEM_SIZES) refuses it under its key.

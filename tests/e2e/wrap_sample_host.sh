@@ -71,4 +71,16 @@ grep -q "predicted L1 read miss rate: 100.00% (median of 3 runs" "$work/perr" ||
 # The instructions' texts come from the trace file's header, each after its place in the
 # program's source (a[i] of `c[i] = a[i] + b[i];`: line 4 of the string, column 10).
 grep -qE "^  \[0\] 2 misses of 2 reads \(100.00%\)  line 4:10: %[0-9]+ = load float" "$work/perr" || fail "no instruction text: $(cat "$work/perr")"
+# A launch the simulator cannot take (scale's 256-wide workgroups, cltrace's choice for its NULL
+# local size, over max_threads_per_workgroup=128) is said; vadd's is still reported, and the
+# program's exit status (0) stays (it became 1, and the other reports were lost).
+wrapped=$("$CLTRACE" wrap --out "$work/q" --launch 0,1 --predict --runs 1 --set max_threads_per_workgroup=128 \
+  -- "$SAMPLE_HOST" 2>"$work/qerr") || fail "a launch that cannot be simulated: exit status: $(cat "$work/qerr")"
+[ "$plain" = "$wrapped" ] || fail "--predict with a launch it cannot simulate changed the output"
+grep -F "== $work/q/vadd-0.cltrace" "$work/qerr" > /dev/null || fail "no vadd report: $(cat "$work/qerr")"
+grep -Fx "cltrace: error: cannot predict this launch: configuration key 'max_threads_per_workgroup': a workgroup of the launch has 256 work-items, more than the 128 the GPU runs in one, so it would refuse the launch (0 lifts the limit)" \
+  "$work/qerr" > /dev/null || fail "no reason for scale: $(cat "$work/qerr")"
+grep -Fx "cltrace: warning: 1 of 2 traced launches could not be simulated (said above)" "$work/qerr" > /dev/null ||
+  fail "no count: $(cat "$work/qerr")"
+[ "$(grep -c "^predicted L1 read miss rate" "$work/qerr")" -eq 1 ] || fail "reports: $(cat "$work/qerr")"
 echo "wrap --predict: all checks passed"

@@ -247,16 +247,27 @@ int run(const WrapFlags& f) {
   if (!missing.empty())
     fmt::print(stderr, "cltrace: warning: --launch {}: the program made no such launch\n", joined(missing));
   if (f.predict) {
-    // Reports go to stderr: the program's own output on stdout stays as it was.
+    // Reports go to stderr: the program's own output on stdout stays as it was. A launch the
+    // simulator cannot take (a workgroup larger than the GPU's) is said, and the others still
+    // reported; the program's exit status is passed through, as for launches that ran untraced.
+    uint64_t unpredicted = 0;
     for (const std::string& path : traces) {
-      cli::Prediction p;
-      p.trace = TraceReader(path).header();
-      p.accesses = cli::accessesOf(p.trace);
-      p.report = cli::simulateTrace(path, config, f.threads);
-      std::ostringstream text;
-      cli::printPrediction(text, p);
-      fmt::print(stderr, "\n== {}\n{}", path, text.str());
+      try {
+        cli::Prediction p;
+        p.trace = TraceReader(path).header();
+        p.accesses = cli::accessesOf(p.trace);
+        p.report = cli::simulateTrace(path, config, f.threads);
+        std::ostringstream text;
+        cli::printPrediction(text, p);
+        fmt::print(stderr, "\n== {}\n{}", path, text.str());
+      } catch (const std::exception& e) {
+        ++unpredicted;
+        fmt::print(stderr, "\n== {}\ncltrace: error: cannot predict this launch: {}\n", path, e.what());
+      }
     }
+    if (unpredicted > 0)
+      fmt::print(stderr, "cltrace: warning: {} of {} traced launch{} could not be simulated (said above)\n",
+                 unpredicted, traces.size(), traces.size() == 1 ? "" : "es");
   }
   return code;
 }
