@@ -6,7 +6,11 @@
 source "$(dirname "$0")/lib.sh"
 printf '__kernel void k(__global float* a) { a[get_global_id(0)] = 1.0f; }\n' > "$work/big.cl"
 "$CLTRACE" run "$work/big.cl" --kernel k --global 1536 --local 1536 --arg buffer:float:1536 -o "$work/big.cltrace" \
-  > /dev/null || fail "run"
+  > /dev/null 2> "$work/run.err" || fail "run"
+# Said when traced, not first by the simulator (a program under wrap that asks PoCL for its
+# largest workgroup gets 4096).
+grep -Fx "cltrace: warning: the launch's workgroups have 1536 work-items, more than the 1024 a Fermi GPU runs in one: the GPU would refuse the launch, and so does the simulator unless max_threads_per_workgroup=0 (and max_local_size_x=0)" \
+  "$work/run.err" > /dev/null || fail "no warning when traced: $(cat "$work/run.err")"
 words="configuration key 'max_threads_per_workgroup': a workgroup of the launch has 1536 work-items, more than the 1024 the GPU runs in one, so it would refuse the launch (0 lifts the limit)"
 expect_error "$words" "$CLTRACE" simulate "$work/big.cltrace"
 # Several runs load the trace once, first (the scheduler's check there named max_threads_per_sm).

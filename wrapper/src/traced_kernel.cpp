@@ -1221,6 +1221,10 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
   }
 }
 
+// CL_DEVICE_MAX_WORK_GROUP_SIZE of compute capability 2.x (the simulator's presets' default of
+// max_threads_per_workgroup).
+constexpr uint64_t kFermiMaxWorkgroupSize = 1024;
+
 LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgBinding>& args,
                                   const NDRange& range, const std::string& tracePath,
                                   const LaunchOptions& options) {
@@ -1240,6 +1244,13 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
   if (queueContext != context_)
     throw TraceError("kernel '" + kernel_.kernel + "': the queue belongs to another context than the kernel's");
   LaunchResult result;
+  // The device may take larger workgroups than the GPU modelled (PoCL takes 4096, and a program
+  // that asks the device for its largest gets that): said now, not first by the simulator.
+  if (const uint64_t size = range.workgroupSize(); size > kFermiMaxWorkgroupSize)
+    result.warnings.push_back("the launch's workgroups have " + std::to_string(size) + " work-items, more than the " +
+                              std::to_string(kFermiMaxWorkgroupSize) +
+                              " a Fermi GPU runs in one: the GPU would refuse the launch, and so does the "
+                              "simulator unless max_threads_per_workgroup=0 (and max_local_size_x=0)");
   const std::map<cl_mem, uint64_t> bufferSizes = bufferSizesOf(args);
   // The layout, made now so that one past 2^64 is refused before any run.
   const std::vector<uint64_t> bases =
