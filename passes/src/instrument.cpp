@@ -566,7 +566,10 @@ class KernelInstrumenter {
       if (!pointer || !type || !type->isSized() || pointer->getType()->getPointerAddressSpace() != kLocalAddressSpace)
         continue;
       auto* arg = dyn_cast<Argument>(getUnderlyingObject(pointer));
-      if (!arg || arg->getParent() != &f || arg->getArgNo() >= originalArgs) continue;
+      // (An argument number the diagnostics word cannot hold, 4095 on, is not checked.)
+      if (!arg || arg->getParent() != &f || arg->getArgNo() >= originalArgs ||
+          arg->getArgNo() >= kDiagLocalArgumentMask)
+        continue;
       out.push_back({&inst, pointer, arg, dl.getTypeStoreSize(type).getFixedSize()});
     }
     return out;

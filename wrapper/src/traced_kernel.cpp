@@ -1168,7 +1168,7 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
                 "] returns decides a branch (see the warning before the run), and work-items of other "
                 "workgroups got in between its atomics in one run and not in the other (on PoCL's CPU device, "
                 "POCL_MAX_PTHREAD_COUNT=1 runs one workgroup at a time, as cltrace run and predict do for such "
-                "kernels); either way";
+                "kernels), so";
       else if (barriers)
         cause = "either the kernel's control flow depends on data it changes or on timing, or the device ran the "
                 "instrumented kernels' barriers differently (PoCL does for some barriers inside branches); either "
