@@ -302,4 +302,14 @@ done
 expect_error "--inter-warp orders the warps of the warp policy; --policy sequential has no warps" \
   "$CLTRACE" schedule "$work/vadd.cltrace" --policy sequential --inter-warp greedy-then-oldest -o "$work/vadd.sched"
 [ ! -e "$work/vadd.sched" ] || fail "a refused schedule left its output"
+# wrap of a program that cannot be run says so before anything is made (it made the out folder,
+# ran nothing and said "0 launches traced"); a program's own status still passes through.
+expect_error "cltrace: error: cannot run 'no-such-program-here': no such program in PATH" \
+  "$CLTRACE" wrap --out "$work/w1" -- no-such-program-here
+expect_error "cltrace: error: cannot run '$work/missing': no such executable file" \
+  "$CLTRACE" wrap --out "$work/w2" -- "$work/missing"
+[ ! -e "$work/w1" ] && [ ! -e "$work/w2" ] || fail "wrap of a missing program made its out folder"
+rc=0
+"$CLTRACE" wrap --out "$work/w3" -- sh -c 'exit 42' 2> /dev/null || rc=$?
+[ "$rc" -eq 42 ] || fail "wrap of sh -c 'exit 42': status $rc"
 echo "cli errors: all checks passed"

@@ -142,8 +142,32 @@ void removeEndedActivityFiles(const std::string& out) {
   for (const auto& [pid, file] : endedActivityFiles(out)) fs::remove(file, ec);
 }
 
+// Whether execvp can find `name` as an executable file: a path when it has a slash, else a
+// search of $PATH (its default when unset). Checked before the out folder is made, so that a
+// misspelt program leaves nothing behind.
+bool findsProgram(const std::string& name) {
+  const auto executable = [](const fs::path& p) {
+    std::error_code ec;
+    return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) return executable(name);
+  const char* env = std::getenv("PATH");
+  const std::string dirs = env ? env : "/usr/local/bin:/usr/bin:/bin";
+  for (size_t begin = 0;;) {
+    const size_t end = dirs.find(':', begin);
+    const std::string dir = dirs.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    if (executable(fs::path(dir.empty() ? "." : dir) / name)) return true;
+    if (end == std::string::npos) return false;
+    begin = end + 1;
+  }
+}
+
 int run(const WrapFlags& f) {
   if (f.command.empty()) throw cli::UserError("nothing to run: give the program after --");
+  if (!findsProgram(f.command[0]))
+    throw cli::UserError("cannot run '" + f.command[0] + "': " +
+                         (f.command[0].find('/') != std::string::npos ? "no such executable file"
+                                                                      : "no such program in PATH"));
   std::string layer = layerPath();
   std::error_code ec;
   fs::create_directories(f.out, ec);
