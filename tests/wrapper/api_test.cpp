@@ -213,6 +213,41 @@ TEST(Api, ARawClMemIsABuffer) {
   std::filesystem::remove(path);
 }
 
+// A Buffer may go before a launch that uses it: the kernel keeps its memory (the traced launch
+// asked the driver about the freed cl_mem and crashed). Setting another buffer lets it go.
+TEST(Api, AKernelKeepsTheMemoryOfItsBuffers) {
+  api::Context ctx;
+  api::Program prog(ctx, "__kernel void add(__global int* x) { x[get_global_id(0)] += 1; }");
+  prog.build();
+  api::Kernel k(prog, "add");
+  std::vector<int> host(16, 5);
+  auto b = std::make_unique<api::Buffer>(ctx, CL_MEM_READ_WRITE, 64, host.data());
+  const cl_mem mem = b->get();
+  k.setArg(0, *b);
+  const auto references = [](cl_mem m) {
+    cl_uint n = 0;
+    EXPECT_EQ(clGetMemObjectInfo(m, CL_MEM_REFERENCE_COUNT, sizeof n, &n, nullptr), CL_SUCCESS);
+    return n;
+  };
+  EXPECT_EQ(references(mem), 2u);  // the Buffer's and the kernel's
+  b.reset();
+  EXPECT_EQ(references(mem), 1u);
+  api::CommandQueue q(ctx);
+  const std::string path = test::tempPath("kept");
+  auto result = q.enqueueNDRangeKernel(k, {16}, {8}, api::Trace{path});
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->header.recordCount, 32u);  // a load and a store per work-item
+  ASSERT_EQ(clEnqueueReadBuffer(q.get(), mem, CL_TRUE, 0, 64, host.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(host, std::vector<int>(16, 6));
+  api::Buffer other(ctx, CL_MEM_READ_WRITE, 64, host.data());
+  clRetainMemObject(mem);  // to watch it: the kernel lets go of it when another buffer is set
+  k.setArg(0, other);
+  EXPECT_EQ(references(mem), 1u);
+  EXPECT_EQ(references(other.get()), 2u);
+  clReleaseMemObject(mem);
+  std::filesystem::remove(path);
+}
+
 // A build OpenCL refuses (the program has kernels) leaves the program as it was: its options,
 // and what a traced launch runs (it ran -DADD=10 while the device still had -DADD=1).
 TEST(Api, ARefusedBuildChangesNothing) {

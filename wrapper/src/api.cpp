@@ -95,12 +95,21 @@ Kernel::Kernel(Program& program, const std::string& name) : program_(program.sta
   args_.resize(n);
 }
 
-Kernel::~Kernel() { clReleaseKernel(kernel_); }
+Kernel::~Kernel() {
+  for (const wrapper::ArgBinding& a : args_)
+    if (a.kind == wrapper::ArgBinding::Kind::Buffer && a.buffer) clReleaseMemObject(a.buffer);
+  clReleaseKernel(kernel_);
+}
 
 void Kernel::bind(cl_uint index, wrapper::ArgBinding binding) {
   if (index >= args_.size())
     throw wrapper::OpenCLError("setting argument " + std::to_string(index) + " of " + name_, CL_INVALID_ARG_INDEX);
-  args_[index] = std::move(binding);
+  // The kernel keeps the memory of a buffer set on it, so that a Buffer gone before a launch
+  // leaves it valid (a traced launch asks the driver about every buffer: freed, it crashed).
+  if (binding.kind == wrapper::ArgBinding::Kind::Buffer && binding.buffer) clRetainMemObject(binding.buffer);
+  wrapper::ArgBinding& old = args_[index];
+  if (old.kind == wrapper::ArgBinding::Kind::Buffer && old.buffer) clReleaseMemObject(old.buffer);
+  old = std::move(binding);
 }
 
 void Kernel::setArg(cl_uint index, const Buffer& buffer) { setArg(index, buffer.get()); }

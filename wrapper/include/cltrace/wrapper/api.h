@@ -17,8 +17,9 @@
 // and std::runtime_error (no device can take instrumented programs).
 //
 // Objects may go in any order: a Program keeps its context, and a Kernel its program, for as
-// long as they need them (as OpenCL's reference counts do). A Kernel does not keep the Buffers
-// set on it: a Buffer must outlive the launches that use it. A kernel's arguments must be set
+// long as they need them (as OpenCL's reference counts do). A Kernel keeps the memory of the
+// Buffers set on it (their cl_mem, retained) until another is set there or the Kernel goes, so
+// a launch after a Buffer went still finds it. A kernel's arguments must be set
 // through Kernel::setArg: a traced launch binds what setArg was given, and does not see
 // arguments set on get() with the OpenCL API.
 #pragma once
