@@ -189,23 +189,43 @@ TEST(Api, AnEmptyTracePathIsRefusedBeforeAnyRun) {
 }
 
 // A cl_mem made with the OpenCL API is bound as a buffer, as the kernel expects it.
-TEST(Api, ARawClMemIsABuffer) {
+api::Program& built(api::Program& p) {
+  p.build();
+  return p;
+}
+// A context with kernel `add` (x[i] += 1) built.
+struct AddOne {
   api::Context ctx;
-  api::Program prog(ctx, "__kernel void add(__global int* x) { x[get_global_id(0)] += 1; }");
-  prog.build();
-  api::Kernel k(prog, "add");
+  api::Program prog{ctx, "__kernel void add(__global int* x) { x[get_global_id(0)] += 1; }"};
+  api::Kernel k{built(prog), "add"};
+};
+
+// Traces `k` (x[i] += 1 over 16 ints of 5, workgroups of 8) into a temporary file named after
+// `name`, and checks it: a load and a store per work-item, and `mem` holding 6s. Returns the path.
+std::string traceAddingOne(api::CommandQueue& q, api::Kernel& k, cl_mem mem, const std::string& name) {
+  const std::string path = test::tempPath(name);
+  auto result = q.enqueueNDRangeKernel(k, {16}, {8}, api::Trace{path});
+  EXPECT_TRUE(result.has_value());
+  if (result) {
+    EXPECT_EQ(result->header.recordCount, 32u);
+  }
+  std::vector<int> host(16, 0);
+  EXPECT_EQ(clEnqueueReadBuffer(q.get(), mem, CL_TRUE, 0, 64, host.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(host, std::vector<int>(16, 6));
+  return path;
+}
+
+TEST(Api, ARawClMemIsABuffer) {
+  AddOne a;
+  api::Context& ctx = a.ctx;
+  api::Kernel& k = a.k;
   std::vector<int> host(16, 5);
   cl_int err = CL_SUCCESS;
   cl_mem raw = clCreateBuffer(ctx.get(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 64, host.data(), &err);
   ASSERT_EQ(err, CL_SUCCESS);
   k.setArg(0, raw);
   api::CommandQueue q(ctx);
-  const std::string path = test::tempPath("raw");
-  auto result = q.enqueueNDRangeKernel(k, {16}, {8}, api::Trace{path});
-  ASSERT_TRUE(result.has_value());
-  EXPECT_EQ(result->header.recordCount, 32u);  // a load and a store per work-item
-  ASSERT_EQ(clEnqueueReadBuffer(q.get(), raw, CL_TRUE, 0, 64, host.data(), 0, nullptr, nullptr), CL_SUCCESS);
-  EXPECT_EQ(host, std::vector<int>(16, 6));
+  const std::string path = traceAddingOne(q, k, raw, "raw");
   test::WholeTrace t = test::readWholeTrace(path);
   ASSERT_EQ(t.workItems.size(), 16u);
   EXPECT_EQ(t.workItems[3][1].address, 12u);
@@ -216,10 +236,9 @@ TEST(Api, ARawClMemIsABuffer) {
 // A Buffer may go before a launch that uses it: the kernel keeps its memory (the traced launch
 // asked the driver about the freed cl_mem and crashed). Setting another buffer lets it go.
 TEST(Api, AKernelKeepsTheMemoryOfItsBuffers) {
-  api::Context ctx;
-  api::Program prog(ctx, "__kernel void add(__global int* x) { x[get_global_id(0)] += 1; }");
-  prog.build();
-  api::Kernel k(prog, "add");
+  AddOne a;
+  api::Context& ctx = a.ctx;
+  api::Kernel& k = a.k;
   std::vector<int> host(16, 5);
   auto b = std::make_unique<api::Buffer>(ctx, CL_MEM_READ_WRITE, 64, host.data());
   const cl_mem mem = b->get();
@@ -233,12 +252,7 @@ TEST(Api, AKernelKeepsTheMemoryOfItsBuffers) {
   b.reset();
   EXPECT_EQ(references(mem), 1u);
   api::CommandQueue q(ctx);
-  const std::string path = test::tempPath("kept");
-  auto result = q.enqueueNDRangeKernel(k, {16}, {8}, api::Trace{path});
-  ASSERT_TRUE(result.has_value());
-  EXPECT_EQ(result->header.recordCount, 32u);  // a load and a store per work-item
-  ASSERT_EQ(clEnqueueReadBuffer(q.get(), mem, CL_TRUE, 0, 64, host.data(), 0, nullptr, nullptr), CL_SUCCESS);
-  EXPECT_EQ(host, std::vector<int>(16, 6));
+  const std::string path = traceAddingOne(q, k, mem, "kept");
   api::Buffer other(ctx, CL_MEM_READ_WRITE, 64, host.data());
   clRetainMemObject(mem);  // to watch it: the kernel lets go of it when another buffer is set
   k.setArg(0, other);
