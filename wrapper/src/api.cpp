@@ -55,9 +55,13 @@ void Program::build(const std::string& options) {
     std::string log(size, '\0');
     clGetProgramBuildInfo(s.program, s.device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
     while (!log.empty() && log.back() == '\0') log.pop_back();  // the log's terminator
-    throw wrapper::OpenCLError("clBuildProgram (" + (log.empty() ? std::string("no build log") : "build log:\n" + log) +
-                                   ")",
-                               err);
+    // The one cause of CL_INVALID_OPERATION for a build that waits (no callback): kernels.
+    const std::string why = err == CL_INVALID_OPERATION && log.empty()
+                                ? "kernels made from this program still exist, and OpenCL builds a program again "
+                                  "only when it has none: destroy its Kernels first"
+                                : log.empty() ? "no build log"
+                                              : "build log:\n" + log;
+    throw wrapper::OpenCLError("clBuildProgram (" + why + ")", err);
   }
   s.options = options;
   s.instrumentOptions = wrapper::withWorkingDirectory(passes::splitOptions(options));
