@@ -31,6 +31,18 @@ StringRef demangledStem(StringRef mangled) {
   return mangled.take_front(length);
 }
 
+bool isAtomicBuiltin(StringRef name) {
+  // _Z10atomic_addPU3AS1Vjj, _Z8atom_incPU3AS1j, _Z14atomic_cmpxchgPU3AS1Vjjj, ...
+  StringRef stem = demangledStem(name);
+  return stem.startswith("atomic_") || stem.startswith("atom_");
+}
+
+const Value* branchCondition(const Instruction* terminator) {
+  if (const auto* br = dyn_cast<BranchInst>(terminator)) return br->isConditional() ? br->getCondition() : nullptr;
+  if (const auto* sw = dyn_cast<SwitchInst>(terminator)) return sw->getCondition();
+  return nullptr;
+}
+
 bool isKernel(const Function& f) {
   return !f.isDeclaration() && f.getCallingConv() == CallingConv::SPIR_KERNEL;
 }
@@ -68,11 +80,6 @@ Type* pointeeOf(const Value* pointer) {
   return pt->isOpaque() ? nullptr : pt->getNonOpaquePointerElementType();
 }
 
-bool isAtomicBuiltin(StringRef name) {
-  // _Z10atomic_addPU3AS1Vjj, _Z8atom_incPU3AS1j, _Z14atomic_cmpxchgPU3AS1Vjjj, ...
-  StringRef stem = demangledStem(name);
-  return stem.startswith("atomic_") || stem.startswith("atom_");
-}
 
 // N of the vloadN / vstoreN builtins ("_Z6vload4jPU3AS1Kf" -> 4), or 0 for anything else.
 unsigned vectorWidth(StringRef name, StringRef prefix) {

@@ -6,6 +6,8 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Instructions.h>
 
+#include "cltrace/passes/access_enumeration.h"
+
 using namespace llvm;
 
 namespace cltrace::passes {
@@ -57,12 +59,6 @@ SmallPtrSet<const Value*, 32> valuesFrom(const Instruction* atomic) {
   return tainted;
 }
 
-const Value* conditionOf(const Instruction* terminator) {
-  if (const auto* br = dyn_cast<BranchInst>(terminator)) return br->isConditional() ? br->getCondition() : nullptr;
-  if (const auto* sw = dyn_cast<SwitchInst>(terminator)) return sw->getCondition();
-  return nullptr;
-}
-
 }  // namespace
 
 std::vector<AtomicSteering> atomicSteering(
@@ -73,7 +69,7 @@ std::vector<AtomicSteering> atomicSteering(
     const SmallPtrSet<const Value*, 32> tainted = valuesFrom(atomic);
     AtomicSteering s{atomic, nullptr, nullptr};
     for (const BasicBlock& block : *atomic->getFunction()) {
-      const Value* condition = block.getTerminator() ? conditionOf(block.getTerminator()) : nullptr;
+      const Value* condition = block.getTerminator() ? branchCondition(block.getTerminator()) : nullptr;
       if (condition && tainted.count(condition)) {
         s.branch = block.getTerminator();
         break;

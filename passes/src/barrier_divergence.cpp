@@ -53,11 +53,6 @@ bool isGroupBase(const Instruction& inst) {
   return a && b && a->getZExtValue() == b->getZExtValue();
 }
 
-const Value* conditionOf(const Instruction* terminator) {
-  if (const auto* br = dyn_cast<BranchInst>(terminator)) return br->isConditional() ? br->getCondition() : nullptr;
-  if (const auto* sw = dyn_cast<SwitchInst>(terminator)) return sw->getCondition();
-  return nullptr;
-}
 
 // Post-dominance among the blocks that can reach a return: a way that ends in `unreachable`
 // (undefined, so not taken) or loops forever is no way a work-item takes to the end.
@@ -153,7 +148,7 @@ std::vector<DivergentBarrier> divergentBarriers(const Function& kernel, const st
     grew = false;
     for (const BasicBlock& block : kernel) {
       const Instruction* terminator = block.getTerminator();
-      const Value* condition = terminator ? conditionOf(terminator) : nullptr;
+      const Value* condition = terminator ? branchCondition(terminator) : nullptr;
       if (!condition || !dependent.count(condition) || !postDominance.canReturn(&block) ||
           branchesSeen.count(terminator))
         continue;

@@ -556,8 +556,7 @@ class KernelInstrumenter {
       } else if (auto* call = dyn_cast<CallInst>(&inst)) {
         // atomic_inc(&counts[i]) and the other atomic builtins on __local memory.
         const Function* callee = call->getCalledFunction();
-        const StringRef stem = callee ? demangledStem(callee->getName()) : StringRef();
-        if ((stem.startswith("atomic_") || stem.startswith("atom_")) && call->arg_size() > 0)
+        if (callee && isAtomicBuiltin(callee->getName()) && call->arg_size() > 0)
           if (auto* pt = dyn_cast<PointerType>(call->getArgOperand(0)->getType()); pt && !pt->isOpaque()) {
             pointer = call->getArgOperand(0);
             type = pt->getNonOpaquePointerElementType();

@@ -718,8 +718,7 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
         // `cltrace run` traces such a kernel on a one-compute-unit sub-device; here the program's
         // own context and device run it.
         const char* threads = std::getenv("POCL_MAX_PTHREAD_COUNT");
-        if ((!ik.report.atomicsSteeringBranches.empty() || !ik.report.atomicsSteeringAddresses.empty()) &&
-            (!threads || std::string(threads) != "1"))
+        if (ik.report.steeredByAtomics() && (!threads || std::string(threads) != "1"))
           message("note: kernel '" + info.name + "' runs on the program's own device, where its traces can differ "
                   "between runs; on PoCL's CPU device, POCL_MAX_PTHREAD_COUNT=1 in the program's environment runs "
                   "one workgroup at a time, which makes them the same");

@@ -540,7 +540,7 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
     }
   } oneUnit;
   passes::KernelReport& report = instrumented.report;
-  if (!report.atomicsSteeringBranches.empty() || !report.atomicsSteeringAddresses.empty()) {
+  if (report.steeredByAtomics()) {
     oneUnit.id = oneComputeUnitOf(device);
     if (oneUnit.id) {
       device = oneUnit.id;

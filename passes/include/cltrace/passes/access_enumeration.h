@@ -56,6 +56,10 @@ bool isKernel(const llvm::Function& f);
 // The function name inside an Itanium-mangled name ("_Z10vload_halfmPU3AS1KDh" ->
 // "vload_half"), or "" for a name that is not mangled that way.
 llvm::StringRef demangledStem(llvm::StringRef mangled);
+// Whether `name` is an OpenCL atomic builtin (atomic_*, atom_*, C11's atomic_fetch_add, ...).
+bool isAtomicBuiltin(llvm::StringRef name);
+// What a conditional branch or a switch tests; null for any other terminator.
+const llvm::Value* branchCondition(const llvm::Instruction* terminator);
 std::vector<llvm::Function*> kernelsOf(llvm::Module& m);
 
 // A program-scope variable `pointer` may point into (the constant initialiser clang emits for a

@@ -63,6 +63,7 @@ struct KernelReport {
   // different addresses (atomic_dependence.h; each has a warning).
   std::vector<uint32_t> atomicsSteeringBranches;
   std::vector<uint32_t> atomicsSteeringAddresses;
+  bool steeredByAtomics() const { return !atomicsSteeringBranches.empty() || !atomicsSteeringAddresses.empty(); }
   // Found by the count pass (the trace pass leaves it true): false when the count kernel leaves
   // out every store to global memory (count_slicing.h), so that the buffers need no restoring
   // after the count run.
