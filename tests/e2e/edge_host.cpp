@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -66,8 +67,15 @@ static CallbackShared shared;
 
 static void CL_CALLBACK onBumped(cl_event, cl_int, void* data) {
   const int d = 5;
-  clSetKernelArg(shared.next, 0, sizeof shared.nextBuffer, &shared.nextBuffer);
-  clSetKernelArg(shared.next, 1, sizeof d, &d);
+  {
+    // OpenCL lets only one thread at a time set a kernel's arguments, and callbacks run on
+    // several: the main thread's clSetEventCallback runs one of an event already complete while
+    // the queue's thread runs another (rusticl panicked then, "already borrowed", kernel.rs:303).
+    static std::mutex settingArgs;
+    std::lock_guard<std::mutex> lock(settingArgs);
+    clSetKernelArg(shared.next, 0, sizeof shared.nextBuffer, &shared.nextBuffer);
+    clSetKernelArg(shared.next, 1, sizeof d, &d);
+  }
   if (shared.fromCallback && reinterpret_cast<intptr_t>(data) == 5) {
     const size_t global = 64, local = 64;
     clEnqueueNDRangeKernel(shared.queue, shared.fromCallback, 1, nullptr, &global, &local, 0, nullptr, nullptr);
