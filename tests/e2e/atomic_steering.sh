@@ -64,8 +64,9 @@ assert m['atomics_steering_branches'] == [] and m['atomics_steering_addresses'] 
   fail "histogram's atomics steer nothing"
 echo "ok: manifests list the steering atomics"
 
-# Under wrap the program's own device runs the kernel: the note says how to make its traces the
-# same every run, and with POCL_MAX_PTHREAD_COUNT=1 they are (the program's output is unchanged).
+# Under wrap too such a kernel is traced on one compute unit of the program's device (on copies of
+# its buffers), and the program's launch then runs on the device itself: the program's output is
+# unchanged, and the CAS loop runs once per work-item with PoCL's two threads.
 cat > "$work/w.cl" <<'CL'
 __kernel void k(__global float* a) {
   volatile __global unsigned int* p = (volatile __global unsigned int*)&a[0];
@@ -79,18 +80,43 @@ __kernel void k(__global float* a) {
   a[get_global_id(0) + 64] += 1;
 }
 CL
-plain=$("$ONE_BUFFER_HOST" "$work/w.cl") || fail "alone: $plain"
-wrapped=$("$CLTRACE" wrap --out "$work/wa" -- "$ONE_BUFFER_HOST" "$work/w.cl" 2> "$work/err") ||
-  fail "wrapped: $(cat "$work/err")"
+plain=$("$ONE_BUFFER_HOST" "$work/w.cl" "" 1 16) || fail "alone: $plain"
+wrapped=$(POCL_MAX_PTHREAD_COUNT=2 "$CLTRACE" wrap --out "$work/wa" -- "$ONE_BUFFER_HOST" "$work/w.cl" "" 1 16 \
+  2> "$work/err") || fail "wrapped: $(cat "$work/err")"
 [ "$plain" = "$wrapped" ] || fail "output differs: $wrapped (alone: $plain)"
-grep -F "note: kernel 'k' runs on the program's own device, where its traces can differ between runs; on PoCL's CPU device, POCL_MAX_PTHREAD_COUNT=1 in the program's environment runs one workgroup at a time, which makes them the same" \
-  "$work/err" > /dev/null || fail "no note: $(cat "$work/err")"
-POCL_MAX_PTHREAD_COUNT=1 "$CLTRACE" wrap --out "$work/wb" -- "$ONE_BUFFER_HOST" "$work/w.cl" > /dev/null 2> "$work/err" ||
-  fail "wrapped on one thread: $(cat "$work/err")"
-if grep -F "note: kernel 'k'" "$work/err" > /dev/null; then fail "noted with POCL_MAX_PTHREAD_COUNT=1"; fi
-# 64 work-items, one at a time: the first read of a[0], one atomic_cmpxchg (no repeat), a[i + 64]
-# read and written.
-"$CLTRACE" stats "$work/wb/k-0.cltrace" > "$work/stats" || fail "stats"
+grep -F "warning: kernel 'k' is traced on one compute unit of '" "$work/err" > /dev/null || fail "no warning: $(cat "$work/err")"
+grep -E "^cltrace: traced k launch 0 -> .*/wa/k-0.cltrace on one compute unit of '.*'$" "$work/err" > /dev/null ||
+  fail "traced where: $(cat "$work/err")"
+# 64 work-items in 4 workgroups, one at a time: the first read of a[0], one atomic_cmpxchg (no
+# repeat), a[i + 64] read and written.
+"$CLTRACE" stats "$work/wa/k-0.cltrace" > "$work/stats" || fail "stats"
 [ "$(grep -E '^  (load|store|atomic) ' "$work/stats" | tr -s ' ')" = "$(printf ' load 128\n store 64\n atomic 64')" ] ||
   fail "kinds: $(cat "$work/stats")"
-echo "ok: under wrap, noted; with one PoCL thread the CAS loop runs once per work-item"
+echo "ok: under wrap, traced on one compute unit; the CAS loop runs once per work-item"
+
+# 64 work-items in 4 workgroups each take 512 slots of a counter and count the slot at a[1 + slot %
+# 64]: which elements a work-item touches depends on how the workgroups interleave (traced on the
+# program's device with two PoCL threads, about one run in five differed). The trace is the same
+# every run, and the same as when PoCL runs one workgroup at a time (a device of one compute unit is
+# not split, and no note is needed).
+cat > "$work/s.cl" <<'CL'
+__kernel void k(__global float* a) {
+  volatile __global int* n = (volatile __global int*)&a[0];
+  for (int j = 0; j < 512; ++j) {
+    int slot = atomic_inc(n);
+    atomic_inc((volatile __global int*)&a[1 + (slot & 63)]);
+  }
+}
+CL
+plain=$("$ONE_BUFFER_HOST" "$work/s.cl" "" 1 16) || fail "alone: $plain"
+POCL_MAX_PTHREAD_COUNT=1 "$CLTRACE" wrap --out "$work/ws1" -- "$ONE_BUFFER_HOST" "$work/s.cl" "" 1 16 > /dev/null \
+  2> "$work/err" || fail "wrapped on one thread: $(cat "$work/err")"
+if grep -E "note: kernel 'k'|compute unit" "$work/err" > /dev/null; then fail "split one unit: $(cat "$work/err")"; fi
+for round in 1 2 3 4 5; do
+  rm -rf "$work/ws2"
+  wrapped=$(POCL_MAX_PTHREAD_COUNT=2 "$CLTRACE" wrap --out "$work/ws2" -- "$ONE_BUFFER_HOST" "$work/s.cl" "" 1 16 \
+    2> "$work/err") || fail "wrapped (round $round): $(cat "$work/err")"
+  [ "$plain" = "$wrapped" ] || fail "output differs (round $round): $wrapped (alone: $plain)"
+  cmp "$work/ws1/k-0.cltrace" "$work/ws2/k-0.cltrace" || fail "the trace differs (round $round)"
+done
+echo "ok: under wrap, a slot-taking kernel's trace is the same every run"

@@ -4,6 +4,8 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include "cltrace/wrapper/api.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <thread>
@@ -260,6 +262,60 @@ TEST(Api, AKernelKeepsTheMemoryOfItsBuffers) {
   EXPECT_EQ(references(other.get()), 2u);
   clReleaseMemObject(mem);
   std::filesystem::remove(path);
+}
+
+// A kernel whose addresses come from what an atomic returns: on a device of several compute
+// units its launch is warned about (the trace can differ between runs); on one compute unit of it
+// (wrapper::oneComputeUnitOf) the workgroups run one after another, work-item i takes slot i, and
+// the trace is the same every time: work-item i stores at a[1 + i], byte 4 + 4i.
+TEST(Api, AnAtomicSteeredKernelRunsAloneOnOneComputeUnit) {
+  static const char* const src = "__kernel void take(__global int* a) { a[1 + atomic_inc(a)] = get_global_id(0); }";
+  const auto traceTaking = [](api::Context& ctx, const std::string& name, std::vector<std::string>& warnings) {
+    api::Program prog(ctx, src);
+    api::Kernel k(built(prog), "take");
+    std::vector<int> host(65, 0);
+    api::Buffer b(ctx, CL_MEM_READ_WRITE, host.size() * sizeof(int), host.data());
+    k.setArg(0, b);
+    api::CommandQueue q(ctx);
+    const std::string path = test::tempPath(name);
+    auto result = q.enqueueNDRangeKernel(k, {64}, {16}, api::Trace{path});
+    EXPECT_TRUE(result.has_value());
+    if (result) warnings = result->warnings;
+    q.read(b, host.data(), host.size() * sizeof(int));
+    EXPECT_EQ(host[0], 64);
+    return path;
+  };
+  api::Context whole;
+  cl_uint units = 0;
+  ASSERT_EQ(clGetDeviceInfo(whole.device(), CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, nullptr), CL_SUCCESS);
+  std::vector<std::string> warnings;
+  std::filesystem::remove(traceTaking(whole, "steered_whole", warnings));
+  const auto warned = [&warnings] {
+    return std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
+      return w.find("kernel 'take' is steered by what its atomics return and runs on a device of ") == 0 &&
+             w.find("wrapper::oneComputeUnitOf(device) gives one") != std::string::npos;
+    });
+  };
+  EXPECT_EQ(warned(), units > 1);
+  if (units < 2) GTEST_SKIP() << "the device has one compute unit: nothing to split";
+  const cl_device_id part = wrapper::oneComputeUnitOf(whole.device());
+  ASSERT_NE(part, nullptr);
+  {
+    api::Context one(part);
+    for (int round = 0; round < 2; ++round) {
+      const std::string path = traceTaking(one, "steered_one", warnings);
+      EXPECT_FALSE(warned());
+      test::WholeTrace t = test::readWholeTrace(path);
+      ASSERT_EQ(t.workItems.size(), 64u);
+      for (size_t i = 0; i < 64; ++i) {
+        ASSERT_EQ(t.workItems[i].size(), 2u);
+        EXPECT_EQ(t.workItems[i][0].address, 0u);  // the atomic
+        EXPECT_EQ(t.workItems[i][1].address, 4 + 4 * i) << "work-item " << i;
+      }
+      std::filesystem::remove(path);
+    }
+  }
+  clReleaseDevice(part);
 }
 
 // A build OpenCL refuses (the program has kernels) leaves the program as it was: its options,

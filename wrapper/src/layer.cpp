@@ -11,7 +11,9 @@
 // stand-in device that does (PoCL here; $CLTRACE_DEVICE chooses): the kernel's buffers are
 // copied there and traced there, and the application's own launch then runs unchanged on its
 // device. The trace does not depend on the device (addresses are rebased into a virtual
-// layout), so only the header's device name tells the two apart.
+// layout), so only the header's device name tells the two apart. A kernel steered by what its
+// global atomics return is traced the same way on one compute unit of the device
+// (clCreateSubDevices), where PoCL runs its workgroups one after another, as `cltrace run` does.
 //
 // Configuration (set by `cltrace wrap`):
 //   CLTRACE_OUT       directory for traces (default cltrace-traces)
@@ -156,6 +158,7 @@ struct StandIn {
   cl_context context = nullptr;
   cl_command_queue queue = nullptr;
   std::string name;
+  std::string where;  // for the trace's line: " on the stand-in device '...'"
 };
 
 // Two locks. `mutex` guards the books (programs, kernels, traced, orphans, user events, the
@@ -167,6 +170,11 @@ struct State {
   std::mutex mutex;
   std::mutex tracing;
   std::unique_ptr<StandIn> standIn;  // created on first need
+  // One-compute-unit parts (clCreateSubDevices) of the devices that run kernels steered by
+  // what global atomics return, by the device split; null where it cannot be split.
+  std::map<cl_device_id, std::unique_ptr<StandIn>> oneUnit;
+  // Kernels (keyed as `traced` is, less the device) found steered by their atomics.
+  std::set<std::string> steeredByAtomics;
   Settings settings;
   std::map<cl_program, ProgramInfo> programs;
   std::map<cl_kernel, KernelInfo> kernels;
@@ -466,8 +474,37 @@ StandIn& standIn(State& s) {
   in->context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
   check(err, "clCreateContext (stand-in device)");
   in->queue = createCommandQueue(in->context, device);
+  in->where = " on the stand-in device '" + in->name + "'";
   s.standIn = std::move(in);
   return *s.standIn;
+}
+
+// A stand-in with one compute unit of `device`, made once per device, or null when the device
+// cannot be split (it has one compute unit, or does not partition). Where what a global atomic
+// returns steers a kernel, PoCL runs its workgroups there one after another, so that its trace
+// is the same every run, as `cltrace run` traces it; the program's buffers are copied there.
+const StandIn* oneUnitStandIn(State& s, cl_device_id device) {
+  auto it = s.oneUnit.find(device);
+  if (it != s.oneUnit.end()) return it->second.get();
+  std::unique_ptr<StandIn>& kept = s.oneUnit[device];
+  cl_device_id part = oneComputeUnitOf(device);
+  if (!part) return nullptr;
+  auto in = std::make_unique<StandIn>();
+  in->device = part;
+  in->name = describeDevice(part);
+  in->where = " on one compute unit of '" + in->name + "'";
+  cl_int err = CL_SUCCESS;
+  in->context = clCreateContext(nullptr, 1, &part, nullptr, nullptr, &err);
+  try {
+    check(err, "clCreateContext (one compute unit)");
+    in->queue = createCommandQueue(in->context, part);
+  } catch (const std::exception&) {  // traced on the device itself, as without a part
+    if (in->context) clReleaseContext(in->context);
+    clReleaseDevice(part);
+    return nullptr;
+  }
+  kept = std::move(in);
+  return kept.get();
 }
 
 // Buffers copied from the application's device to the stand-in device, released afterwards.
@@ -700,8 +737,25 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
     if (!program.compileError.empty()) throw TraceError(program.compileError);
     if (program.bitcode.empty()) throw TraceError("its program was not built from source through this layer");
     // The options stay in the key: some only matter to the device's build.
-    std::string key = std::to_string(std::hash<std::string>()(program.bitcode)) + "|" + program.options + "|" +
-                      info.name + "|" + std::to_string(reinterpret_cast<uintptr_t>(device));
+    const std::string kernelKey =
+        std::to_string(std::hash<std::string>()(program.bitcode)) + "|" + program.options + "|" + info.name;
+    // A kernel steered by what its global atomics return is traced on one compute unit of the
+    // device (copies of its buffers there), as `cltrace run` traces it.
+    auto toOneUnit = [&] {
+      const StandIn* part = oneUnitStandIn(s, device);
+      if (!part) return false;
+      in = part;
+      context = part->context;
+      device = part->device;
+      return true;
+    };
+    bool steered = false;
+    {
+      std::lock_guard<std::mutex> lock(s.mutex);
+      steered = s.steeredByAtomics.count(kernelKey) != 0;
+    }
+    if (steered) toOneUnit();
+    std::string key = kernelKey + "|" + std::to_string(reinterpret_cast<uintptr_t>(device));
     // A program's kernels are instrumented once and reused, also by programs made again from
     // the same source. Built without s.mutex held (it takes a while); s.tracing keeps a second
     // launch from building the same one meanwhile.
@@ -715,13 +769,20 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
         passes::InstrumentedKernel ik = passes::instrumentBitcode(program.bitcode, info.name);
         ik.sourceHash = program.sourceHash;
         for (const std::string& w : ik.report.warnings) message("warning: " + w);  // once per kernel
-        // `cltrace run` traces such a kernel on a one-compute-unit sub-device; here the program's
-        // own context and device run it.
-        const char* threads = std::getenv("POCL_MAX_PTHREAD_COUNT");
-        if (ik.report.steeredByAtomics() && (!threads || std::string(threads) != "1"))
-          message("note: kernel '" + info.name + "' runs on the program's own device, where its traces can differ "
-                  "between runs; on PoCL's CPU device, POCL_MAX_PTHREAD_COUNT=1 in the program's environment runs "
-                  "one workgroup at a time, which makes them the same");
+        if (ik.report.steeredByAtomics() && !steered) {
+          {
+            std::lock_guard<std::mutex> lock(s.mutex);
+            s.steeredByAtomics.insert(kernelKey);
+          }
+          // Where the device cannot be split, the launch's warning says how traces can differ.
+          if (toOneUnit()) {
+            key = kernelKey + "|" + std::to_string(reinterpret_cast<uintptr_t>(device));
+            message("warning: kernel '" + info.name + "' is traced" + in->where +
+                    " (clCreateSubDevices), where its workgroups run one after another, so that what its atomics "
+                    "return, and with it the trace, is the same every run; the program's launch then runs on its "
+                    "own device");
+          }
+        }
         traced = std::make_shared<TracedKernel>(context, device, std::move(ik),
                                                 deviceBuildOptions(passes::splitOptions(program.options)));
       } catch (const std::exception&) {
@@ -780,7 +841,7 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
     written.path = path;
     written.note = std::string(localNote) +
                    (r.traceSlices > 1 ? " (in " + std::to_string(r.traceSlices) + " slices)" : "") +
-                   (in ? " on the stand-in device '" + in->name + "'" : "");
+                   (in ? in->where : "");
     return inPlace ? Traced::Done : Traced::AppLaunchPending;
   } catch (const std::exception& e) {
     why = "could not trace " + info.name + " launch " + std::to_string(launch) + ": " + e.what();

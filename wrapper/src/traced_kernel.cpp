@@ -1167,8 +1167,8 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
         cause = "what the atomic [" + std::to_string(atomics.front()) +
                 "] returns decides a branch (see the warning before the run), and work-items of other "
                 "workgroups got in between its atomics in one run and not in the other (on PoCL's CPU device, "
-                "POCL_MAX_PTHREAD_COUNT=1 runs one workgroup at a time, as cltrace run and predict do for such "
-                "kernels), so";
+                "POCL_MAX_PTHREAD_COUNT=1 runs one workgroup at a time, as cltrace run, predict and wrap do for "
+                "such kernels), so";
       else if (barriers)
         cause = "either the kernel's control flow depends on data it changes or on timing, or the device ran the "
                 "instrumented kernels' barriers differently (PoCL does for some barriers inside branches); either "
@@ -1251,6 +1251,20 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
                               std::to_string(kFermiMaxWorkgroupSize) +
                               " a Fermi GPU runs in one: the GPU would refuse the launch, and so does the "
                               "simulator unless max_threads_per_workgroup=0 (and max_local_size_x=0)");
+  // Where what its atomics return steers the kernel, a device that runs several workgroups at
+  // once may interleave them differently every run (`cltrace run` and `wrap` trace on one unit).
+  if (kernel_.report.steeredByAtomics()) {
+    cl_uint units = 0;
+    if (clGetDeviceInfo(device_, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, nullptr) == CL_SUCCESS &&
+        units > 1)
+      result.warnings.push_back(
+          "kernel '" + kernel_.kernel + "' is steered by what its atomics return and runs on a device of " +
+          std::to_string(units) +
+          " compute units, where work-items of other workgroups may get in between: its trace can differ "
+          "between runs. A device of one compute unit runs one workgroup at a time, as cltrace run and wrap "
+          "trace such kernels: wrapper::oneComputeUnitOf(device) gives one, and on PoCL's CPU device "
+          "POCL_MAX_PTHREAD_COUNT=1 does the same");
+  }
   const std::map<cl_mem, uint64_t> bufferSizes = bufferSizesOf(args);
   // The layout, made now so that one past 2^64 is refused before any run.
   const std::vector<uint64_t> bases =
