@@ -805,9 +805,10 @@ std::unique_ptr<TracedKernel::CountRun> TracedKernel::runCount(cl_command_queue 
   // them. Then the launch tag (kDiagLaunchTagShift): slots without it were not written by this launch.
   launchTag_ = static_cast<uint16_t>(launchTag_ % kLaunchTagMask + 1);
   run->tag = launchTag_;
-  // The last word is the one a work-item sets when it goes outside a buffer (kBoundsParam): in
-  // host memory, so that the host sees it while the run lasts on a CPU device.
-  std::vector<uint64_t> bounds(args.size() + 2, 0);
+  // The next word is the one a work-item sets when it goes outside a buffer (kBoundsParam): in
+  // host memory, so that the host sees it while the run lasts on a CPU device. Then scratch
+  // (passes::boundsScratchWord), which the kernel only writes.
+  std::vector<uint64_t> bounds(passes::boundsWords(args.size()), 0);
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i].kind == ArgBinding::Kind::Buffer)
       bounds[i] = bufferSizes.at(args[i].buffer);

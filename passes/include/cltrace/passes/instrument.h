@@ -20,8 +20,16 @@ enum class Mode { Count, Trace };
 // units (packed_record.h) per work-item; the trace pass writes packed records.
 inline constexpr const char* kCountsParam = "cltrace_counts";    // count: ulong*
 // count: ulong*: buffer bytes per argument, the launch tag, then a word a work-item sets to 1 when
-// it accesses memory outside a buffer (at once, for the host to see while the run lasts).
+// it accesses memory outside a buffer (at once, for the host to see while the run lasts), then
+// kBoundsScratchBytes from word boundsScratchWord(): where a count kernel that waits for its
+// workgroup sends an access outside its buffer instead of branching around it (instrument.cpp).
 inline constexpr const char* kBoundsParam = "cltrace_bounds";
+inline constexpr uint64_t kBoundsScratchBytes = 128;  // the widest OpenCL type (double16, long16)
+// 128-byte aligned within the buffer (the host allocates it 128-byte aligned at least).
+inline uint64_t boundsScratchWord(uint64_t originalArgs) { return (originalArgs + 2 + 15) / 16 * 16; }
+inline uint64_t boundsWords(uint64_t originalArgs) {
+  return boundsScratchWord(originalArgs) + kBoundsScratchBytes / 8;
+}
 inline constexpr const char* kRecordsParam = "cltrace_records";  // trace: uchar*
 inline constexpr const char* kControlParam = "cltrace_control";  // trace: ulong*
 inline constexpr const char* kArgsParam = "cltrace_args";        // trace: ulong*
