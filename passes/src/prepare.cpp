@@ -15,6 +15,7 @@
 
 #include "cltrace/passes/access_enumeration.h"
 #include "cltrace/passes/instrument.h"
+#include "cltrace/passes/invariant_loads.h"
 
 using namespace llvm;
 
@@ -185,6 +186,9 @@ bool prepareModule(Module& m, std::string& error) {
   for (Function& f : m)
     if (isKernel(f))
       for (BasicBlock& bb : f) ConstantFoldTerminator(&bb);
+  // Loop-invariant loads are read once per entry into their loop, as a GPU compiler hoists them.
+  for (Function& f : m)
+    if (isKernel(f)) loadInvariantsOnce(f);
 
   const Function* callee = nullptr;
   if (const CallBase* call = remainingCall(m, callee)) {

@@ -1,0 +1,27 @@
+// Loop-invariant loads, read once per entry into their loop as a GPU compiler's loop-invariant
+// code motion reads them (part of prepare).
+//
+// clang's -O0 code loads `w[0]` or `p->n` again on every iteration of `for (k...) s += w[0] *
+// in[k];`; nvcc hoists such a load out of the loop (into the guard of the rotated loop, so a loop
+// that runs no iteration reads nothing), and the L1 sees one read per entry, not one hit per
+// iteration. Here the load stays where it is but runs only the first time its block runs after
+// the loop was entered; later iterations reuse the value. A load qualifies when, for its loop:
+//  - it is a plain (not volatile, not atomic) load of __global or __constant memory;
+//  - its address is computed from values defined outside the loop (arithmetic and casts only);
+//  - its block runs on every iteration (it dominates the loop's latches);
+//  - nothing in the loop may write __global memory (a store or atomic to __global or generic
+//    memory, or a call that may write memory: barriers and fences included) — for __constant
+//    memory nothing can.
+// It is hoisted out of the outermost enclosing loop for which all of this holds.
+#pragma once
+
+namespace llvm {
+class Function;
+}
+
+namespace cltrace::passes {
+
+// Returns whether any load changed.
+bool loadInvariantsOnce(llvm::Function& kernel);
+
+}  // namespace cltrace::passes

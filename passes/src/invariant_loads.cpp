@@ -1,0 +1,125 @@
+#include "cltrace/passes/invariant_loads.h"
+
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/IR/Dominators.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
+#include <llvm/Transforms/Utils/BasicBlockUtils.h>
+#include <llvm/Transforms/Utils/PromoteMemToReg.h>
+
+#include <vector>
+
+using namespace llvm;
+
+namespace cltrace::passes {
+
+namespace {
+
+constexpr unsigned kGlobalSpace = 1, kConstantSpace = 2, kGenericSpace = 4;
+
+// Whether `v` is computed, by arithmetic and casts only, from values defined outside `l`.
+bool invariantIn(const Loop& l, const Value* v, unsigned depth = 0) {
+  const auto* inst = dyn_cast<Instruction>(v);
+  if (!inst || !l.contains(inst)) return true;
+  if (depth > 16) return false;
+  if (!isa<GetElementPtrInst>(inst) && !isa<CastInst>(inst) && !isa<BinaryOperator>(inst)) return false;
+  for (const Value* operand : inst->operands())
+    if (!invariantIn(l, operand, depth + 1)) return false;
+  return true;
+}
+
+bool writesGlobalSpace(unsigned space) { return space == kGlobalSpace || space == kGenericSpace; }
+
+// Whether something in `l` may write __global memory.
+bool mayWriteGlobal(const Loop& l) {
+  for (const BasicBlock* bb : l.blocks())
+    for (const Instruction& inst : *bb) {
+      if (const auto* s = dyn_cast<StoreInst>(&inst)) {
+        if (writesGlobalSpace(s->getPointerAddressSpace())) return true;
+      } else if (const auto* a = dyn_cast<AtomicRMWInst>(&inst)) {
+        if (writesGlobalSpace(a->getPointerAddressSpace())) return true;
+      } else if (const auto* a = dyn_cast<AtomicCmpXchgInst>(&inst)) {
+        if (writesGlobalSpace(a->getPointerAddressSpace())) return true;
+      } else if (isa<FenceInst>(inst)) {
+        return true;
+      } else if (const auto* call = dyn_cast<CallBase>(&inst)) {
+        if (isa<DbgInfoIntrinsic>(call) || call->isLifetimeStartOrEnd()) continue;
+        if (!call->onlyReadsMemory()) return true;
+      }
+    }
+  return false;
+}
+
+// Whether the block runs on every iteration of `l` that goes on to the next.
+bool runsEveryIteration(const Loop& l, const BasicBlock* block, const DominatorTree& dt) {
+  SmallVector<BasicBlock*, 4> latches;
+  l.getLoopLatches(latches);
+  for (const BasicBlock* latch : latches)
+    if (!dt.dominates(block, latch)) return false;
+  return !latches.empty();
+}
+
+struct Candidate {
+  LoadInst* load;
+  std::vector<BasicBlock*> entries;  // the blocks outside its loop that branch to the loop's header
+};
+
+}  // namespace
+
+bool loadInvariantsOnce(Function& kernel) {
+  DominatorTree dt(kernel);
+  LoopInfo li(dt);
+  std::vector<Candidate> candidates;
+  for (BasicBlock& bb : kernel)
+    for (Instruction& inst : bb) {
+      auto* load = dyn_cast<LoadInst>(&inst);
+      if (!load || !load->isSimple()) continue;
+      const unsigned space = load->getPointerAddressSpace();
+      if (space != kGlobalSpace && space != kConstantSpace) continue;
+      Loop* target = nullptr;
+      for (Loop* l = li.getLoopFor(&bb); l; l = l->getParentLoop()) {
+        if (!invariantIn(*l, load->getPointerOperand()) || !runsEveryIteration(*l, &bb, dt)) break;
+        if (space == kGlobalSpace && mayWriteGlobal(*l)) break;
+        target = l;
+      }
+      if (!target) continue;
+      // Taken before any block is split (a split may add a latch the loop does not list).
+      Candidate c{load, {}};
+      for (BasicBlock* pred : predecessors(target->getHeader()))
+        if (!target->contains(pred)) c.entries.push_back(pred);
+      candidates.push_back(std::move(c));
+    }
+  if (candidates.empty()) return false;
+
+  // Per load: `fresh` (set on every edge into its loop, cleared once it has read) and `value`,
+  // private variables that mem2reg turns into phis.
+  IRBuilder<> entry(&*kernel.getEntryBlock().getFirstInsertionPt());
+  std::vector<AllocaInst*> slots;
+  for (const Candidate& c : candidates) {
+    LoadInst* load = c.load;
+    AllocaInst* fresh = entry.CreateAlloca(entry.getInt1Ty(), nullptr, "cltrace.fresh");
+    AllocaInst* value = entry.CreateAlloca(load->getType(), nullptr, "cltrace.invariant");
+    entry.CreateStore(entry.getFalse(), fresh);
+    entry.CreateStore(UndefValue::get(load->getType()), value);
+    slots.push_back(fresh);
+    slots.push_back(value);
+    for (BasicBlock* pred : c.entries)
+      new StoreInst(ConstantInt::getTrue(kernel.getContext()), fresh, pred->getTerminator());
+    IRBuilder<> b(load);
+    Value* first = b.CreateLoad(b.getInt1Ty(), fresh);
+    Instruction* then = SplitBlockAndInsertIfThen(first, load, false);
+    load->moveBefore(then);
+    IRBuilder<> t(then);
+    t.CreateStore(load, value);
+    t.CreateStore(t.getFalse(), fresh);
+    IRBuilder<> after(&*then->getSuccessor(0)->getFirstInsertionPt());
+    Value* kept = after.CreateLoad(load->getType(), value);
+    load->replaceUsesWithIf(kept, [&](Use& u) { return cast<Instruction>(u.getUser())->getParent() != then->getParent(); });
+  }
+  DominatorTree updated(kernel);
+  PromoteMemToReg(slots, updated);
+  return true;
+}
+
+}  // namespace cltrace::passes

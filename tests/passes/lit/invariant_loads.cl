@@ -1,0 +1,67 @@
+// Loop-invariant loads are read once per entry into their loop, as a GPU compiler hoists them:
+// the load stays in place behind a flag set on the way into the loop and cleared once it has
+// read; later iterations take the value it read. Only plain __global or __constant loads whose
+// address comes from outside the loop, in a block every iteration runs, in a loop that writes no
+// __global memory (no store, atomic or barrier).
+// RUN: %clang-spir %s -o %t.bc
+// RUN: %opt -passes=cltrace-prepare %t.bc -S -o - | FileCheck %s
+
+// w[1]: read behind the flag; in[k] every iteration.
+// CHECK-LABEL: define {{.*}}spir_kernel void @hoisted(
+// CHECK: [[KEPT:%cltrace.invariant.*]] = phi float [ undef, %{{.*}} ], [ [[AFTER:%cltrace.invariant.*]], %{{.*}} ]
+// CHECK-NEXT: [[FRESH:%cltrace.fresh.*]] = phi i1 [ true, %{{.*}} ], [ [[CLEARED:%cltrace.fresh.*]], %{{.*}} ]
+// CHECK: [[W:%.*]] = getelementptr inbounds float, float addrspace(1)* %0, i64 1
+// CHECK-NEXT: br i1 [[FRESH]], label %[[READ:.*]], label %[[ON:.*]]
+// CHECK: [[READ]]:
+// CHECK-NEXT: [[V:%.*]] = load float, float addrspace(1)* [[W]]
+// CHECK-NEXT: br label %[[ON]]
+// CHECK: [[ON]]:
+// CHECK-NEXT: [[AFTER]] = phi float [ [[V]], %[[READ]] ], [ [[KEPT]], %{{.*}} ]
+// CHECK-NEXT: [[CLEARED]] = phi i1 [ false, %[[READ]] ], [ [[FRESH]], %{{.*}} ]
+// CHECK: [[X:%.*]] = load float, float addrspace(1)*
+// CHECK-NEXT: call float @llvm.fmuladd.f32(float [[AFTER]], float [[X]],
+__kernel void hoisted(__global const float* w, __global const float* in, __global float* out, int n) {
+  float s = 0;
+  for (int k = 0; k < n; ++k) s += w[1] * in[k];
+  out[get_global_id(0)] = s;
+}
+
+// A store to __global memory in the loop (out may be w), a barrier in it, a load only some
+// iterations make: each stays a load on every iteration that runs it.
+// CHECK-LABEL: define {{.*}}spir_kernel void @kept(
+// CHECK-NOT: cltrace.fresh
+// CHECK: ret void
+__kernel void kept(__global const float* w, __global float* out, int n) {
+  for (int k = 0; k < n; ++k) out[k] = w[0];
+  for (int k = 0; k < n; ++k) {
+    out[n] += w[1];
+  }
+  float s = 0;
+  for (int k = 0; k < n; ++k) {
+    s += w[2];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  for (int k = 0; k < n; ++k)
+    if (k & 1) s += w[3];
+  out[get_global_id(0)] = s;
+}
+
+// __constant memory no store can change: read once even with stores in the loop. The inner
+// loop's c[0] only out of the inner loop (the inner loop may run no iteration of the outer's).
+// CHECK-LABEL: define {{.*}}spir_kernel void @constant_nested(
+// The outer loop's body enters the inner loop with the flag set.
+// CHECK: br i1 %{{.*}}, label %[[OUTER:[0-9]+]], label
+// CHECK: [[OUTER]]:
+// CHECK-NEXT: br label %[[INNER:[0-9]+]]
+// CHECK: [[INNER]]:
+// CHECK: [[FRESH:%cltrace.fresh.*]] = phi i1 [ true, %[[OUTER]] ], [ %{{.*}}, %{{.*}} ]
+// CHECK: br i1 [[FRESH]], label %[[READ:[0-9]+]], label
+// CHECK: [[READ]]:
+// CHECK-NEXT: load float, float addrspace(2)* %0
+// CHECK: store float
+// CHECK-NOT: phi i1 [ true
+// CHECK: ret void
+__kernel void constant_nested(__constant float* c, __global float* out, int n) {
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) out[i * n + j] = c[0];
+}
