@@ -612,7 +612,8 @@ class KernelInstrumenter {
   // barrier regions from them: a guard's if/else after a barrier in a branch the whole workgroup
   // takes (`if (n > 0) { barrier(...); if (t == 0) out[i] = s; }`) made PoCL hang, or count paths
   // the trace run did not take (SHOC's spmv_csr_vector), where the plain kernel runs. (__local
-  // stores keep their branch: a __local scratch array made PoCL crash on an async copy's loop.)
+  // stores keep their branch: redirected, to a __local scratch array or even to the argument's
+  // own first element, they made PoCL crash in an async copy's loop.)
   bool redirectUnless(Value* inside, Instruction* inst, Value* pointer, Value* scratch, AllocaInst* lowest,
                       uint32_t id) {
     if (!scratch) return false;

@@ -18,15 +18,38 @@ namespace {
 
 constexpr unsigned kGlobalSpace = 1, kConstantSpace = 2, kGenericSpace = 4;
 
-// Whether `v` is computed, by arithmetic and casts only, from values defined outside `l`.
+// A call that reads and writes no memory (get_global_id, and the other work-item functions
+// clang's -O0 code calls inside the loop where the source mentions them).
+bool pureCall(const Instruction* inst) {
+  const auto* call = dyn_cast<CallInst>(inst);
+  return call && call->doesNotAccessMemory() && call->getCalledFunction();
+}
+
+// Whether `v` is computed, by arithmetic, casts and pure calls only, from values defined outside `l`.
 bool invariantIn(const Loop& l, const Value* v, unsigned depth = 0) {
   const auto* inst = dyn_cast<Instruction>(v);
   if (!inst || !l.contains(inst)) return true;
   if (depth > 16) return false;
-  if (!isa<GetElementPtrInst>(inst) && !isa<CastInst>(inst) && !isa<BinaryOperator>(inst)) return false;
-  for (const Value* operand : inst->operands())
+  if (!isa<GetElementPtrInst>(inst) && !isa<CastInst>(inst) && !isa<BinaryOperator>(inst) && !pureCall(inst))
+    return false;
+  for (const Value* operand : inst->operands())  // a call's callee too: a function, invariant
     if (!invariantIn(l, operand, depth + 1)) return false;
   return true;
+}
+
+// Whether a call may write __global memory: one that may write memory at all, unless every
+// pointer it is given is private or __local (an atomic on __local memory, vstore4 to a private
+// array). A call given no pointer (a barrier, mem_fence, printf's format aside) may.
+bool callMayWriteGlobal(const CallBase& call) {
+  if (call.onlyReadsMemory()) return false;
+  bool pointers = false;
+  for (const Value* arg : call.args()) {
+    const auto* type = dyn_cast<PointerType>(arg->getType());
+    if (!type) continue;
+    pointers = true;
+    if (type->getAddressSpace() != 0 && type->getAddressSpace() != 3) return true;
+  }
+  return !pointers;
 }
 
 bool writesGlobalSpace(unsigned space) { return space == kGlobalSpace || space == kGenericSpace; }
@@ -45,7 +68,7 @@ bool mayWriteGlobal(const Loop& l) {
         return true;
       } else if (const auto* call = dyn_cast<CallBase>(&inst)) {
         if (isa<DbgInfoIntrinsic>(call) || call->isLifetimeStartOrEnd()) continue;
-        if (!call->onlyReadsMemory()) return true;
+        if (callMayWriteGlobal(*call)) return true;
       }
     }
   return false;

@@ -26,8 +26,34 @@ __kernel void hoisted(__global const float* w, __global const float* in, __globa
   out[get_global_id(0)] = s;
 }
 
-// A store to __global memory in the loop (out may be w), a barrier in it, a load only some
-// iterations make: each stays a load on every iteration that runs it.
+// An address from get_global_id (a call clang's -O0 code makes inside the loop, touching no
+// memory), and a loop whose only writes are atomics on __local memory: read once.
+// CHECK-LABEL: define {{.*}}spir_kernel void @by_id(
+// CHECK: [[FRESH:%cltrace.fresh.*]] = phi i1 [ true,
+// CHECK: call spir_func i64 @_Z13get_global_idj
+// CHECK: br i1 [[FRESH]], label %[[READ:[0-9]+]], label
+// CHECK: [[READ]]:
+// CHECK-NEXT: load float, float addrspace(1)*
+// CHECK-LABEL: define {{.*}}spir_kernel void @local_atomic(
+// CHECK: [[FRESH:%cltrace.fresh.*]] = phi i1 [ true,
+// CHECK: br i1 [[FRESH]], label %[[READ:[0-9]+]], label
+// CHECK: [[READ]]:
+// CHECK-NEXT: load i32, i32 addrspace(1)* %0
+// CHECK: call spir_func i32 @_Z10atomic_addPU3AS3Vii(
+__kernel void by_id(__global const float* w, __global const float* x, __global float* out, int n) {
+  float s = 0;
+  for (int i = 0; i < n; i++) s += w[get_global_id(0)] * x[i];
+  out[get_global_id(0)] = s;
+}
+__kernel void local_atomic(__global const int* w, __global const int* x, __global int* out, __local int* l, int n) {
+  int lid = get_local_id(0);
+  l[lid] = 0;
+  for (int i = 0; i < n; i++) atomic_add(&l[lid], w[0] * x[i]);
+  out[get_global_id(0)] = l[lid];
+}
+
+// A store to __global memory in the loop (out may be w), a barrier or a fence in it, a load only
+// some iterations make: each stays a load on every iteration that runs it.
 // CHECK-LABEL: define {{.*}}spir_kernel void @kept(
 // CHECK-NOT: cltrace.fresh
 // CHECK: ret void
@@ -43,6 +69,10 @@ __kernel void kept(__global const float* w, __global float* out, int n) {
   }
   for (int k = 0; k < n; ++k)
     if (k & 1) s += w[3];
+  for (int k = 0; k < n; ++k) {
+    s += w[4];
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+  }
   out[get_global_id(0)] = s;
 }
 
