@@ -8,6 +8,7 @@
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 #include <llvm/Transforms/Utils/PromoteMemToReg.h>
 
+#include <map>
 #include <vector>
 
 using namespace llvm;
@@ -23,18 +24,6 @@ constexpr unsigned kGlobalSpace = 1, kConstantSpace = 2, kGenericSpace = 4;
 bool pureCall(const Instruction* inst) {
   const auto* call = dyn_cast<CallInst>(inst);
   return call && call->doesNotAccessMemory() && call->getCalledFunction();
-}
-
-// Whether `v` is computed, by arithmetic, casts and pure calls only, from values defined outside `l`.
-bool invariantIn(const Loop& l, const Value* v, unsigned depth = 0) {
-  const auto* inst = dyn_cast<Instruction>(v);
-  if (!inst || !l.contains(inst)) return true;
-  if (depth > 16) return false;
-  if (!isa<GetElementPtrInst>(inst) && !isa<CastInst>(inst) && !isa<BinaryOperator>(inst) && !pureCall(inst))
-    return false;
-  for (const Value* operand : inst->operands())  // a call's callee too: a function, invariant
-    if (!invariantIn(l, operand, depth + 1)) return false;
-  return true;
 }
 
 // Whether a call may write __global memory: one that may write memory at all, unless every
@@ -83,6 +72,56 @@ bool runsEveryIteration(const Loop& l, const BasicBlock* block, const DominatorT
   return !latches.empty();
 }
 
+// Which loads are read once per entry into which loops.
+class Hoisting {
+ public:
+  Hoisting(const DominatorTree& dt, const LoopInfo& li) : dt_(dt), li_(li) {}
+
+  // The outermost loop `load` is read once per entry into, or null.
+  Loop* target(const LoadInst& load) {
+    Loop* target = nullptr;
+    for (Loop* l = li_.getLoopFor(load.getParent()); l; l = l->getParentLoop()) {
+      if (!hoistableIn(*l, load, 0)) break;
+      target = l;
+    }
+    return target;
+  }
+
+ private:
+  bool hoistableIn(const Loop& l, const LoadInst& load, unsigned depth) {
+    if (!load.isSimple()) return false;
+    const unsigned space = load.getPointerAddressSpace();
+    if (space != kGlobalSpace && space != kConstantSpace) return false;
+    if (!runsEveryIteration(l, load.getParent(), dt_)) return false;
+    if (space == kGlobalSpace && writesGlobal(l)) return false;
+    return invariantIn(l, load.getPointerOperand(), depth);
+  }
+
+  // Whether `v` is computed from values defined outside `l` by arithmetic, casts, calls that
+  // touch no memory, and loads read once per entry into `l` themselves (`w[idx[0]]`).
+  bool invariantIn(const Loop& l, const Value* v, unsigned depth) {
+    const auto* inst = dyn_cast<Instruction>(v);
+    if (!inst || !l.contains(inst)) return true;
+    if (depth > 16) return false;
+    if (const auto* load = dyn_cast<LoadInst>(inst)) return hoistableIn(l, *load, depth + 1);
+    if (!isa<GetElementPtrInst>(inst) && !isa<CastInst>(inst) && !isa<BinaryOperator>(inst) && !pureCall(inst))
+      return false;
+    for (const Value* operand : inst->operands())  // a call's callee too: a function, invariant
+      if (!invariantIn(l, operand, depth + 1)) return false;
+    return true;
+  }
+
+  bool writesGlobal(const Loop& l) {
+    auto [it, added] = writes_.try_emplace(&l, false);
+    if (added) it->second = mayWriteGlobal(l);
+    return it->second;
+  }
+
+  const DominatorTree& dt_;
+  const LoopInfo& li_;
+  std::map<const Loop*, bool> writes_;
+};
+
 struct Candidate {
   LoadInst* load;
   std::vector<BasicBlock*> entries;  // the blocks outside its loop that branch to the loop's header
@@ -93,19 +132,12 @@ struct Candidate {
 bool loadInvariantsOnce(Function& kernel) {
   DominatorTree dt(kernel);
   LoopInfo li(dt);
+  Hoisting hoisting(dt, li);
   std::vector<Candidate> candidates;
   for (BasicBlock& bb : kernel)
     for (Instruction& inst : bb) {
       auto* load = dyn_cast<LoadInst>(&inst);
-      if (!load || !load->isSimple()) continue;
-      const unsigned space = load->getPointerAddressSpace();
-      if (space != kGlobalSpace && space != kConstantSpace) continue;
-      Loop* target = nullptr;
-      for (Loop* l = li.getLoopFor(&bb); l; l = l->getParentLoop()) {
-        if (!invariantIn(*l, load->getPointerOperand()) || !runsEveryIteration(*l, &bb, dt)) break;
-        if (space == kGlobalSpace && mayWriteGlobal(*l)) break;
-        target = l;
-      }
+      Loop* target = load ? hoisting.target(*load) : nullptr;
       if (!target) continue;
       // Taken before any block is split (a split may add a latch the loop does not list).
       Candidate c{load, {}};

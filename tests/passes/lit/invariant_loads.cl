@@ -1,8 +1,8 @@
 // Loop-invariant loads are read once per entry into their loop, as a GPU compiler hoists them:
 // the load stays in place behind a flag set on the way into the loop and cleared once it has
 // read; later iterations take the value it read. Only plain __global or __constant loads whose
-// address comes from outside the loop, in a block every iteration runs, in a loop that writes no
-// __global memory (no store, atomic or barrier).
+// address comes from outside the loop (or from such loads), in a block every iteration runs, in a
+// loop that writes no __global memory (no store, atomic or barrier).
 // RUN: %clang-spir %s -o %t.bc
 // RUN: %opt -passes=cltrace-prepare %t.bc -S -o - | FileCheck %s
 
@@ -23,6 +23,26 @@
 __kernel void hoisted(__global const float* w, __global const float* in, __global float* out, int n) {
   float s = 0;
   for (int k = 0; k < n; ++k) s += w[1] * in[k];
+  out[get_global_id(0)] = s;
+}
+
+// An address from another load read once (w[idx[0]]): read once too, after it.
+// CHECK-LABEL: define {{.*}}spir_kernel void @chained(
+// CHECK: br i1 %cltrace.fresh{{.*}}, label %[[READ1:[0-9]+]], label
+// CHECK: [[READ1]]:
+// CHECK-NEXT: load i32, i32 addrspace(1)* %0
+// CHECK: br i1 %cltrace.fresh{{.*}}, label %[[READ2:[0-9]+]], label
+// CHECK: [[READ2]]:
+// CHECK-NEXT: load float, float addrspace(1)* %{{.*}}
+// x[i], every iteration:
+// CHECK-NOT: br i1 %cltrace.fresh
+// CHECK: load float, float addrspace(1)*
+// CHECK-NOT: br i1 %cltrace.fresh
+// CHECK: ret void
+__kernel void chained(__global const int* idx, __global const float* w, __global const float* x,
+                      __global float* out, int n) {
+  float s = 0;
+  for (int i = 0; i < n; i++) s += w[idx[0]] * x[i];
   out[get_global_id(0)] = s;
 }
 
