@@ -14,27 +14,19 @@ namespace cltrace::passes {
 
 namespace {
 
-// The loads of private variable `a`, through the casts and element pointers derived from it.
-void loadsOf(const AllocaInst* a, SmallVectorImpl<const Instruction*>& out) {
-  SmallVector<const Value*, 8> pointers{a};
-  SmallPtrSet<const Value*, 8> seen{a};
-  while (!pointers.empty()) {
-    const Value* p = pointers.pop_back_val();
-    for (const User* u : p->users()) {
-      if (const auto* load = dyn_cast<LoadInst>(u)) {
+// The loads in `f` of memory whose underlying object is `object` (a private variable, a
+// __local variable, a pointer argument), through the casts and element pointers derived from it.
+void loadsFrom(const Value* object, const Function& f, SmallVectorImpl<const Instruction*>& out) {
+  for (const BasicBlock& block : f)
+    for (const Instruction& inst : block)
+      if (const auto* load = dyn_cast<LoadInst>(&inst); load && getUnderlyingObject(load->getPointerOperand()) == object)
         out.push_back(load);
-      } else if ((isa<BitCastInst>(u) || isa<GetElementPtrInst>(u) || isa<AddrSpaceCastInst>(u)) &&
-                 seen.insert(u).second) {
-        pointers.push_back(u);
-      }
-    }
-  }
 }
 
 // Every value computed from `atomic`'s result.
 SmallPtrSet<const Value*, 32> valuesFrom(const Instruction* atomic) {
   SmallPtrSet<const Value*, 32> tainted{atomic};
-  SmallPtrSet<const AllocaInst*, 4> variables;
+  SmallPtrSet<const Value*, 4> objects;
   SmallVector<const Value*, 16> work{atomic};
   while (!work.empty()) {
     const Value* v = work.pop_back_val();
@@ -42,12 +34,15 @@ SmallPtrSet<const Value*, 32> valuesFrom(const Instruction* atomic) {
       const auto* inst = dyn_cast<Instruction>(u);
       if (!inst) continue;
       if (const auto* store = dyn_cast<StoreInst>(inst)) {
-        // Kept in a private variable (a union, say, which mem2reg leaves in memory).
+        // Kept in memory and read back: a private variable (a union, say, which mem2reg leaves
+        // in memory), or __local or __global memory that work-items read after a barrier (a
+        // workgroup's base slot taken by one atomic_add and shared through a __local variable).
         if (store->getValueOperand() != v) continue;
-        const auto* variable = dyn_cast<AllocaInst>(getUnderlyingObject(store->getPointerOperand()));
-        if (!variable || !variables.insert(variable).second) continue;
+        const Value* object = getUnderlyingObject(store->getPointerOperand());
+        if (!isa<AllocaInst>(object) && !isa<GlobalVariable>(object) && !isa<Argument>(object)) continue;
+        if (!objects.insert(object).second) continue;
         SmallVector<const Instruction*, 8> loads;
-        loadsOf(variable, loads);
+        loadsFrom(object, *atomic->getFunction(), loads);
         for (const Instruction* load : loads)
           if (tainted.insert(load).second) work.push_back(load);
         continue;

@@ -39,6 +39,35 @@ __kernel void locked(__global int* lock, __global int* total) {
 // CHECK: warning: kernel 'locked': what the atomic [0] ({{.*}}@_Z11atomic_xchgPU3AS1Vii{{.*}}) returns decides a branch
 // CHECK-NOT: warning
 
+// Two-level compaction: one work-item takes the workgroup's base with atomic_add and shares it
+// through __local memory; every work-item's store goes to base + its place.
+__kernel void compact_shared(__global const float* in, __global float* out, __global int* n) {
+  __local int base;
+  __local int count;
+  int l = get_local_id(0);
+  if (l == 0) count = 0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  int mine = in[get_global_id(0)] > 0.5f ? atomic_inc(&count) : -1;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (l == 0) base = atomic_add(n, count);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (mine >= 0) out[base + mine] = 1.0f;
+}
+// CHECK-LABEL: kernel compact_shared:
+// CHECK: warning: kernel 'compact_shared': what the atomic [{{[0-9]+}}] ({{.*}}@_Z10atomic_addPU3AS1Vii{{.*}}) returns gives the address of [{{[0-9]+}}] ({{.*}}store float 1.0{{.*}}): which address
+// CHECK-NOT: warning
+
+// The slot kept in a global buffer and read back after a barrier.
+__kernel void via_global(__global int* tmp, __global float* out, __global int* n) {
+  int i = get_global_id(0);
+  tmp[i] = atomic_inc(n);
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  out[tmp[i]] = 1.0f;
+}
+// CHECK-LABEL: kernel via_global:
+// CHECK: warning: kernel 'via_global': what the atomic [{{[0-9]+}}] ({{.*}}@_Z10atomic_incPU3AS1Vi{{.*}}) returns gives the address of [{{[0-9]+}}] ({{.*}}store float 1.0{{.*}}): which address
+// CHECK-NOT: warning
+
 // Results that are only stored, atomics on addresses from data, a local atomic's result used as
 // an index (one workgroup's work-items are not interleaved by other workgroups): no warning.
 __kernel void quiet(__global const uint* data, __global uint* bins, __global uint* old, __local uint* slot,

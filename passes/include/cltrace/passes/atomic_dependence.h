@@ -4,9 +4,11 @@
 // often as other work-items got in between, and the slot atomic_inc hands out differs from run
 // to run. Where the result decides a branch, two runs of the kernel (cltrace's count and trace
 // runs) can take different paths; where it gives an address, the trace differs between runs.
-// Found statically, by following the result through values and phis and through private memory
-// (a store of it into a private variable taints that variable's loads), not through global or
-// local memory.
+// Found statically, by following the result through values and phis and through memory: a
+// store of it taints the loads of the same object (a private variable, a __local variable or
+// argument, a __global buffer argument), so that a workgroup's base slot taken by one atomic_add
+// and shared through __local memory counts. Stores through a pointer whose object is not known
+// (chosen by a phi or a select) are not followed.
 
 #include <llvm/IR/Instruction.h>
 #include <llvm/IR/Value.h>
