@@ -173,8 +173,9 @@ struct State {
   // One-compute-unit parts (clCreateSubDevices) of the devices that run kernels steered by
   // what global atomics return, by the device split; null where it cannot be split.
   std::map<cl_device_id, std::unique_ptr<StandIn>> oneUnit;
-  // Kernels (keyed as `traced` is, less the device) found steered by their atomics.
-  std::set<std::string> steeredByAtomics;
+  // Kernels (keyed as `traced` is, less the device) found steered by their atomics, and those
+  // of them whose tracing on one compute unit has been said.
+  std::set<std::string> steeredByAtomics, oneUnitSaid;
   Settings settings;
   std::map<cl_program, ProgramInfo> programs;
   std::map<cl_kernel, KernelInfo> kernels;
@@ -507,6 +508,12 @@ const StandIn* oneUnitStandIn(State& s, cl_device_id device) {
   return kept.get();
 }
 
+// True the first time for `kernelKey` (s.oneUnitSaid).
+bool explainOnce(State& s, const std::string& kernelKey) {
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.oneUnitSaid.insert(kernelKey).second;
+}
+
 // Buffers copied from the application's device to the stand-in device, released afterwards.
 // An application buffer bound to several arguments gets one copy, so the kernel still sees
 // them alias.
@@ -741,12 +748,14 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
         std::to_string(std::hash<std::string>()(program.bitcode)) + "|" + program.options + "|" + info.name;
     // A kernel steered by what its global atomics return is traced on one compute unit of the
     // device (copies of its buffers there), as `cltrace run` traces it.
+    bool onOneUnit = false;
     auto toOneUnit = [&] {
       const StandIn* part = oneUnitStandIn(s, device);
       if (!part) return false;
       in = part;
       context = part->context;
       device = part->device;
+      onOneUnit = true;
       return true;
     };
     bool steered = false;
@@ -775,13 +784,7 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
             s.steeredByAtomics.insert(kernelKey);
           }
           // Where the device cannot be split, the launch's warning says how traces can differ.
-          if (toOneUnit()) {
-            key = kernelKey + "|" + std::to_string(reinterpret_cast<uintptr_t>(device));
-            message("warning: kernel '" + info.name + "' is traced" + in->where +
-                    " (clCreateSubDevices), where its workgroups run one after another, so that what its atomics "
-                    "return, and with it the trace, is the same every run; the program's launch then runs on its "
-                    "own device");
-          }
+          if (toOneUnit()) key = kernelKey + "|" + std::to_string(reinterpret_cast<uintptr_t>(device));
         }
         traced = std::make_shared<TracedKernel>(context, device, std::move(ik),
                                                 deviceBuildOptions(passes::splitOptions(program.options)));
@@ -838,6 +841,11 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
     if (inPlace) options.traceRunEvent = event;
     LaunchResult r = tk.launch(in ? in->queue : queue, args, range, path, options);
     for (const auto& w : r.warnings) message("warning: " + w);
+    if (onOneUnit && explainOnce(s, kernelKey))  // said once a launch is traced there
+      message("warning: kernel '" + info.name + "' is traced" + in->where +
+              " (clCreateSubDevices), where its workgroups run one after another, so that what its atomics "
+              "return, and with it the trace, is the same every run; the program's launch then runs on its "
+              "own device");
     written.path = path;
     written.note = std::string(localNote) +
                    (r.traceSlices > 1 ? " (in " + std::to_string(r.traceSlices) + " slices)" : "") +
