@@ -43,6 +43,14 @@ const Value* branchCondition(const Instruction* terminator) {
   return nullptr;
 }
 
+bool runsEveryIteration(const Loop& loop, const BasicBlock* block, const DominatorTree& dt) {
+  SmallVector<BasicBlock*, 4> latches;
+  loop.getLoopLatches(latches);
+  for (const BasicBlock* latch : latches)
+    if (!dt.dominates(block, latch)) return false;
+  return !latches.empty();
+}
+
 bool isKernel(const Function& f) {
   return !f.isDeclaration() && f.getCallingConv() == CallingConv::SPIR_KERNEL;
 }

@@ -369,14 +369,9 @@ class KernelInstrumenter {
     // runs those (tiled loops), and a redirected load there cost the count run of a 512 x 512
     // tiled multiply 1.6 times the time (PoCL no longer loads a tile row as one vector).
     std::vector<bool> conditional(accesses_.size(), true);
-    for (size_t i = 0; i < accesses_.size(); ++i) {
-      if (accesses_[i].loops.empty()) continue;
-      SmallVector<BasicBlock*, 4> latches;
-      accesses_[i].loops.back()->getLoopLatches(latches);
-      const BasicBlock* block = accesses_[i].inst->getParent();
-      conditional[i] = !std::all_of(latches.begin(), latches.end(),
-                                    [&](BasicBlock* latch) { return dominators_->dominates(block, latch); });
-    }
+    for (size_t i = 0; i < accesses_.size(); ++i)
+      if (!accesses_[i].loops.empty())
+        conditional[i] = !runsEveryIteration(*accesses_[i].loops.back(), accesses_[i].inst->getParent(), *dominators_);
     // The count run never prints (the trace run or the program's own launch does, once).
     for (CallInst* c : printfCalls(f)) {
       c->replaceAllUsesWith(ConstantInt::get(c->getType(), 0));
@@ -439,20 +434,11 @@ class KernelInstrumenter {
       b.SetInsertPoint(ret);
       Value* slot = b.CreateMul(s.linearId, b.getInt64(kCountSlotsPerWorkItem));
       b.CreateStore(b.CreateLoad(b.getInt64Ty(), s.recordCount), slotPointer(b, counts, slot));
-      Value* lowest = b.CreateLoad(b.getInt32Ty(), outside);
-      Value* outsideBits = b.CreateSelect(
-          b.CreateICmpEQ(lowest, b.getInt32(~0u)), b.getInt64(0),
-          b.CreateOr(b.getInt64(kDiagOutsideBuffers),
-                     b.CreateShl(b.CreateAdd(b.CreateZExt(lowest, b.getInt64Ty()), b.getInt64(1)),
-                                 kDiagFirstOutsideShift)));
-      if (localOutside) {
-        Value* argument = b.CreateLoad(b.getInt32Ty(), localOutside);
+      Value* outsideBits = lowestField(b, b.CreateLoad(b.getInt32Ty(), outside), kDiagOutsideBuffers,
+                                       kDiagFirstOutsideShift);
+      if (localOutside)
         outsideBits = b.CreateOr(
-            outsideBits,
-            b.CreateSelect(b.CreateICmpEQ(argument, b.getInt32(~0u)), b.getInt64(0),
-                           b.CreateShl(b.CreateAdd(b.CreateZExt(argument, b.getInt64Ty()), b.getInt64(1)),
-                                       kDiagLocalArgumentShift)));
-      }
+            outsideBits, lowestField(b, b.CreateLoad(b.getInt32Ty(), localOutside), 0, kDiagLocalArgumentShift));
       b.CreateStore(b.CreateOr(b.CreateLoad(b.getInt64Ty(), diag), outsideBits),
                     slotPointer(b, counts, b.CreateAdd(slot, b.getInt64(1))));
     }
@@ -605,6 +591,22 @@ class KernelInstrumenter {
     return ranges;
   }
 
+  // Notes `id` in the i32 slot `lowest` (all ones while empty) when it is lower than what the
+  // slot holds; with `unless`, only where `unless` is false (a select, no branch).
+  static void noteLowest(IRBuilder<>& b, AllocaInst* lowest, uint32_t id, Value* unless = nullptr) {
+    Value* was = b.CreateLoad(b.getInt32Ty(), lowest);
+    Value* lower = b.CreateSelect(b.CreateICmpULT(b.getInt32(id), was), b.getInt32(id), was);
+    b.CreateStore(unless ? b.CreateSelect(unless, was, lower) : lower, lowest);
+  }
+
+  // The diagnostics word's field for a slot noteLowest filled: 0 when it holds none, else
+  // `flags` | (its number + 1) << `shift`.
+  static Value* lowestField(IRBuilder<>& b, Value* lowest, uint64_t flags, uint32_t shift) {
+    Value* field = b.CreateShl(b.CreateAdd(b.CreateZExt(lowest, b.getInt64Ty()), b.getInt64(1)), shift);
+    if (flags != 0) field = b.CreateOr(b.getInt64(flags), field);
+    return b.CreateSelect(b.CreateICmpEQ(lowest, b.getInt32(~0u)), b.getInt64(0), field);
+  }
+
   // Sends a plain load or store `inst` of `pointer` to `scratch` unless `inside` holds (a load
   // then yields zero), and notes it in `lowest` (an i32 slot) with id `id` as performOnlyIf's way
   // outside would. False, changing nothing, for any other access, one in another address space,
@@ -630,9 +632,7 @@ class KernelInstrumenter {
     IRBuilder<> b(inst);
     Value* instead = b.CreatePointerBitCastOrAddrSpaceCast(scratch, pt);
     Value* target = b.CreateSelect(inside, pointer, instead);
-    Value* was = b.CreateLoad(b.getInt32Ty(), lowest);
-    Value* lower = b.CreateSelect(b.CreateICmpULT(b.getInt32(id), was), b.getInt32(id), was);
-    b.CreateStore(b.CreateSelect(inside, was, lower), lowest);
+    noteLowest(b, lowest, id, inside);
     if (store) {
       store->setOperand(store->getPointerOperandIndex(), target);
       return true;
@@ -658,12 +658,7 @@ class KernelInstrumenter {
     Value* fits = b.CreateICmpUGE(range->size, size);
     Value* bound = b.CreateSelect(fits, b.CreateAdd(b.CreateSub(range->size, size), b.getInt64(1)), b.getInt64(0));
     Value* inside = b.CreateICmpULT(b.CreateSub(b.CreatePtrToInt(a.pointer, b.getInt64Ty()), range->begin), bound);
-    performOnlyIf(inside, a.inst, [&](IRBuilder<>& e) {
-      const uint32_t argument = a.arg->getArgNo();
-      Value* lowest = e.CreateLoad(e.getInt32Ty(), localOutside);
-      e.CreateStore(e.CreateSelect(e.CreateICmpULT(e.getInt32(argument), lowest), e.getInt32(argument), lowest),
-                    localOutside);
-    });
+    performOnlyIf(inside, a.inst, [&](IRBuilder<>& e) { noteLowest(e, localOutside, a.arg->getArgNo()); });
   }
 
   // Moves `inst` into a branch taken when `inside` holds; the other way runs `outside`. A value
@@ -715,9 +710,7 @@ class KernelInstrumenter {
     if (!a.vectorOffset && redirectUnless(inside, a.inst, a.pointer, scratch, outside, a.id)) return;
 
     performOnlyIf(inside, a.inst, [&](IRBuilder<>& e) {
-      // Outside: this access's id becomes the work-item's lowest outside id when it is lower.
-      Value* lowest = e.CreateLoad(e.getInt32Ty(), outside);
-      e.CreateStore(e.CreateSelect(e.CreateICmpULT(e.getInt32(a.id), lowest), e.getInt32(a.id), lowest), outside);
+      noteLowest(e, outside, a.id);  // outside: the work-item's lowest outside id
       if (outsideWord) e.CreateStore(e.getInt64(1), outsideWord);
     });
   }

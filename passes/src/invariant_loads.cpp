@@ -11,13 +11,13 @@
 #include <map>
 #include <vector>
 
+#include "cltrace/passes/access_enumeration.h"
+
 using namespace llvm;
 
 namespace cltrace::passes {
 
 namespace {
-
-constexpr unsigned kGlobalSpace = 1, kConstantSpace = 2, kGenericSpace = 4;
 
 // A call that reads and writes no memory (get_global_id, and the other work-item functions
 // clang's -O0 code calls inside the loop where the source mentions them).
@@ -36,12 +36,12 @@ bool callMayWriteGlobal(const CallBase& call) {
     const auto* type = dyn_cast<PointerType>(arg->getType());
     if (!type) continue;
     pointers = true;
-    if (type->getAddressSpace() != 0 && type->getAddressSpace() != 3) return true;
+    if (type->getAddressSpace() != 0 /* private */ && type->getAddressSpace() != kLocalAddressSpace) return true;
   }
   return !pointers;
 }
 
-bool writesGlobalSpace(unsigned space) { return space == kGlobalSpace || space == kGenericSpace; }
+bool writesGlobalSpace(unsigned space) { return space == kGlobalAddressSpace || space == kGenericAddressSpace; }
 
 // Whether something in `l` may write __global memory.
 bool mayWriteGlobal(const Loop& l) {
@@ -63,15 +63,6 @@ bool mayWriteGlobal(const Loop& l) {
   return false;
 }
 
-// Whether the block runs on every iteration of `l` that goes on to the next.
-bool runsEveryIteration(const Loop& l, const BasicBlock* block, const DominatorTree& dt) {
-  SmallVector<BasicBlock*, 4> latches;
-  l.getLoopLatches(latches);
-  for (const BasicBlock* latch : latches)
-    if (!dt.dominates(block, latch)) return false;
-  return !latches.empty();
-}
-
 // Which loads are read once per entry into which loops.
 class Hoisting {
  public:
@@ -91,9 +82,9 @@ class Hoisting {
   bool hoistableIn(const Loop& l, const LoadInst& load, unsigned depth) {
     if (!load.isSimple()) return false;
     const unsigned space = load.getPointerAddressSpace();
-    if (space != kGlobalSpace && space != kConstantSpace) return false;
+    if (space != kGlobalAddressSpace && space != kConstantAddressSpace) return false;
     if (!runsEveryIteration(l, load.getParent(), dt_)) return false;
-    if (space == kGlobalSpace && writesGlobal(l)) return false;
+    if (space == kGlobalAddressSpace && writesGlobal(l)) return false;
     return invariantIn(l, load.getPointerOperand(), depth);
   }
 

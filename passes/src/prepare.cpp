@@ -41,9 +41,6 @@ const CallBase* remainingCall(Module& m, const Function*& callee) {
   return nullptr;
 }
 
-// OpenCL C 2.0's generic address space (4 in SPIR): pointers that may point anywhere.
-constexpr unsigned kGenericAddressSpace = 4;
-
 // A memory access in a kernel through a generic pointer, left after address-space inference.
 const Instruction* genericAccess(Module& m) {
   auto generic = [](const Value* p) {

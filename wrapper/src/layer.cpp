@@ -764,7 +764,8 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
       steered = s.steeredByAtomics.count(kernelKey) != 0;
     }
     if (steered) toOneUnit();
-    std::string key = kernelKey + "|" + std::to_string(reinterpret_cast<uintptr_t>(device));
+    const auto keyOnDevice = [&] { return kernelKey + "|" + std::to_string(reinterpret_cast<uintptr_t>(device)); };
+    std::string key = keyOnDevice();
     // A program's kernels are instrumented once and reused, also by programs made again from
     // the same source. Built without s.mutex held (it takes a while); s.tracing keeps a second
     // launch from building the same one meanwhile.
@@ -784,7 +785,7 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
             s.steeredByAtomics.insert(kernelKey);
           }
           // Where the device cannot be split, the launch's warning says how traces can differ.
-          if (toOneUnit()) key = kernelKey + "|" + std::to_string(reinterpret_cast<uintptr_t>(device));
+          if (toOneUnit()) key = keyOnDevice();
         }
         traced = std::make_shared<TracedKernel>(context, device, std::move(ik),
                                                 deviceBuildOptions(passes::splitOptions(program.options)));
@@ -842,10 +843,8 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
     LaunchResult r = tk.launch(in ? in->queue : queue, args, range, path, options);
     for (const auto& w : r.warnings) message("warning: " + w);
     if (onOneUnit && explainOnce(s, kernelKey))  // said once a launch is traced there
-      message("warning: kernel '" + info.name + "' is traced" + in->where +
-              " (clCreateSubDevices), where its workgroups run one after another, so that what its atomics "
-              "return, and with it the trace, is the same every run; the program's launch then runs on its "
-              "own device");
+      message("warning: " + tracedOnOneUnitWarning(info.name, in->where,
+                                                   "; the program's launch then runs on its own device"));
     written.path = path;
     written.note = std::string(localNote) +
                    (r.traceSlices > 1 ? " (in " + std::to_string(r.traceSlices) + " slices)" : "") +

@@ -139,6 +139,13 @@ cl_device_id oneComputeUnitOf(cl_device_id device) {
   return parts[0];
 }
 
+std::string tracedOnOneUnitWarning(const std::string& kernel, const std::string& where, const std::string& after) {
+  return "kernel '" + kernel + "' is traced" + where +
+         " (clCreateSubDevices), where its workgroups run one after another, so that what its atomics return, and "
+         "with it the trace, is the same every run" +
+         after;
+}
+
 cl_command_queue createCommandQueue(cl_context context, cl_device_id device) {
   cl_platform_id platform = platformOf(device);
   cl_int err = CL_SUCCESS;

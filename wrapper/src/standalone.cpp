@@ -544,10 +544,8 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
     oneUnit.id = oneComputeUnitOf(device);
     if (oneUnit.id) {
       device = oneUnit.id;
-      report.warnings.push_back("kernel '" + report.name + "' is traced on a part of the device with one compute "
-                                "unit (clCreateSubDevices), where its workgroups run one after another, so that "
-                                "what its atomics return, and with it the trace, is the same every run (as if no "
-                                "other workgroup ran at the same time)");
+      report.warnings.push_back(tracedOnOneUnitWarning(report.name, " on a part of the device with one compute unit",
+                                                       " (as if no other workgroup ran at the same time)"));
     }
   }
   if (reportInstrumented) reportInstrumented(report);

@@ -17,6 +17,7 @@
 #include "cltrace/record.h"
 
 namespace llvm {
+class DominatorTree;
 class Loop;
 class LoopInfo;
 }  // namespace llvm
@@ -27,6 +28,8 @@ namespace cltrace::passes {
 inline constexpr unsigned kGlobalAddressSpace = 1;
 inline constexpr unsigned kConstantAddressSpace = 2;
 inline constexpr unsigned kLocalAddressSpace = 3;
+// OpenCL C 2.0's generic address space: pointers that may point anywhere.
+inline constexpr unsigned kGenericAddressSpace = 4;
 
 // One recorded event. A memcpy between two global buffers yields two (load, then store).
 struct Access {
@@ -60,6 +63,9 @@ llvm::StringRef demangledStem(llvm::StringRef mangled);
 bool isAtomicBuiltin(llvm::StringRef name);
 // What a conditional branch or a switch tests; null for any other terminator.
 const llvm::Value* branchCondition(const llvm::Instruction* terminator);
+// Whether `block` runs on every iteration of `loop` that goes on to the next (it dominates the
+// loop's latches).
+bool runsEveryIteration(const llvm::Loop& loop, const llvm::BasicBlock* block, const llvm::DominatorTree& dt);
 std::vector<llvm::Function*> kernelsOf(llvm::Module& m);
 
 // A program-scope variable `pointer` may point into (the constant initialiser clang emits for a

@@ -48,6 +48,9 @@ std::vector<std::string> withWorkingDirectory(std::vector<std::string> options);
 // which PoCL's CPU device runs the workgroups of a launch one after another; null when `device`
 // has one compute unit already or cannot be split so. The caller releases it (clReleaseDevice).
 cl_device_id oneComputeUnitOf(cl_device_id device);
+// The warning that kernel `kernel`, steered by what its atomics return, is traced `where` (such
+// a part of the device), ending with `after`.
+std::string tracedOnOneUnitWarning(const std::string& kernel, const std::string& where, const std::string& after);
 
 // An in-order command queue on `device`: clCreateCommandQueueWithProperties where the platform
 // is OpenCL 2.0 or later, clCreateCommandQueue on OpenCL 1.x platforms (whose ICD dispatch
