@@ -237,7 +237,7 @@ class KernelInstrumenter {
       for (const auto& [name, count] : loads[constant])
         report.warnings.push_back(
             "kernel '" + report.name + "' reads the program-scope " + (constant ? "__constant " : "") + "variable '" +
-            name + "' (" + std::to_string(count) + (count == 1 ? " load" : " loads") +
+            name + "' (" + std::to_string(count) + (count == 1 ? " load instruction" : " load instructions") +
             "): program-scope data is not recorded, so " +
             (constant ? "the trace and the constant loads counted apart leave those reads out"
                       : "the trace and the L1 prediction leave those reads out"));
@@ -265,7 +265,9 @@ class KernelInstrumenter {
                                 ") before its ways meet again (an early return, or a barrier in a branch or loop "
                                 "that depends on the id). OpenCL leaves such a barrier undefined: PoCL can hang "
                                 "or crash on it, with cltrace or without (cltrace gives up a run that hangs: "
-                                "--trace-timeout); let every work-item reach each barrier");
+                                "--trace-timeout), or run the branch for every work-item of the workgroup, so "
+                                "that the trace holds accesses of work-items that should skip it; let every "
+                                "work-item reach each barrier");
     }
   }
 

@@ -135,8 +135,10 @@ TraceStats collectStats(TraceReader& reader) {
   return s;
 }
 
-void printCount(std::FILE* out, const std::string& label, uint64_t count) {
-  fmt::print(out, "  {:<24}{:>12}\n", label, count);
+// A row of `stats`: the label in a column of `width` (every row of one listing shares it, so
+// that a long buffer name does not push its count out of line), the count right-aligned after.
+void printCount(std::FILE* out, size_t width, const std::string& label, uint64_t count, const std::string& note = "") {
+  fmt::print(out, "  {:<{}}{:>12}{}\n", label, width, count, note);
 }
 
 }  // namespace
@@ -160,17 +162,23 @@ void dumpTrace(TraceReader& reader, std::FILE* out, uint64_t maxRecords) {
 void printTraceStats(TraceReader& reader, std::FILE* out) {
   const TraceHeader& h = reader.header();
   TraceStats s = collectStats(reader);
+  auto instructionLabel = [](const std::pair<uint32_t, uint8_t>& key) {
+    return fmt::format("instr {} {}", key.first, accessKindName(static_cast<AccessKind>(key.second)));
+  };
+  auto bufferLabel = [](const TraceBuffer& b) { return fmt::format("arg {} {}", b.argIndex, b.name); };
+  size_t width = 24;  // wider when a label needs it, one space at least before the count's column
+  for (const auto& entry : s.byInstruction) width = std::max(width, instructionLabel(entry.first).size() + 1);
+  for (const TraceBuffer& b : h.buffers) width = std::max(width, bufferLabel(b).size() + 1);
   fmt::print(out, "kernel: {}\n", h.kernelName);
   fmt::print(out, "work-items: {} ({} without records)\n", s.workItems, s.emptyWorkItems);
   fmt::print(out, "records: {}\n", s.records);
   fmt::print(out, "by kind:\n");
   for (uint8_t k = 0; k < kAccessKindCount; ++k)
-    printCount(out, accessKindName(static_cast<AccessKind>(k)), s.byKind[k]);
+    printCount(out, width, accessKindName(static_cast<AccessKind>(k)), s.byKind[k]);
   fmt::print(out, "by instruction:\n");
   for (const auto& [key, count] : s.byInstruction) {
     const std::string where = key.first < h.instructionTexts.size() ? instructionSource(h.instructionTexts[key.first]) : "";
-    fmt::print(out, "  {:<24}{:>12}{}\n", fmt::format("instr {} {}", key.first, accessKindName(static_cast<AccessKind>(key.second))),
-               count, where.empty() ? "" : "  " + where);
+    printCount(out, width, instructionLabel(key), count, where.empty() ? "" : "  " + where);
   }
   // Each access counts once, for the buffer BufferMap finds: of one buffer bound to several
   // arguments, the first (the others say "= arg N"); where buffers overlap (sub-buffers), the one
@@ -189,9 +197,9 @@ void printTraceStats(TraceReader& reader, std::FILE* out) {
       }
     }
     if (note.empty() && !overlaps.empty()) note = "  (overlaps arg " + overlaps + ")";
-    fmt::print(out, "  {:<24}{:>12}{}\n", fmt::format("arg {} {}", b.argIndex, b.name), s.byBuffer[i], note);
+    printCount(out, width, bufferLabel(b), s.byBuffer[i], note);
   }
-  printCount(out, "outside", s.outside);
+  printCount(out, width, "outside", s.outside);
 }
 
 }  // namespace cltrace

@@ -35,7 +35,7 @@ expect_error "kernel 'k' writes the program-scope variable 'hits'" \
 printf 'global int table[64] = {1, 2, 3};\n__kernel void k(__global int* a) { int i = get_global_id(0); a[i] = table[i] + table[63 - i]; }\n' > "$work/gv3.cl"
 out=$("$CLTRACE" run "$work/gv3.cl" --kernel k --build-options=-cl-std=CL2.0 --global 64 --local 32 --arg buffer:int:64 -o "$work/gv3.cltrace" 2>&1) ||
   fail "reads of a program-scope variable: $out"
-echo "$out" | grep -F "cltrace: warning: kernel 'k' reads the program-scope variable 'table' (2 loads): program-scope data is not recorded" >/dev/null ||
+echo "$out" | grep -F "cltrace: warning: kernel 'k' reads the program-scope variable 'table' (2 load instructions): program-scope data is not recorded" >/dev/null ||
   fail "no warning for reads of a program-scope variable: $out"
 echo "ok: reads of a program-scope variable are traced without them, with a warning"
 # A read through a pointer that may be the variable or a buffer cannot be told apart: refused by

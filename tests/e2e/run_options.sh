@@ -77,4 +77,40 @@ has "$work/before.cltrace" "records: 528384"
 printf '__kernel void k(__global int* a) { a[get_global_id(0)] = 1; }\n' > "$work/big.cl"
 expect_error "cltrace: error: argument 0 (int* a) is bound to a buffer of 4294967296 bytes; cltrace traces accesses to buffers of at most 4 GiB - 1" \
   bash -c "ulimit -v 4000000; exec '$CLTRACE' run '$work/big.cl' --kernel k --global 64 --local 64 --arg buffer:int:1073741824 -o '$work/big.cltrace'"
+
+# A buffer's TYPE must give the kernel's numbers (its contents are made as that type: random
+# ints given to a float* would be read as tiny denormal floats); a vector of the element, or the
+# other signedness, is fine, and struct and typedef'd elements are not checked.
+expect_error "cltrace: error: argument 1 (float* b): a buffer of int, the kernel's elements are float (give buffer:float:COUNT...)" \
+  "$CLTRACE" run "$KERNELS/vadd.cl" --global 64 --local 64 --arg buffer:float:64 --arg buffer:int:64:random \
+  --arg buffer:float:64 --arg scalar:int:64 -o "$work/t"
+[ ! -e "$work/t" ] || fail "a trace was written for a mistyped buffer"
+expect_error "cltrace: error: argument 0 (float* a): a buffer of double, the kernel's elements are float (give buffer:float:COUNT...)" \
+  "$CLTRACE" run "$KERNELS/vadd.cl" --global 64 --local 64 --arg buffer:double:32 --arg buffer:float:64 \
+  --arg buffer:float:64 --arg scalar:int:64 -o "$work/t"
+"$CLTRACE" run "$KERNELS/vadd.cl" --global 64 --local 64 --arg buffer:float4:16 --arg buffer:float:64 \
+  --arg buffer:float:64 --arg scalar:int:64 -o "$work/v.cltrace" > /dev/null || fail "float4 for float*"
+"$CLTRACE" run "$work/rev.cl" --kernel rev --global 8 --local 4 --arg buffer:uint:8:iota --arg buffer:int:8 \
+  --arg local:16 -o "$work/u.cltrace" > /dev/null || fail "uint for const int*"
+
+# --local or --offset alone keep the manifest's global size (262144) and its arguments: local 128
+# gives 2048 workgroups; offset 4 moves every global id up by 4, so the last 4 work-items fail
+# vadd's i < n and make no record: 3 * (262144 - 4) records.
+"$CLTRACE" run "$KERNELS/vadd.cl" --local 128 -o "$work/l.cltrace" > /dev/null || fail "--local alone"
+has "$work/l.cltrace" "ndrange: dims 1, global (262144), local (128), offset (0), 2048 workgroups"
+"$CLTRACE" run "$KERNELS/vadd.cl" --offset 4 -o "$work/o.cltrace" > /dev/null || fail "--offset alone"
+has "$work/o.cltrace" "ndrange: dims 1, global (262144), local (256), offset (4), 1024 workgroups"
+has "$work/o.cltrace" "records: 786420"
+expect_error "cltrace: error: --local needs as many sizes as the launch manifest's global size (1)" \
+  "$CLTRACE" run "$KERNELS/vadd.cl" --local 16,16 -o "$work/t"
+expect_error "cltrace: error: --local needs --global (or a launch manifest next to $work/rev.cl that gives it)" \
+  "$CLTRACE" run "$work/rev.cl" --kernel rev --local 4 --arg buffer:int:8 --arg buffer:int:8 --arg local:16 -o "$work/t"
+
+# A file: longer than its buffer: the first bytes are used, with a warning (12 bytes, 2 ints).
+printf '\001\000\000\000\002\000\000\000\003\000\000\000' > "$work/three.bin"
+"$CLTRACE" run "$work/rev.cl" --kernel rev --global 2 --local 2 --arg "buffer:int:2:file:$work/three.bin" \
+  --arg buffer:int:2 --arg local:8 -o "$work/f.cltrace" > /dev/null 2> "$work/err" || fail "longer file: $(cat "$work/err")"
+grep -F "cltrace: warning: argument 0 'buffer:int:2:file:$work/three.bin': file '$work/three.bin' holds 12 bytes; the buffer takes its first 8 (2 int)" \
+  "$work/err" > /dev/null || fail "no warning for a longer file: $(cat "$work/err")"
+echo "ok: buffer types, --local/--offset with a manifest, longer files"
 echo "run options: all checks passed"

@@ -115,6 +115,23 @@ std::string statsOfOneRecordPerItem(const std::string& path, std::vector<TraceBu
   return printed(path, [](TraceReader& r, std::FILE* out) { printTraceStats(r, out); });
 }
 
+TEST_F(TraceTextTest, StatsWidenTheLabelColumnForALongBufferName) {
+  // "arg 1 g_updating_graph_mask" is 27 characters: every row's label column grows to 28, so the
+  // counts stay in one column (the long name used to push its count 4 places right).
+  using K = AccessKind;
+  const std::string text = statsOfOneRecordPerItem(
+      file("w.trace"), {{0, "a", 0x100, 0}, {1, "g_updating_graph_mask", 0x100, 0x100}},
+      {makeRecord(K::Load, 0, 0x0, 4), makeRecord(K::Store, 1, 0x100, 4), makeRecord(K::Store, 1, 0x104, 4)});
+  EXPECT_NE(text.find("  load                                   1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  instr 1 store                          2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("by buffer (memory accesses):\n"
+                      "  arg 0 a                                1\n"
+                      "  arg 1 g_updating_graph_mask            2\n"
+                      "  outside                                0\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST_F(TraceTextTest, StatsCountAnAccessInAParentPastItsSubBufferForTheParent) {
   // whole [0, 0x1000) holds part [0x200, 0x600), as a sub-buffer at offset 512 lies.
   using K = AccessKind;

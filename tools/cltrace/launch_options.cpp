@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <array>
 #include <filesystem>
 
 #include "commands.h"
@@ -60,8 +61,6 @@ wrapper::RunSpec runSpecOf(const LaunchFlags& f) {
         throw UserError("--offset needs as many sizes as --global");
       spec.range = NDRange::fromSizes(f.global, f.local, f.offset);
       if (f.local.empty()) throw UserError("--global needs --local (cltrace does not guess work-group sizes)");
-    } else if (!f.local.empty()) {
-      throw UserError("--local needs --global");
     }
     // (Said before the manifest is looked for, which a missing source would otherwise lack.)
     std::error_code ec;
@@ -69,7 +68,25 @@ wrapper::RunSpec runSpecOf(const LaunchFlags& f) {
     bool manifest = wrapper::applyManifest(spec, !f.kernel.empty(), haveRange, !f.args.empty(),
                                            !f.buildOptions.empty() || !f.defines.empty());
     if (spec.kernel.empty()) throw UserError("no --kernel given and no launch manifest next to " + f.source);
-    if (!manifest && !haveRange) throw UserError("no --global/--local given and no launch manifest next to " + f.source);
+    if (!manifest && !haveRange) {
+      if (!f.local.empty() || !f.offset.empty())
+        throw UserError(std::string(f.local.empty() ? "--offset" : "--local") +
+                        " needs --global (or a launch manifest next to " + f.source + " that gives it)");
+      throw UserError("no --global/--local given and no launch manifest next to " + f.source);
+    }
+    // --local or --offset alone change the manifest's range (its global size stays).
+    if (!haveRange && (!f.local.empty() || !f.offset.empty())) {
+      auto replace = [&](const std::vector<uint64_t>& sizes, std::array<uint64_t, 3>& into, uint64_t unused,
+                         const char* flag) {
+        if (sizes.empty()) return;
+        if (sizes.size() != spec.range.dims)
+          throw UserError(fmt::format("{} needs as many sizes as the launch manifest's global size ({})", flag,
+                                      spec.range.dims));
+        for (size_t d = 0; d < into.size(); ++d) into[d] = d < sizes.size() ? sizes[d] : unused;
+      };
+      replace(f.local, spec.range.local, 1, "--local");
+      replace(f.offset, spec.range.offset, 0, "--offset");
+    }
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   }

@@ -338,6 +338,34 @@ ArgSpec parseArgSpec(const std::string& text) {
   return a;
 }
 
+namespace {
+
+// A type name run knows (a scalar or vector of one), not a struct or typedef name.
+bool isBuiltinType(const std::string& type) {
+  try {
+    uint64_t lanes = 1;
+    baseType(type, &lanes);
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+}
+
+// Whether values made as `given` read as the same numbers as `expected` (both known types):
+// the same scalar kind (integer or floating point) and size, whatever the lanes and signedness.
+bool sameNumbers(const std::string& expected, const std::string& given) {
+  uint64_t lanes = 1;
+  const ScalarType e = baseType(expected, &lanes), g = baseType(given, &lanes);
+  return e.isFloat == g.isFloat && e.size == g.size;
+}
+
+// size_t is ulong on the devices run traces on.
+std::string normalTypeName(const std::string& type) {
+  return type.rfind("size_t", 0) == 0 ? "ulong" + type.substr(6) : type;
+}
+
+}  // namespace
+
 void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::KernelArg>& params) {
   if (specs.size() != params.size()) {
     std::string list;
@@ -353,6 +381,15 @@ void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::Kern
       if (s.kind != ArgSpec::Kind::Local) throw std::invalid_argument(where + "a __local pointer needs local:BYTES");
     } else if (p.isPointer) {
       if (s.kind != ArgSpec::Kind::Buffer) throw std::invalid_argument(where + "a pointer needs buffer:TYPE:COUNT");
+      // The buffer's contents are made as its TYPE (random floats, iota integers): integers given
+      // to floats, or scalars of another size, would be read as other numbers than were made.
+      // Vectors of the element (float4 for float*, or float for float4*: a size in other units)
+      // and the other signedness keep the numbers. A pointer to a struct or a typedef name
+      // cannot be checked.
+      const std::string element = p.type.size() > 1 && p.type.back() == '*' ? p.type.substr(0, p.type.size() - 1) : "";
+      if (isBuiltinType(element) && !sameNumbers(element, s.type))
+        throw std::invalid_argument(where + "a buffer of " + s.type + ", the kernel's elements are " + element +
+                                    " (give buffer:" + element + ":COUNT...)");
     } else if (p.byValueBytes) {
       throw std::invalid_argument(where + "a struct passed by value (" + std::to_string(p.byValueBytes) +
                                   " bytes): `cltrace run` cannot build one; the C++ API and `cltrace wrap` "
@@ -361,15 +398,7 @@ void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::Kern
       if (s.kind != ArgSpec::Kind::Scalar) throw std::invalid_argument(where + "a value needs scalar:TYPE:VALUE");
       // The type must be the kernel's (size_t is ulong here); a typedef name the kernel uses
       // cannot be checked.
-      auto normal = [](const std::string& t) { return t.rfind("size_t", 0) == 0 ? "ulong" + t.substr(6) : t; };
-      bool known = true;
-      try {
-        uint64_t lanes = 1;
-        baseType(p.type, &lanes);
-      } catch (const std::invalid_argument&) {
-        known = false;
-      }
-      if (known && normal(p.type) != normal(s.type))
+      if (isBuiltinType(p.type) && normalTypeName(p.type) != normalTypeName(s.type))
         throw std::invalid_argument(where + "given as " + s.type + ", the kernel expects " + p.type);
     }
   }
@@ -547,6 +576,18 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
       report.warnings.push_back(tracedOnOneUnitWarning(report.name, " on a part of the device with one compute unit",
                                                        " (as if no other workgroup ran at the same time)"));
     }
+  }
+  // A file longer than its buffer is likely a count or type mistake: only its first bytes are
+  // used (a shorter one is refused when the buffer is filled).
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    const ArgSpec& a = spec.args[i];
+    std::error_code ec;
+    const uint64_t fileBytes = a.kind == ArgSpec::Kind::Buffer && a.init == "file" ? std::filesystem::file_size(a.value, ec) : 0;
+    const uint64_t bufferBytes = a.kind == ArgSpec::Kind::Buffer ? a.count * typeSize(a.type) : 0;
+    if (!ec && fileBytes > bufferBytes)
+      report.warnings.push_back("argument " + std::to_string(i) + " '" + a.text + "': file '" + a.value + "' holds " +
+                                std::to_string(fileBytes) + " bytes; the buffer takes its first " +
+                                std::to_string(bufferBytes) + " (" + std::to_string(a.count) + " " + a.type + ")");
   }
   if (reportInstrumented) reportInstrumented(report);
   const std::vector<passes::KernelArg> params = instrumented.args;

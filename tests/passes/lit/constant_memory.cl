@@ -22,4 +22,4 @@ __kernel void lookup(__global float* out) {
 }
 // CHECK-LABEL: kernel lookup: 0 loops (max depth 0), 1 sites
 // CHECK-NEXT: [0] store 4B depth 0:
-// CHECK-NEXT: warning: kernel 'lookup' reads the program-scope __constant variable 'table' (1 load): program-scope data is not recorded
+// CHECK-NEXT: warning: kernel 'lookup' reads the program-scope __constant variable 'table' (1 load instruction): program-scope data is not recorded
