@@ -139,6 +139,15 @@ uint64_t staticLocalBytes(const Function& kernel) {
   return bytes;
 }
 
+// The kernel's reqd_work_group_size (clang's metadata of three i32), 0s when it has none.
+std::array<uint64_t, 3> requiredLocalSize(const Function& kernel) {
+  std::array<uint64_t, 3> size{0, 0, 0};
+  if (const MDNode* md = kernel.getMetadata("reqd_work_group_size"); md && md->getNumOperands() == 3)
+    for (unsigned d = 0; d < 3; ++d)
+      if (const auto* c = mdconst::dyn_extract<ConstantInt>(md->getOperand(d))) size[d] = c->getZExtValue();
+  return size;
+}
+
 class KernelInstrumenter {
  public:
   KernelInstrumenter(Function& kernel, Mode mode) : kernel_(kernel), mode_(mode) {}
@@ -148,6 +157,7 @@ class KernelInstrumenter {
     report.name = kernel_.getName().str();
     report.originalArgs = static_cast<uint32_t>(kernel_.arg_size());
     report.staticLocalBytes = staticLocalBytes(kernel_);
+    report.requiredLocalSize = requiredLocalSize(kernel_);
     dominators_ = std::make_unique<DominatorTree>(kernel_);
     loopInfo_ = std::make_unique<LoopInfo>(*dominators_);
     loops_ = allLoops(*loopInfo_);

@@ -113,4 +113,20 @@ printf '\001\000\000\000\002\000\000\000\003\000\000\000' > "$work/three.bin"
 grep -F "cltrace: warning: argument 0 'buffer:int:2:file:$work/three.bin': file '$work/three.bin' holds 12 bytes; the buffer takes its first 8 (2 int)" \
   "$work/err" > /dev/null || fail "no warning for a longer file: $(cat "$work/err")"
 echo "ok: buffer types, --local/--offset with a manifest, longer files"
+
+# Without --local, the kernel's reqd_work_group_size is the local size; a kernel without one is
+# refused (cltrace does not guess).
+cat > "$work/reqd.cl" <<'CL'
+__kernel __attribute__((reqd_work_group_size(8, 2, 1))) void k(__global float* a) {
+  a[get_global_id(1) * get_global_size(0) + get_global_id(0)] = 1.0f;
+}
+__kernel void plain(__global float* a) { a[get_global_id(0)] = 1.0f; }
+CL
+"$CLTRACE" run "$work/reqd.cl" --kernel k --global 16,4 -a buffer:float:64 -o "$work/r.cltrace" > /dev/null ||
+  fail "reqd_work_group_size without --local"
+has "$work/r.cltrace" "ndrange: dims 2, global (16,4), local (8,2), offset (0,0), 4 workgroups"
+expect_error "cltrace: error: no local size was given, and kernel 'plain' has no reqd_work_group_size attribute to take one from (cltrace does not guess work-group sizes: give --local)" \
+  "$CLTRACE" run "$work/reqd.cl" --kernel plain --global 16 -a buffer:float:64 -o "$work/t"
+expect_error "cltrace: error: local size 8 does not divide global size 12 in dimension 0" \
+  "$CLTRACE" run "$work/reqd.cl" --kernel k --global 12,4 -a buffer:float:64 -o "$work/t"
 echo "run options: all checks passed"

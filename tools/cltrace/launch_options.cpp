@@ -60,7 +60,7 @@ wrapper::RunSpec runSpecOf(const LaunchFlags& f) {
       if (!f.offset.empty() && f.offset.size() != f.global.size())
         throw UserError("--offset needs as many sizes as --global");
       spec.range = NDRange::fromSizes(f.global, f.local, f.offset);
-      if (f.local.empty()) throw UserError("--global needs --local (cltrace does not guess work-group sizes)");
+      spec.localFromKernel = f.local.empty();  // the kernel's reqd_work_group_size, if it has one
     }
     // (Said before the manifest is looked for, which a missing source would otherwise lack.)
     std::error_code ec;

@@ -591,6 +591,15 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
   }
   if (reportInstrumented) reportInstrumented(report);
   const std::vector<passes::KernelArg> params = instrumented.args;
+  NDRange range = spec.range;
+  if (spec.localFromKernel) {
+    if (report.requiredLocalSize[0] == 0)
+      throw std::invalid_argument("no local size was given, and kernel '" + report.name +
+                                  "' has no reqd_work_group_size attribute to take one from (cltrace does not "
+                                  "guess work-group sizes: give --local)");
+    for (uint32_t d = 0; d < 3; ++d) range.local[d] = d < range.dims ? report.requiredLocalSize[d] : 1;
+    validateRange(range);
+  }
   // A buffer the trace cannot address is refused before it is made (filled, it took 8.5 GB and
   // seconds before the launch refused it).
   for (size_t i = 0; i < spec.args.size(); ++i)
@@ -666,11 +675,11 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
     }
     std::array<size_t, 3> g{}, l{}, o{};
     for (int d = 0; d < 3; ++d) {
-      g[d] = spec.range.global[d];
-      l[d] = spec.range.local[d];
-      o[d] = spec.range.offset[d];
+      g[d] = range.global[d];
+      l[d] = range.local[d];
+      o[d] = range.offset[d];
     }
-    check(clEnqueueNDRangeKernel(cl.queue, original.kernel, spec.range.dims, o.data(), g.data(), l.data(), 0,
+    check(clEnqueueNDRangeKernel(cl.queue, original.kernel, range.dims, o.data(), g.data(), l.data(), 0,
                                  nullptr, nullptr),
           "clEnqueueNDRangeKernel");
     check(clFinish(cl.queue), "clFinish");
@@ -685,11 +694,11 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
     const bool runKernelAfter = !traced.writesExactly() && !launchOptions.restoreAfterTrace;
     if (runKernelAfter) launchOptions.restoreAfterTrace = true;
     if (warmUp) {
-      traced.launch(cl.queue, bindings, spec.range, tracePath, launchOptions);
+      traced.launch(cl.queue, bindings, range, tracePath, launchOptions);
       restoreInitial();
     }
     stage = Clock::now();
-    out.launch = traced.launch(cl.queue, bindings, spec.range, tracePath, launchOptions);
+    out.launch = traced.launch(cl.queue, bindings, range, tracePath, launchOptions);
     out.traceSeconds = since(stage);
     if (runKernelAfter) {
       try {

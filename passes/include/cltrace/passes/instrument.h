@@ -4,6 +4,7 @@
 
 #include <llvm/IR/PassManager.h>
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -84,6 +85,8 @@ struct KernelReport {
   bool waitsForGroup = false;
   // Bytes of the __local variables the kernel's code uses, each at its alignment, in module order.
   uint64_t staticLocalBytes = 0;
+  // The work-group size the kernel requires (its reqd_work_group_size attribute); 0s when none.
+  std::array<uint64_t, 3> requiredLocalSize{0, 0, 0};
 };
 // The shapes of a kernel's instructions, indexed by id (for UnitRecordDecoder).
 std::vector<InstructionShape> instructionShapes(const KernelReport& report);

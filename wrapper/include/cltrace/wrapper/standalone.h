@@ -46,6 +46,9 @@ struct RunSpec {
   std::string kernel;
   std::vector<std::string> buildOptions;
   NDRange range;
+  // No local size was given: range.local is the kernel's reqd_work_group_size (runStandalone
+  // refuses a kernel without one: cltrace does not guess work-group sizes).
+  bool localFromKernel = false;
   std::vector<ArgSpec> args;
   std::string argsManifest;  // the launch manifest `args` came from (named in their errors), or ""
 };
