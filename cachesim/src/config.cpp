@@ -195,7 +195,7 @@ const std::vector<KeyDef>& keyDefs() {
       {"latency_sigma",
        [](Config& c, const std::string& k, const std::string& v) {
          double d = parseNonNegativeDouble(k, v);
-         if (d > 1e9) badValue(k, v, "too large");
+         if (d > 1e9) badValue(k, v, "too large (at most 1000000000)");
          c.latencySigma = d;
        },
        [](const Config& c) { return json(c.latencySigma); }},

@@ -157,8 +157,10 @@ std::string canonicalScheduling(const std::string& value) {
 std::string scheduleOptions(const std::string& key, const Config& asked, uint64_t workgroupSize) {
   if (key == "scheduling") {
     const SchedulingChoice choice = parseScheduling(asked.scheduling);
-    return std::string("--policy ") + sched::policyName(choice.policy) + " --inter-warp " +
-           sched::interWarpOrderName(choice.interWarp);
+    // Only the warp policy has an inter-warp order (schedule refuses --inter-warp otherwise).
+    std::string options = std::string("--policy ") + sched::policyName(choice.policy);
+    if (choice.policy == sched::Policy::Warp) options += std::string(" --inter-warp ") + sched::interWarpOrderName(choice.interWarp);
+    return options;
   }
   if (key == "warp_size") return "--warp-size " + std::to_string(asked.warpSize);
   if (key == "sm_count") return "--sms " + std::to_string(asked.smCount);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <stdexcept>
 #include <unordered_map>
 #include <utility>
@@ -24,8 +25,14 @@ const char* colorByName(ColorBy c) {
 }
 
 ColorBy parseColorBy(std::string_view name) {
+  // In any case, as policy names and the simulator's named values are read.
+  auto same = [](std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           });
+  };
   for (ColorBy c : {ColorBy::Thread, ColorBy::Warp, ColorBy::Workgroup, ColorBy::Hit})
-    if (name == colorByName(c)) return c;
+    if (same(name, colorByName(c))) return c;
   throw std::invalid_argument("plot: unknown colouring '" + std::string(name) +
                               "' (expected thread, warp, workgroup or hit)");
 }

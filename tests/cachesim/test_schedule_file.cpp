@@ -207,6 +207,11 @@ TEST(ScheduledFile, KeysTheUserSetMustAgreeWithTheFile) {
             "configuration key 'scheduling': \"warp:two-level\" disagrees with the scheduled file, which was made "
             "with \"warp\" (schedule with --policy warp --inter-warp two-level, or simulate the "
             "trace file)");
+  // The naive policies have no inter-warp order: the options given are the ones schedule takes.
+  c.scheduling = "round-robin";
+  EXPECT_NE(message(c, {"scheduling"}).find("(schedule with --policy round-robin, or simulate the trace file)"),
+            std::string::npos)
+      << message(c, {"scheduling"});
   c.scheduling = "warp";
   c.warpSize = 16;
   EXPECT_NE(message(c, {"warp_size"}).find("(schedule with --warp-size 16, or"), std::string::npos);

@@ -312,4 +312,23 @@ expect_error "cltrace: error: cannot run '$work/missing': no such executable fil
 rc=0
 "$CLTRACE" wrap --out "$work/w3" -- sh -c 'exit 42' 2> /dev/null || rc=$?
 [ "$rc" -eq 42 ] || fail "wrap of sh -c 'exit 42': status $rc"
+# A command-line mistake exits with 2 (usage), any other error with 1, --help with 0.
+rc=0; "$CLTRACE" simulate --threads -1 "$work/none" > /dev/null 2>&1 || rc=$?
+[ "$rc" -eq 2 ] || fail "a bad option value: status $rc, not 2"
+rc=0; "$CLTRACE" stats --no-such-option x > /dev/null 2>&1 || rc=$?
+[ "$rc" -eq 2 ] || fail "an unknown option: status $rc, not 2"
+rc=0; "$CLTRACE" stats "$work/none" > /dev/null 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "a missing file: status $rc, not 1"
+"$CLTRACE" simulate --help > /dev/null || fail "--help failed"
+# A schedule's text output given to simulate: which files it reads.
+"$CLTRACE" run "$KERNELS/vadd.cl" --global 64 --local 64 -a buffer:float:64 -a buffer:float:64 -a buffer:float:64 \
+  -a scalar:int:64 -o "$work/v.cltrace" > /dev/null || fail "vadd"
+"$CLTRACE" schedule "$work/v.cltrace" --format text -o "$work/v.txt" > /dev/null || fail "schedule --format text"
+expect_error "; simulate reads trace files and binary scheduled files (cltrace schedule's default --format binary), not text or csv schedules" \
+  "$CLTRACE" simulate "$work/v.txt"
+# An empty launch manifest (a shell's `> k.json` next to k.cl) says what likely made it.
+mkdir -p "$work/m" && cp "$KERNELS/vadd.cl" "$work/m/k.cl" && : > "$work/m/k.json"
+expect_error "launch manifest $work/m/k.json: the file is empty (a launch manifest sits next to its kernel under the same name; if \`> k.json\` made it, send the output to another name)" \
+  "$CLTRACE" run "$work/m/k.cl" --kernel vadd --global 64 --local 64 -a buffer:float:64 -a buffer:float:64 \
+  -a buffer:float:64 -a scalar:int:64 -o "$work/t"
 echo "cli errors: all checks passed"

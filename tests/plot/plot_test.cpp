@@ -457,6 +457,9 @@ TEST(Rasterize, RejectsBadRequests) {
             sched::InterWarpOrder::GreedyThenOldest);
   EXPECT_EQ(schedulerConfigFor(c, sched::Policy::Random, 7).seed, 7u);
   EXPECT_EQ(parseColorBy("hit"), ColorBy::Hit);
+  EXPECT_EQ(parseColorBy("HIT"), ColorBy::Hit);  // any case, as --policies
+  EXPECT_EQ(parseColorBy("Warp"), ColorBy::Warp);
+  EXPECT_THROW(parseColorBy("hits"), std::invalid_argument);
   EXPECT_THROW(parseColorBy("rainbow"), std::invalid_argument);
 }
 

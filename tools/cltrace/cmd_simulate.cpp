@@ -25,6 +25,7 @@
 #include "cltrace/cachesim/trace_simulation.h"
 #include "cltrace/scheduler/output.h"
 #include "cltrace/scheduler/scheduler.h"
+#include "cltrace/trace_file.h"
 #include "commands.h"
 #include "prediction.h"
 
@@ -103,7 +104,15 @@ void runSimulate(const SimulateOptions& o) {
     }
     report = simulateSchedule(o.trace, config, explicitKeys, o.threads);
   } else {
-    report = simulateTrace(o.trace, config, o.threads);
+    try {
+      report = simulateTrace(o.trace, config, o.threads);
+    } catch (const TraceFileError& e) {
+      // A text file is likely `cltrace schedule`'s text or csv output, which is for reading.
+      const std::string what = e.what();
+      if (what.find("not a cltrace trace file (wrong magic: it begins with the text") == std::string::npos) throw;
+      throw UserError(what + "; simulate reads trace files and binary scheduled files (cltrace schedule's "
+                             "default --format binary), not text or csv schedules");
+    }
   }
   if (o.json)
     cachesim::printJson(std::cout, report);

@@ -97,7 +97,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return cltrace::cli::checkedExit(app.exit(e));
+    // A command-line mistake exits with 2, as usage errors do by convention (CLI11 gives each
+    // kind its own code from 100 up); --help and --version with 0.
+    return cltrace::cli::checkedExit(app.exit(e) == 0 ? 0 : 2);
   } catch (const cltrace::cli::ExitStatus& s) {
     return cltrace::cli::checkedExit(s.code);
   } catch (const std::bad_alloc&) {

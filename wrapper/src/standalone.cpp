@@ -417,6 +417,13 @@ constexpr const char* kManifestKeys[] = {"kernel", "global", "local", "offset", 
 nlohmann::json readManifest(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("cannot open it");
+  // An empty one is most likely a shell's redirection of a report to KERNEL.json, which is where
+  // the launch manifest of KERNEL.cl lives.
+  std::error_code ec;
+  if (std::filesystem::file_size(path, ec) == 0 && !ec)
+    throw std::invalid_argument("the file is empty (a launch manifest sits next to its kernel under the same "
+                                "name; if `> " + path.filename().string() +
+                                "` made it, send the output to another name)");
   // A manifest holds names, sizes and lists of them: two levels.
   constexpr int kMaxDepth = 8;
   nlohmann::json j = parseGuardedJson<nlohmann::json>(
