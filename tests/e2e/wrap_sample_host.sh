@@ -50,6 +50,17 @@ grep -q "^cltrace: 1 launch traced into $work/other$" "$work/err" || fail "--lau
 [ "$(ls "$work/other")" = "launches.tsv
 scale-2.cltrace" ] || fail "other: $(ls "$work/other")"
 echo "ok: --launch 0 of vadd under --kernel scale is named as vadd's"
+# Each --kernel name no launch was of is named, also beside one that matched.
+"$CLTRACE" wrap --out "$work/names" --kernel scale,nosuch,vadd,nope -- "$SAMPLE_HOST" > /dev/null 2>"$work/err"
+grep -q "^cltrace: warning: no launch of the kernels named by --kernel (nosuch,nope) was traced$" "$work/err" ||
+  fail "unmatched --kernel names: $(cat "$work/err")"
+# Wrapping again into a folder drops the traces the earlier run listed (they would mix with this
+# run's); a file cltrace did not list stays.
+touch "$work/all/mine.cltrace"
+"$CLTRACE" wrap --out "$work/all" --launch 1 -- "$SAMPLE_HOST" > /dev/null 2>"$work/err"
+grep -q "^cltrace: removed 4 traces of an earlier run that $work/all/launches.tsv listed$" "$work/err" ||
+  fail "earlier traces: $(cat "$work/err")"
+[ "$(ls "$work/all" | tr '\n' ' ')" = "launches.tsv mine.cltrace scale-1.cltrace " ] || fail "reused folder: $(ls "$work/all")"
 # A bad --predict configuration stops before the program runs.
 printf '#!/bin/sh\necho ran > "%s"\n' "$work/ran" > "$work/app.sh"
 chmod +x "$work/app.sh"

@@ -137,6 +137,26 @@ void forEachListedLaunch(const std::string& out, const char* list, Each each) {
   for (std::string line; std::getline(in, line);) each(std::strtoull(line.c_str(), nullptr, 10), line);
 }
 
+// The traces an earlier wrap into OUT listed in its launches.tsv, which this run rewrites: left,
+// they would mix with this run's under OUT/*.cltrace, unlisted. Only trace files in OUT itself
+// are removed (the list is cltrace's own; a path elsewhere is not touched).
+void removeEarlierTraces(const std::string& out) {
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(fs::absolute(out), ec);
+  if (ec) return;
+  uint64_t removed = 0;
+  forEachListedLaunch(out, "launches.tsv", [&](uint64_t, const std::string& line) {
+    std::error_code e;
+    const fs::path trace = fs::weakly_canonical(fs::absolute(line.substr(line.rfind('\t') + 1)), e);
+    if (!e && trace.parent_path() == dir && trace.extension() == ".cltrace" && fs::is_regular_file(trace, e) &&
+        fs::remove(trace, e))
+      ++removed;
+  });
+  if (removed > 0)
+    fmt::print(stderr, "cltrace: removed {} trace{} of an earlier run that {}/launches.tsv listed\n", removed,
+               removed == 1 ? "" : "s", out);
+}
+
 void removeEndedActivityFiles(const std::string& out) {
   std::error_code ec;
   for (const auto& [pid, file] : endedActivityFiles(out)) fs::remove(file, ec);
@@ -172,6 +192,7 @@ int run(const WrapFlags& f) {
   std::error_code ec;
   fs::create_directories(f.out, ec);
   if (ec) throw cli::UserError("cannot create " + f.out + ": " + ec.message());
+  removeEarlierTraces(f.out);
   for (const char* list : kLaunchLists) fs::remove(fs::path(f.out) / list, ec);
   const fs::path counter = fs::absolute(fs::path(f.out) / ".launch-counter");
   fs::remove(counter, ec);
@@ -231,25 +252,39 @@ int run(const WrapFlags& f) {
 
   std::vector<std::string> traces;
   std::set<uint64_t> seen;
+  std::set<std::string> selectedKernels;  // kernels of the launches selected (traced or not)
+  const auto kernelOf = [](const std::string& line) {
+    const size_t from = line.find('\t') + 1;
+    return line.substr(from, line.find('\t', from) - from);
+  };
   forEachListedLaunch(f.out, "launches.tsv", [&](uint64_t launch, const std::string& line) {
     traces.push_back(line.substr(line.rfind('\t') + 1));
     seen.insert(launch);
+    selectedKernels.insert(kernelOf(line));
   });
   uint64_t failed = 0;
-  forEachListedLaunch(f.out, "untraced.tsv", [&](uint64_t launch, const std::string&) {
+  forEachListedLaunch(f.out, "untraced.tsv", [&](uint64_t launch, const std::string& line) {
     seen.insert(launch);
+    selectedKernels.insert(kernelOf(line));
     ++failed;
   });
   // Made, but ran nothing (said as they happened).
-  forEachListedLaunch(f.out, "not-run.tsv", [&](uint64_t launch, const std::string&) { seen.insert(launch); });
+  forEachListedLaunch(f.out, "not-run.tsv", [&](uint64_t launch, const std::string& line) {
+    seen.insert(launch);
+    selectedKernels.insert(kernelOf(line));
+  });
   fmt::print(stderr, "cltrace: {} launch{} traced into {}\n", traces.size(), traces.size() == 1 ? "" : "es", f.out);
   // The program's exit status is passed through, so these are said loudly instead.
   if (failed > 0)
     fmt::print(stderr, "cltrace: warning: {} selected launch{} ran untraced (the reasons are above)\n", failed,
                failed == 1 ? "" : "es");
-  if (traces.empty() && failed == 0 && !f.kernels.empty())
+  // Each name --kernel gives that no selected launch was of (misspelt, or never launched).
+  std::vector<std::string> unmatched;
+  for (const std::string& k : f.kernels)
+    if (!selectedKernels.count(k)) unmatched.push_back(k);
+  if (!unmatched.empty())
     fmt::print(stderr, "cltrace: warning: no launch of the kernel{} named by --kernel ({}) was traced\n",
-               f.kernels.size() == 1 ? "" : "s", joined(f.kernels));
+               unmatched.size() == 1 ? "" : "s", joined(unmatched));
   // Launches --launch names that were of other kernels than --kernel's.
   std::map<uint64_t, std::string> otherKernel;
   forEachListedLaunch(f.out, "other-kernel.tsv", [&](uint64_t launch, const std::string& line) {
