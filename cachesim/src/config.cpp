@@ -488,7 +488,7 @@ Config Config::fromJsonFile(const std::string& path) {
           return "config file '" + path + "': configuration key '" + key + "' is given twice";
         });
   } catch (const json::exception& e) {
-    throw std::invalid_argument("config file '" + path + "': not valid JSON: " + e.what());
+    throw std::invalid_argument("config file '" + path + "': not valid JSON: " + jsonErrorText(e));
   }
   try {
     return fromJson(j);

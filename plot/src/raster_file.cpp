@@ -111,7 +111,7 @@ RasterFileContents readRasterFile(const std::string& path) {
     c.binsY = meta.at("bins_y").get<uint32_t>();
     for (const auto& panel : meta.at("panels")) offsets.push_back(panel.at("offset").get<uint64_t>());
   } catch (const nlohmann::json::exception& e) {
-    throw fail(std::string("bad metadata: ") + e.what());
+    throw fail("bad metadata: " + jsonErrorText(e));
   } catch (const std::invalid_argument& e) {
     throw fail(std::string("bad metadata: ") + e.what());
   }

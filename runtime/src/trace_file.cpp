@@ -183,9 +183,14 @@ std::string recordProblem(const Record& r) {
   if (r.kind >= kAccessKindCount)
     return "invalid record kind " + to_string(r.kind) + " (kinds are 0.." +
            to_string(kAccessKindCount - 1) + ")";
+  if (r.flags & ~kKnownRecordFlags)
+    return "record flags " + hex(r.flags) + " hold unknown bits (known: " + hex(kKnownRecordFlags) + ")";
   if (r.depth > kMaxLoopDepth && !(r.flags & kRecordDepthTruncated))
     return "record depth " + to_string(r.depth) + " exceeds " + to_string(kMaxLoopDepth) +
            " without the truncation flag";
+  if (r.depth <= kMaxLoopDepth && (r.flags & kRecordDepthTruncated))
+    return "record depth " + to_string(r.depth) + " has the truncation flag, which only a depth over " +
+           to_string(kMaxLoopDepth) + " may have";
   if (r.size != 0 && r.address + (r.size - 1) < r.address)
     return "record at address " + hex(r.address) + " of " + to_string(r.size) +
            " bytes runs past the end of the 64-bit address space";
@@ -347,6 +352,9 @@ void decodeInstructions(HeaderDecoder& in, TraceHeader& h, const std::string& pa
     in.read(b, sizeof b, "instruction table");
     s.kind = static_cast<AccessKind>(b[0]);
     s.flags = b[1];
+    if (s.flags & ~kKnownRecordFlags)
+      fail(path, "instruction " + to_string(static_cast<uint64_t>(&s - h.instructions.data())) + " has flags " +
+                     hex(s.flags) + " with unknown bits (known: " + hex(kKnownRecordFlags) + ")");
     s.dynamic = static_cast<DynamicWord>(b[2]);
     s.size = static_cast<uint32_t>(getLE(b + 4, 4));
     s.depth = static_cast<uint32_t>(getLE(b + 8, 4));

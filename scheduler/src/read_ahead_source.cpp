@@ -10,7 +10,7 @@ ReadAheadSource::ReadAheadSource(WorkgroupSource& inner, size_t depth)
       range_(inner.range()),
       kernelName_(inner.kernelName()),
       loopNest_(inner.loopNest() ? std::optional<LoopNest>(*inner.loopNest()) : std::nullopt),
-      ring_(std::max<size_t>(depth, 1)),
+      depth_(std::max<size_t>(depth, 1)),
       thread_([this] { produce(); }) {}
 
 ReadAheadSource::~ReadAheadSource() {
@@ -24,49 +24,66 @@ ReadAheadSource::~ReadAheadSource() {
 
 void ReadAheadSource::produce() {
   for (;;) {
-    WorkgroupTrace* slot;
+    WorkgroupTrace slot;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      changed_.wait(lock, [this] { return stopping_ || count_ < ring_.size(); });
+      if (!stopping_ && !hasRoom()) {
+        readerWaiting_ = true;
+        changed_.wait(lock, [this] { return stopping_ || drained(); });
+        readerWaiting_ = false;
+      }
       if (stopping_) return;
-      // Past the ready ones: the consumer does not touch it until count_ covers it.
-      slot = &ring_[(head_ + count_) % ring_.size()];
+      if (!spare_.empty()) {
+        slot = std::move(spare_.back());
+        spare_.pop_back();
+      }
     }
     bool more;
     std::exception_ptr error;
     try {
-      more = inner_.nextWorkgroup(*slot);
+      more = inner_.nextWorkgroup(slot);
     } catch (...) {
       more = false;
       error = std::current_exception();
     }
+    bool wake;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (more) {
-        ++count_;
+        readyRecords_ += slot.records.size();
+        ready_.push_back(std::move(slot));
       } else {
         ended_ = true;
         error_ = error;
       }
+      wake = takerWaiting_ && (ended_ || batchReady());
     }
-    changed_.notify_all();
+    if (wake) changed_.notify_all();
     if (!more) return;
   }
 }
 
 bool ReadAheadSource::nextWorkgroup(WorkgroupTrace& out) {
+  bool wake;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [this] { return count_ > 0 || ended_; });
-    if (count_ == 0) {
+    if (ready_.empty() && !ended_) {
+      takerWaiting_ = true;
+      changed_.wait(lock, [this] { return ended_ || batchReady(); });
+      takerWaiting_ = false;
+    }
+    if (ready_.empty()) {
       if (error_) std::rethrow_exception(error_);
       return false;
     }
-    std::swap(out, ring_[head_]);
-    head_ = (head_ + 1) % ring_.size();
-    --count_;
+    WorkgroupTrace& first = ready_.front();
+    readyRecords_ -= first.records.size();
+    std::swap(out, first);  // `out`'s old storage goes to the reader
+    spare_.push_back(std::move(first));
+    ready_.pop_front();
+    wake = readerWaiting_ && drained();
   }
-  changed_.notify_all();
+  if (wake) changed_.notify_all();
   return true;
 }
 

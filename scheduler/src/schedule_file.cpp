@@ -362,9 +362,7 @@ bool ScheduleReader::next(WarpStep& out) {
     fail("corrupt: " + stepText() + " names warp " + std::to_string(out.warp));
   if (kind >= kAccessKindCount)
     fail("corrupt: " + stepText() + " has unknown kind " + std::to_string(kind));
-  // Fence flags and the loop-depth mark are the only flags a record has.
-  constexpr uint8_t kKnownFlags = kFenceLocal | kFenceGlobal | kFenceRead | kFenceWrite | kRecordDepthTruncated;
-  if ((out.flags & ~kKnownFlags) != 0)
+  if ((out.flags & ~kKnownRecordFlags) != 0)
     fail("corrupt: " + stepText() + " has unknown flags " + std::to_string(out.flags));
   if (h[38] != 0 || h[39] != 0) fail("corrupt: " + stepText() + " has reserved bytes that are not zero");
   if (lanes == 0 || lanes > info_.laneWidth || lanes > laneCount_ - lanesRead_)

@@ -368,6 +368,10 @@ TEST(Config, JsonFiles) {
   EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig(negative); }).find("'mshrs'"), std::string::npos);
   std::string broken = writeTemp("cachesim_broken.json", R"({"size": )");
   EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig(broken); }).find("not valid JSON"), std::string::npos);
+  // nlohmann's tag ("[json.exception.out_of_range.406] ") is left out of the message.
+  std::string huge = writeTemp("cachesim_huge.json", R"({"size": 1e999})");
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { loadConfig(huge); }),
+            "config file '" + huge + "': not valid JSON: number overflow parsing '1e999'");
   EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig("/nonexistent/x.json"); }).find("cannot be opened"), std::string::npos);
   std::string wrongSets = writeTemp("cachesim_sets.json", R"({"sets": 64})");
   EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig(wrongSets); }).find("'sets'"), std::string::npos);

@@ -34,6 +34,7 @@ constexpr size_t kOffsetAt = 112;
 constexpr size_t kKernelNameAt = 136;
 // Within the body of an uncompressed file: records follow their work-item's u64 count.
 constexpr size_t kKindInRecord = 16;
+constexpr size_t kFlagsInRecord = 17;
 constexpr size_t kDepthInRecord = 18;
 // Flag bit 1: an uncompressed body is followed by its 8-byte XXH64.
 constexpr uint32_t kFlagBodyChecksum = 2;
@@ -643,6 +644,11 @@ TEST_F(ReaderBodyTest, InvalidRecords) {
         {"work-item 2, record 1: invalid record kind 6 (kinds are 0..5)"});
     expectReadError(patchedBody(8 + kDepthInRecord, 8, 1, compressed),
                     {"work-item 0, record 0: record depth 8 exceeds 7"});
+    // Flags: bit 4 means nothing; the truncation flag only on a record deeper than 7 loops.
+    expectReadError(patchedBody(8 + kFlagsInRecord, 0x10, 1, compressed),
+                    {"work-item 0, record 0: record flags 0x10 hold unknown bits (known: 0x8f)"});
+    expectReadError(patchedBody(8 + kFlagsInRecord, kRecordDepthTruncated, 1, compressed),
+                    {"work-item 0, record 0: record depth ", " has the truncation flag, which only a depth over 7 may have"});
   }
 }
 
@@ -878,6 +884,21 @@ TEST_F(UnitsTest, LoopTableFollowsTheInstructionTextsBehindFlagBit2) {
   for (size_t i = 0; i < 9; ++i) EXPECT_EQ(getLE(bytes, tableAt + 44 + 4 * i, 4), innermost[i]) << "instruction " << i;
   const size_t checksumAt = tableAt + 4 + 40 + 36;
   EXPECT_EQ(getLE(bytes, checksumAt, 8), fnv1a64(bytes.data(), checksumAt));
+}
+
+TEST_F(UnitsTest, InstructionFlagsWithUnknownBitsAreRefused) {
+  writeUnitsSample(file("u.trace"), false);
+  std::string bytes = readBytes(file("u.trace"));
+  // The instruction count (9) and instruction 0's entry: load, flags 0, no dynamic word, 4 bytes,
+  // depth 0.
+  const std::string table = std::string("\x09\0\0\0", 4) + std::string("\0\0\0\0\x04\0\0\0\0\0\0\0", 12);
+  const size_t at = bytes.find(table);
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 4 + 1] = 0x10;
+  const size_t checksumAt = headerSizeOf(sampleUnitsHeader(false)) - 8;
+  patchLE(bytes, checksumAt, fnv1a64(bytes.data(), checksumAt), 8);
+  writeBytes(file("bad.trace"), bytes);
+  expectReadError(file("bad.trace"), {"instruction 0 has flags 0x10 with unknown bits (known: 0x8f)"});
 }
 
 TEST_F(UnitsTest, InconsistentLoopTablesAreRefusedByWriterAndReader) {

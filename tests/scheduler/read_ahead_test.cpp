@@ -71,6 +71,38 @@ TEST(ReadAheadSource, SchedulesLikeTheInnerSource) {
   }
 }
 
+// Workgroups go over in batches (up to the depth, or ReadyRecords records): many tiny ones, and
+// ones each over the record budget alone (held one at a time), all arrive, in order, whole.
+TEST(ReadAheadSource, HandsOverTinyAndHugeWorkgroupsInOrder) {
+  const NDRange tiny = range1(4096, 1);  // 4096 workgroups of one work-item, two records each
+  MemoryWorkgroupSource tinyInner(tiny, buildTrace(tiny, twoLoads));
+  ReadAheadSource tinyAhead(tinyInner);
+  WorkgroupTrace wg;
+  for (uint64_t g = 0; g < 4096; ++g) {
+    ASSERT_TRUE(tinyAhead.nextWorkgroup(wg));
+    ASSERT_EQ(wg.id, g);
+    ASSERT_EQ(wg.records.size(), 2u);
+    ASSERT_EQ(wg.records[1].address, 100 * g + 1);
+  }
+  EXPECT_FALSE(tinyAhead.nextWorkgroup(wg));
+
+  // 3 workgroups of 1024 work-items making 70 records each: 71680 a workgroup, over the 65536
+  // held at most, so each is held alone.
+  static_assert(ReadAheadSource::kReadyRecords < 70 * 1024);
+  const NDRange huge = range1(3072, 1024);
+  MemoryWorkgroupSource hugeInner(huge, buildTrace(huge, [](const Item& it, Emit& e) {
+                                    for (uint64_t k = 0; k < 70; ++k) e.load(1, 1000 * it.global[0] + k);
+                                  }));
+  ReadAheadSource hugeAhead(hugeInner, 4);
+  for (uint64_t g = 0; g < 3; ++g) {
+    ASSERT_TRUE(hugeAhead.nextWorkgroup(wg));
+    ASSERT_EQ(wg.id, g);
+    ASSERT_EQ(wg.records.size(), 71680u);
+    EXPECT_EQ(wg.records.back().address, 1000 * (1024 * g + 1023) + 69);  // the last work-item's last load
+  }
+  EXPECT_FALSE(hugeAhead.nextWorkgroup(wg));
+}
+
 TEST(ReadAheadSource, ThrowsTheInnerErrorWhereItCame) {
   const NDRange range = range1(16, 4);
   MemoryWorkgroupSource memory(range, buildTrace(range, twoLoads));

@@ -539,11 +539,7 @@ bool applyManifest(RunSpec& spec, bool haveKernel, bool haveRange, bool haveArgs
       if (j.contains("args")) spec.argsManifest = path.string();
     }
   } catch (const std::exception& e) {
-    std::string what = e.what();
-    // nlohmann's syntax errors start with "[json.exception.parse_error.101] ": the rest says it.
-    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos)
-      what = what.substr(what.find("] ") + 2);
-    throw std::invalid_argument("launch manifest " + path.string() + ": " + what);
+    throw std::invalid_argument("launch manifest " + path.string() + ": " + jsonErrorText(e));
   }
   return true;
 }

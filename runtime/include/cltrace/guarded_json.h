@@ -2,6 +2,7 @@
 // nlohmann's parser lacks. Header-only: the libraries that parse JSON bring nlohmann themselves.
 #pragma once
 
+#include <exception>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -26,6 +27,15 @@ Json parseGuardedJson(Input&& in, int maxDepth, const std::string& tooDeep, Twic
     return true;
   };
   return Json::parse(std::forward<Input>(in), guard);
+}
+
+// nlohmann's message without its tag ("[json.exception.parse_error.101] "), which says nothing
+// to a user: the rest names the problem and where.
+inline std::string jsonErrorText(const std::exception& e) {
+  std::string what = e.what();
+  if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos)
+    what = what.substr(what.find("] ") + 2);
+  return what;
 }
 
 }  // namespace cltrace

@@ -34,6 +34,8 @@ inline constexpr uint8_t kFenceGlobal = 1u << 1;
 inline constexpr uint8_t kFenceRead = 1u << 2;   // read_mem_fence
 inline constexpr uint8_t kFenceWrite = 1u << 3;  // write_mem_fence
 inline constexpr uint8_t kRecordDepthTruncated = 1u << 7;
+// Every flag a record (or an instruction of a trace header) may have; readers refuse others.
+inline constexpr uint8_t kKnownRecordFlags = kFenceLocal | kFenceGlobal | kFenceRead | kFenceWrite | kRecordDepthTruncated;
 
 struct Record {
   uint64_t address;      // device address (after rebasing: virtual address)
