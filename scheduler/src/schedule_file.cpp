@@ -358,6 +358,14 @@ bool ScheduleReader::next(WarpStep& out) {
          std::to_string(info_.workgroupCount));
   if (out.sm >= info_.config.smCount)
     fail("corrupt: " + stepText() + " names SM " + std::to_string(out.sm));
+  // The scheduler issues in ascending (cycle, SM) order (a cycle of 2^64 - 1 at step 0 was
+  // taken, and reported as the run's length).
+  if (stepsRead_ > 0 && (out.cycle < lastCycle_ || (out.cycle == lastCycle_ && out.sm < lastSm_)))
+    fail("corrupt: " + stepText() + " issues at cycle " + std::to_string(out.cycle) + " on SM " +
+         std::to_string(out.sm) + ", before the step before it (cycle " + std::to_string(lastCycle_) + ", SM " +
+         std::to_string(lastSm_) + ")");
+  lastCycle_ = out.cycle;
+  lastSm_ = out.sm;
   if (out.warp >= info_.warpsPerWorkgroup)
     fail("corrupt: " + stepText() + " names warp " + std::to_string(out.warp));
   if (kind >= kAccessKindCount)

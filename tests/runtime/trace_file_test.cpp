@@ -644,6 +644,9 @@ TEST_F(ReaderBodyTest, InvalidRecords) {
         {"work-item 2, record 1: invalid record kind 6 (kinds are 0..5)"});
     expectReadError(patchedBody(8 + kDepthInRecord, 8, 1, compressed),
                     {"work-item 0, record 0: record depth 8 exceeds 7"});
+    // An instruction id past the format's limit (version 2 ids index a table of at most that many).
+    expectReadError(patchedBody(8 + 8 + 2, 0x10, 1, compressed),
+                    {"work-item 0, record 0: record instruction id 1048576 exceeds the limit of 1048575"});
     // Flags: bit 4 means nothing; the truncation flag only on a record deeper than 7 loops.
     expectReadError(patchedBody(8 + kFlagsInRecord, 0x10, 1, compressed),
                     {"work-item 0, record 0: record flags 0x10 hold unknown bits (known: 0x8f)"});

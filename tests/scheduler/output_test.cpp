@@ -221,6 +221,10 @@ TEST(BinaryFile, CorruptAndTruncatedFilesGiveClearErrors) {
   m[kHeader + 37] = 0x40;  // step 0's flags: not a fence flag or the loop-depth mark
   EXPECT_TRUE(contains(errorFor(m), "corrupt: step 0 has unknown flags 64"));
   m = bytes;
+  for (size_t b = 0; b < 8; ++b) m[kHeader + 16 + b] = '\xff';  // step 0 issues at cycle 2^64 - 1, past step 1
+  EXPECT_TRUE(contains(errorFor(m), "corrupt: step 1 issues at cycle ")) << errorFor(m);
+  EXPECT_TRUE(contains(errorFor(m), ", before the step before it (cycle 18446744073709551615, SM 0)")) << errorFor(m);
+  m = bytes;
   m[kHeader + 39] = 1;  // step 0's reserved bytes
   EXPECT_TRUE(contains(errorFor(m), "corrupt: step 0 has reserved bytes that are not zero"));
   m = bytes;

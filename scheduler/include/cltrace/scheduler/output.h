@@ -111,6 +111,8 @@ class ScheduleReader {
   uint64_t stepCount_ = 0;
   uint64_t laneCount_ = 0;
   uint64_t stepsRead_ = 0;
+  uint64_t lastCycle_ = 0;  // (cycle, SM) of the step read last: steps come in that order
+  uint32_t lastSm_ = 0;
   uint64_t lanesRead_ = 0;
   uint64_t fileSize_ = 0;
   uint64_t position_ = 0;
