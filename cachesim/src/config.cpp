@@ -47,8 +47,23 @@ std::string toString(const SmSelection& s) {
 
 namespace {
 
+// `text` as a message shows it: control characters as \xNN (they would reach the terminal).
+std::string printable(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      static const char kHex[] = "0123456789abcdef";
+      out += std::string("\\x") + kHex[u >> 4] + kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 [[noreturn]] void badValue(const std::string& key, const std::string& value, const std::string& why) {
-  throw std::invalid_argument("invalid value '" + value + "' for configuration key '" + key + "': " + why);
+  throw std::invalid_argument("invalid value '" + printable(value) + "' for configuration key '" + key + "': " + why);
 }
 
 [[noreturn]] void badCombination(const std::string& key, const std::string& why) {
@@ -300,7 +315,7 @@ const KeyDef& findKey(const std::string& key) {
     if (!known.empty()) known += ", ";
     known += d.name;
   }
-  throw std::invalid_argument("unknown configuration key '" + key + "' (known keys: " + known + ")");
+  throw std::invalid_argument("unknown configuration key '" + printable(key) + "' (known keys: " + known + ")");
 }
 
 bool isPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }

@@ -157,6 +157,10 @@ TEST(Config, ExactMessagesForOddNumbers) {
             "of loose-round-robin, greedy-then-oldest, two-level (got 'oldest')");
   EXPECT_EQ(overrideError({"size=16.5K"}),
             "invalid value '16.5K' for configuration key 'size': expected a non-negative integer");
+  // Control characters are shown escaped, not sent to the terminal.
+  EXPECT_EQ(overrideError({"size=\x01"}),
+            "invalid value '\\x01' for configuration key 'size': expected a non-negative integer");
+  EXPECT_EQ(overrideError({"si\x1bze=1"}).substr(0, 36), "unknown configuration key 'si\\x1bze'");
   // JSON numbers past 64 bits arrive as doubles: too large, not a misread exponent.
   std::string huge = writeTemp("cachesim_huge.json", R"({"size": 18446744073709551616})");
   EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig(huge); })
@@ -369,9 +373,9 @@ TEST(Config, JsonFiles) {
   std::string broken = writeTemp("cachesim_broken.json", R"({"size": )");
   EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig(broken); }).find("not valid JSON"), std::string::npos);
   // nlohmann's tag ("[json.exception.out_of_range.406] ") is left out of the message.
-  std::string huge = writeTemp("cachesim_huge.json", R"({"size": 1e999})");
-  EXPECT_EQ(messageOf<std::invalid_argument>([&] { loadConfig(huge); }),
-            "config file '" + huge + "': not valid JSON: number overflow parsing '1e999'");
+  std::string overflow = writeTemp("cachesim_overflow.json", R"({"size": 1e999})");
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { loadConfig(overflow); }),
+            "config file '" + overflow + "': not valid JSON: number overflow parsing '1e999'");
   EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig("/nonexistent/x.json"); }).find("cannot be opened"), std::string::npos);
   std::string wrongSets = writeTemp("cachesim_sets.json", R"({"sets": 64})");
   EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig(wrongSets); }).find("'sets'"), std::string::npos);
