@@ -76,6 +76,8 @@ std::string usedDimProblem(const NDRange& r, size_t d) {
   return {};
 }
 
+}  // namespace
+
 std::string rangeProblem(const NDRange& r) {
   if (r.dims < 1 || r.dims > 3) return "NDRange dims " + to_string(r.dims) + " not in 1..3";
   for (size_t d = 0; d < 3; ++d) {
@@ -92,6 +94,8 @@ std::string rangeProblem(const NDRange& r) {
     return "NDRange global size overflows 64 bits";
   return {};
 }
+
+namespace {
 
 std::string stringProblem(const std::string& what, size_t length) {
   if (length <= kMaxTraceStringLength) return {};
@@ -288,14 +292,15 @@ class HeaderDecoder {
   void magic() {
     char bytes[sizeof kMagic];
     size_t got = std::fread(bytes, 1, sizeof bytes, file_);
-    if (got == 0 && std::feof(file_)) fail(path_, "empty file, not a cltrace trace file");
+    if (got == 0 && std::feof(file_)) throw NotATraceFileError(path_ + ": empty file, not a cltrace trace file");
     if (std::memcmp(bytes, kMagic, got) != 0) {
       // A text file (cltrace schedule's text or csv output, say) is shown by its first bytes.
       const bool text = std::all_of(bytes, bytes + got, [](char c) { return c == '\n' || (c >= ' ' && c <= '~'); });
       std::string start(bytes, got);
       if (const size_t eol = start.find('\n'); eol != std::string::npos) start.resize(eol);
-      fail(path_, text ? "not a cltrace trace file (wrong magic: it begins with the text '" + start + "')"
-                       : "not a cltrace trace file (wrong magic)");
+      throw NotATraceFileError(path_ + (text ? ": not a cltrace trace file (wrong magic: it begins with the text '" +
+                                                  start + "')"
+                                           : ": not a cltrace trace file (wrong magic)"));
     }
     hash_ = fnv1a64(bytes, got, hash_);
     offset_ += got;

@@ -30,15 +30,9 @@ void validateRange(const NDRange& range) {
       fail("NDRange global size " + dim + " (" + std::to_string(range.global[d]) +
            ") is not a multiple of the local size (" + std::to_string(range.local[d]) +
            "): non-uniform workgroups are not supported");
-    // As the trace reader checks: the last global id fits, and unused dimensions are plain.
-    uint64_t last = 0;
-    if (__builtin_add_overflow(range.offset[d], range.global[d] - 1, &last))
-      fail("NDRange global offset " + std::to_string(range.offset[d]) + " plus global size " +
-           std::to_string(range.global[d]) + " overflows 64 bits in dimension " + dim);
-    if (static_cast<uint32_t>(d) >= range.dims && (range.global[d] != 1 || range.local[d] != 1 || range.offset[d] != 0))
-      fail("NDRange dimension " + dim + " is beyond its " + std::to_string(range.dims) +
-           " dimensions but not global 1, local 1, offset 0");
   }
+  // The rest as trace files are checked: the last global id fits, unused dimensions are plain.
+  if (const std::string problem = rangeProblem(range); !problem.empty()) fail("NDRange: " + problem);
   if (range.workgroupSize() > 0xffffffffull)
     fail("workgroup size " + std::to_string(range.workgroupSize()) + " is too large");
 }

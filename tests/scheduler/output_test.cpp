@@ -226,8 +226,8 @@ TEST(BinaryFile, CorruptAndTruncatedFilesGiveClearErrors) {
   EXPECT_TRUE(contains(errorFor(m), ", before the step before it (cycle 18446744073709551615, SM 0)")) << errorFor(m);
   m = bytes;
   for (size_t b = 0; b < 8; ++b) m[112 + b] = '\xff';  // global offset 2^64 - 1 in dimension 0
-  EXPECT_TRUE(contains(errorFor(m), "corrupt header: scheduler: NDRange global offset 18446744073709551615 plus "
-                                    "global size ")) << errorFor(m);
+  EXPECT_TRUE(contains(errorFor(m), "corrupt header: scheduler: NDRange: global offset 18446744073709551615 "
+                                    "plus global size ")) << errorFor(m);
   m = bytes;
   m[kHeader + 39] = 1;  // step 0's reserved bytes
   EXPECT_TRUE(contains(errorFor(m), "corrupt: step 0 has reserved bytes that are not zero"));

@@ -106,12 +106,11 @@ void runSimulate(const SimulateOptions& o) {
   } else {
     try {
       report = simulateTrace(o.trace, config, o.threads);
-    } catch (const TraceFileError& e) {
-      // A text file is likely `cltrace schedule`'s text or csv output, which is for reading.
-      const std::string what = e.what();
-      if (what.find("not a cltrace trace file (wrong magic: it begins with the text") == std::string::npos) throw;
-      throw UserError(what + "; simulate reads trace files and binary scheduled files (cltrace schedule's "
-                             "default --format binary), not text or csv schedules");
+    } catch (const NotATraceFileError& e) {
+      // Neither kind it reads (isScheduledFile said no): often `cltrace schedule`'s text or csv
+      // output, which is for reading.
+      throw UserError(std::string(e.what()) + "; simulate reads trace files and binary scheduled files (cltrace "
+                                              "schedule's default --format binary), not text or csv schedules");
     }
   }
   if (o.json)

@@ -137,6 +137,9 @@ void forEachListedLaunch(const std::string& out, const char* list, Each each) {
   for (std::string line; std::getline(in, line);) each(std::strtoull(line.c_str(), nullptr, 10), line);
 }
 
+// The trace path of a launches.tsv line ("<launch>\t<kernel>\t<path>").
+std::string listedTracePath(const std::string& line) { return line.substr(line.rfind('\t') + 1); }
+
 // The traces an earlier wrap into OUT listed in its launches.tsv, which this run rewrites: left,
 // they would mix with this run's under OUT/*.cltrace, unlisted. Only trace files in OUT itself
 // are removed (the list is cltrace's own; a path elsewhere is not touched).
@@ -147,7 +150,7 @@ void removeEarlierTraces(const std::string& out) {
   uint64_t removed = 0;
   forEachListedLaunch(out, "launches.tsv", [&](uint64_t, const std::string& line) {
     std::error_code e;
-    const fs::path trace = fs::weakly_canonical(fs::absolute(line.substr(line.rfind('\t') + 1)), e);
+    const fs::path trace = fs::weakly_canonical(fs::absolute(listedTracePath(line)), e);
     if (!e && trace.parent_path() == dir && trace.extension() == ".cltrace" && fs::is_regular_file(trace, e) &&
         fs::remove(trace, e))
       ++removed;
@@ -258,7 +261,7 @@ int run(const WrapFlags& f) {
     return line.substr(from, line.find('\t', from) - from);
   };
   forEachListedLaunch(f.out, "launches.tsv", [&](uint64_t launch, const std::string& line) {
-    traces.push_back(line.substr(line.rfind('\t') + 1));
+    traces.push_back(listedTracePath(line));
     seen.insert(launch);
     selectedKernels.insert(kernelOf(line));
   });

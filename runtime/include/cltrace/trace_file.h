@@ -66,6 +66,11 @@ class TraceFileError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+// A file that does not begin with a trace file's magic (another kind of file, empty or not).
+class NotATraceFileError : public TraceFileError {
+ public:
+  using TraceFileError::TraceFileError;
+};
 
 struct TraceBuffer {
   uint32_t argIndex = 0;     // kernel argument index the buffer was bound to
@@ -121,6 +126,11 @@ struct NDRange {
   // must be valid (every header a TraceReader returns is).
   WorkItemPosition positionOf(uint64_t fileIndex) const;
 };
+
+// What makes `r` no range a trace can hold (dims outside 1..3, a zero or non-dividing size, a
+// last global id past 2^64, an unused dimension not global 1, local 1, offset 0, more than 2^64
+// work-items), or "" when it is one. Trace files and scheduled files are checked with it.
+std::string rangeProblem(const NDRange& r);
 
 struct TraceHeader {
   uint32_t version = kTraceFormatRecords;  // kTraceFormatRecords or kTraceFormatUnits
