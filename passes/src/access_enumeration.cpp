@@ -51,6 +51,14 @@ bool runsEveryIteration(const Loop& loop, const BasicBlock* block, const Dominat
   return !latches.empty();
 }
 
+StringRef openclObjectOf(const Type* t) {
+  auto* pt = dyn_cast<PointerType>(t);
+  if (!pt || pt->isOpaque()) return {};
+  auto* st = dyn_cast<StructType>(pt->getNonOpaquePointerElementType());
+  if (!st || !st->hasName() || !st->getName().startswith("opencl.")) return {};
+  return st->getName().drop_front(7);
+}
+
 bool isKernel(const Function& f) {
   return !f.isDeclaration() && f.getCallingConv() == CallingConv::SPIR_KERNEL;
 }

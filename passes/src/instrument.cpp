@@ -57,9 +57,11 @@ InstructionShape shapeOf(const Access& a) {
           dynamicWordOf(a)};
 }
 
+// (An image is a global pointer to an opencl.image* struct: a handle, not a buffer.)
 bool isBufferPointer(const Type* t) {
   auto* pt = dyn_cast<PointerType>(t);
-  return pt && (pt->getAddressSpace() == kGlobalAddressSpace || pt->getAddressSpace() == kConstantAddressSpace);
+  return pt && (pt->getAddressSpace() == kGlobalAddressSpace || pt->getAddressSpace() == kConstantAddressSpace) &&
+         openclObjectOf(t).empty();
 }
 
 // The global/constant pointer argument the access's pointer derives from, or kFullAddress.
@@ -183,6 +185,7 @@ class KernelInstrumenter {
       return false;
     }
     warnAboutProgramScopeReads(report);
+    warnAboutImageAccesses(report);
     warnAboutDivergentBarriers(report);
     warnAboutAtomicSteering(report);
     // Read before the body moves: afterwards the pointers derive from the new function's arguments.
@@ -251,6 +254,30 @@ class KernelInstrumenter {
             "): program-scope data is not recorded, so " +
             (constant ? "the trace and the constant loads counted apart leave those reads out"
                       : "the trace and the L1 prediction leave those reads out"));
+  }
+
+  // Image reads and writes go through the OpenCL library (a GPU's texture path, not its L1):
+  // they are not traced, which a kernel's report should say rather than show fewer accesses.
+  void warnAboutImageAccesses(KernelReport& report) const {
+    uint64_t reads = 0, writes = 0;
+    for (const BasicBlock& block : kernel_)
+      for (const Instruction& inst : block)
+        if (const auto* call = dyn_cast<CallInst>(&inst))
+          if (const Function* callee = call->getCalledFunction()) {
+            const StringRef stem = demangledStem(callee->getName());
+            reads += stem.startswith("read_image");
+            writes += stem.startswith("write_image");
+          }
+    auto calls = [](uint64_t n, const char* what) {
+      return std::to_string(n) + " " + what + (n == 1 ? " call" : " calls");
+    };
+    if (reads)
+      report.warnings.push_back("kernel '" + report.name + "' reads images (" + calls(reads, "read_image") +
+                                "): image reads go through a GPU's texture cache, not its L1, and are not traced; "
+                                "the L1 prediction leaves them out");
+    if (writes)
+      report.warnings.push_back("kernel '" + report.name + "' writes images (" + calls(writes, "write_image") +
+                                "): image writes are not traced");
   }
 
   // A barrier that some work-items of a workgroup may skip is undefined in OpenCL, and PoCL's

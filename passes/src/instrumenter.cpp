@@ -125,10 +125,10 @@ std::string metadataString(const Function& f, StringRef kind, unsigned i) {
   return {};
 }
 
-// Argument types whose accesses go through the OpenCL library, not through pointers.
-bool isOpaqueObjectType(StringRef type) {
-  return type.startswith("image") || type == "sampler_t" || type == "event_t" || type == "queue_t" ||
-         type == "clk_event_t" || type.startswith("pipe");
+// Argument types cltrace cannot bind: their accesses go through the OpenCL library, and a
+// launch cannot be run twice (count run, trace run) with them as it can with images.
+bool isUnsupportedObjectType(StringRef type) {
+  return type == "event_t" || type == "queue_t" || type == "clk_event_t" || type.startswith("pipe");
 }
 
 std::vector<KernelArg> kernelArgs(const Function& f) {
@@ -139,11 +139,29 @@ std::vector<KernelArg> kernelArgs(const Function& f) {
     k.name = metadataString(f, "kernel_arg_name", i);
     if (k.name.empty()) k.name = a.hasName() ? a.getName().str() : "arg" + std::to_string(i);
     k.type = metadataString(f, "kernel_arg_type", i);
-    if (isOpaqueObjectType(k.type))
-      throw InstrumentError("argument " + std::to_string(i) + " (" + k.type + " " + k.name + ") of kernel '" +
-                            f.getName().str() +
-                            "' is an image, sampler or pipe: cltrace traces buffer accesses and does not "
-                            "support such arguments");
+    const std::string where = "argument " + std::to_string(i) + " (" + k.type + " " + k.name + ") of kernel '" +
+                              f.getName().str() + "'";
+    const StringRef object = openclObjectOf(a.getType());
+    if (isUnsupportedObjectType(k.type) || object.startswith("pipe") || object.endswith("event_t") ||
+        object == "queue_t")
+      throw InstrumentError(where + " is a pipe, event or queue: cltrace traces buffer accesses and does not "
+                                    "support such arguments");
+    if (object.startswith("image") || StringRef(k.type).startswith("image")) {
+      // The count run and the trace run both run the kernel: an image it reads and writes would
+      // give the trace run other values than the program's launch saw. (Buffers are restored.)
+      if (metadataString(f, "kernel_arg_access_qual", i) == "read_write")
+        throw InstrumentError(where + " is a read_write image: cltrace runs a launch twice (count and trace "
+                                      "runs) and restores buffers, not images; declare it read_only or "
+                                      "write_only, or use a buffer");
+      k.handle = KernelArg::Handle::Image;
+      args.push_back(std::move(k));
+      continue;
+    }
+    if (k.type == "sampler_t" || object == "sampler_t") {
+      k.handle = KernelArg::Handle::Sampler;
+      args.push_back(std::move(k));
+      continue;
+    }
     if (a.hasByValAttr()) {
       k.byValueBytes = f.getParent()->getDataLayout().getTypeAllocSize(a.getParamByValType());
     } else if (auto* pt = dyn_cast<PointerType>(a.getType())) {

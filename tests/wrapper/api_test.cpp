@@ -531,3 +531,54 @@ TEST(Api, AnotherContextsBufferOrQueueIsNamed) {
 }
 
 
+
+// An image set with setArg(cl_mem) and a sampler with setArg(cl_sampler): the traced launch
+// passes both on (the kernel keeps them alive, like buffers) and traces the buffer accesses
+// alone, at the addresses the pixels pick.
+TEST(Api, ImagesAndSamplersArePassedOn) {
+  const char* src = R"CL(
+  __kernel void pick(__read_only image2d_t im, sampler_t s, __global const int* table, __global int* o) {
+    int x = get_global_id(0);
+    o[x] = table[read_imagei(im, s, (int2)(x, 0)).x];
+  })CL";
+  api::Context ctx;
+  api::Program prog(ctx, src);
+  prog.build();
+  api::Kernel k(prog, "pick");
+  const cl_image_format format{CL_R, CL_SIGNED_INT32};
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = 4;
+  desc.image_height = 1;
+  std::vector<int32_t> pixels{2, 3, 0, 1}, table{7, 8, 9, 10};
+  cl_int err = CL_SUCCESS;
+  cl_mem im = clCreateImage(ctx.get(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &format, &desc, pixels.data(), &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_sampler sampler = clCreateSampler(ctx.get(), CL_FALSE, CL_ADDRESS_CLAMP_TO_EDGE, CL_FILTER_NEAREST, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  api::Buffer bt(ctx, CL_MEM_READ_ONLY, sizeof(int32_t) * 4, table.data()), bo(ctx, CL_MEM_READ_WRITE, sizeof(int32_t) * 4);
+  k.setArg(0, im);
+  k.setArg(1, sampler);
+  k.setArg(2, bt);
+  k.setArg(3, bo);
+  // The kernel holds its own references.
+  clReleaseMemObject(im);
+  clReleaseSampler(sampler);
+  api::CommandQueue q(ctx);
+  std::string path = test::tempPath("api-images");
+  auto result = q.enqueueNDRangeKernel(k, {4}, {4}, api::Trace{path});
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->header.recordCount, 8u);  // load table, store o
+  std::vector<int32_t> out(4);
+  q.read(bo, out.data(), sizeof(int32_t) * 4);
+  EXPECT_EQ(out, (std::vector<int32_t>{9, 10, 7, 8}));
+  test::WholeTrace t = test::readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 4u);
+  const uint64_t picked[4] = {2, 3, 0, 1};
+  for (uint64_t x = 0; x < 4; ++x) {
+    ASSERT_EQ(t.workItems[x].size(), 2u);
+    EXPECT_EQ(t.workItems[x][0].address, 4 * picked[x]) << x;  // table at 0
+    EXPECT_EQ(t.workItems[x][1].address, 256 + 4 * x) << x;    // o at 256
+  }
+  std::filesystem::remove(path);
+}

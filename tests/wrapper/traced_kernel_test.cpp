@@ -584,20 +584,126 @@ TEST(TracedKernel, SixtyFourBitAtomicsRun) {
   std::filesystem::remove(path);
 }
 
-TEST(TracedKernel, ImageSamplerAndPipeArgumentsAreRefused) {
-  auto refused = [](const char* src, const char* kernel, const std::string& words) {
+TEST(TracedKernel, PipeAndReadWriteImageArgumentsAreRefused) {
+  auto refused = [](const char* src, const char* kernel, const std::vector<std::string>& options,
+                    const std::string& words) {
     try {
-      passes::instrumentSource(src, kernel, {});
+      passes::instrumentSource(src, kernel, options);
       ADD_FAILURE() << kernel << ": no error";
     } catch (const passes::InstrumentError& e) {
       EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
     }
   };
-  refused(R"CL(__kernel void img(__read_only image2d_t im, __global float4* o, sampler_t s) {
-    o[0] = read_imagef(im, s, (int2)(0, 0)); })CL",
-          "img", "argument 0 (image2d_t im) of kernel 'img' is an image, sampler or pipe");
-  refused(R"CL(__kernel void d(__global double* a) { vstore16(sin(vload16(0, a)), 0, a); })CL", "d",
+  refused(R"CL(__kernel void p(__read_only pipe int in, __global int* o) { read_pipe(in, o); })CL", "p",
+          {"-cl-std=CL2.0"}, "argument 0 (int in) of kernel 'p' is a pipe, event or queue");
+  refused(R"CL(__kernel void rw(__read_write image2d_t im) {
+    write_imagef(im, (int2)(0, 0), read_imagef(im, (int2)(0, 0)) + 1.0f); })CL",
+          "rw", {"-cl-std=CL2.0"},
+          "argument 0 (image2d_t im) of kernel 'rw' is a read_write image: cltrace runs a launch twice");
+  refused(R"CL(__kernel void d(__global double* a) { vstore16(sin(vload16(0, a)), 0, a); })CL", "d", {},
           "kernel 'd' calls vload16 with a double16 value, which PoCL's SPIR path");
+}
+
+// Images and samplers are handles passed as they are: their reads and writes (the OpenCL
+// library's, a GPU's texture path) are not traced, the buffers' accesses are, at the addresses
+// the image's pixels pick.
+TEST(TracedKernel, ImageAndSamplerArgumentsArePassedAndNotTraced) {
+  OpenCLEnv env;
+  const char* src = R"CL(
+  __kernel void pick(__read_only image2d_t im, sampler_t s, __global const int* table, __global int* o,
+                     __write_only image2d_t doubled) {
+    int x = get_global_id(0);
+    int p = read_imagei(im, s, (int2)(x, 0)).x;  // the sampler clamps x = 4 to the edge
+    o[x] = table[p];
+    write_imagei(doubled, (int2)(x, 0), (int4)(2 * p, 0, 0, 0));
+  })CL";
+  passes::InstrumentedKernel ik = passes::instrumentSource(src, "pick", {});
+  ASSERT_EQ(ik.args.size(), 5u);
+  EXPECT_EQ(ik.args[0].handle, passes::KernelArg::Handle::Image);
+  EXPECT_FALSE(ik.args[0].isPointer);
+  EXPECT_EQ(ik.args[1].handle, passes::KernelArg::Handle::Sampler);
+  EXPECT_EQ(ik.args[2].handle, passes::KernelArg::Handle::None);
+  EXPECT_TRUE(ik.args[2].isPointer);
+  EXPECT_EQ(ik.args[4].handle, passes::KernelArg::Handle::Image);
+  EXPECT_EQ(ik.report.warnings,
+            (std::vector<std::string>{
+                "kernel 'pick' reads images (1 read_image call): image reads go through a GPU's texture cache, not "
+                "its L1, and are not traced; the L1 prediction leaves them out",
+                "kernel 'pick' writes images (1 write_image call): image writes are not traced"}));
+
+  const cl_image_format format{CL_R, CL_SIGNED_INT32};
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = 4;
+  desc.image_height = 1;
+  std::vector<int32_t> pixels{3, 0, 2, 1};
+  cl_int err = CL_SUCCESS;
+  cl_mem im = clCreateImage(env.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &format, &desc, pixels.data(), &err);
+  wrapper::check(err, "clCreateImage");
+  env.buffers.push_back(im);
+  desc.image_width = 5;
+  cl_mem doubled = clCreateImage(env.context, CL_MEM_WRITE_ONLY, &format, &desc, nullptr, &err);
+  wrapper::check(err, "clCreateImage");
+  env.buffers.push_back(doubled);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  cl_sampler sampler = clCreateSampler(env.context, CL_FALSE, CL_ADDRESS_CLAMP_TO_EDGE, CL_FILTER_NEAREST, &err);
+#pragma GCC diagnostic pop
+  wrapper::check(err, "clCreateSampler");
+  cl_mem table = env.buffer(std::vector<int32_t>{10, 11, 12, 13}), out = env.buffer(std::vector<int32_t>(5, 0));
+
+  wrapper::TracedKernel k(env.context, env.device, ik);
+  NDRange r;
+  r.global = {5, 1, 1};
+  r.local = {5, 1, 1};
+  const std::string path = tempPath("images");
+  using wrapper::ArgBinding;
+  k.launch(env.queue,
+           {ArgBinding::ofImage(im), ArgBinding::ofSampler(sampler), ArgBinding::ofBuffer(table),
+            ArgBinding::ofBuffer(out), ArgBinding::ofImage(doubled)},
+           r, path);
+  // x = 4 reads pixel 3 (clamped): 1.
+  EXPECT_EQ(env.read<int32_t>(out, 5), (std::vector<int32_t>{13, 10, 12, 11, 11}));
+  std::vector<int32_t> written(5);
+  const size_t origin[3] = {0, 0, 0}, region[3] = {5, 1, 1};
+  wrapper::check(clEnqueueReadImage(env.queue, doubled, CL_TRUE, origin, region, 0, 0, written.data(), 0, nullptr,
+                                    nullptr),
+                 "clEnqueueReadImage");
+  EXPECT_EQ(written, (std::vector<int32_t>{6, 0, 4, 2, 2}));
+  WholeTrace t = readWholeTrace(path);
+  // The buffers alone, in argument order: table at 0, o at 256.
+  ASSERT_EQ(t.header.buffers.size(), 2u);
+  EXPECT_EQ(t.header.buffers[0].argIndex, 2u);
+  EXPECT_EQ(t.header.buffers[1].argIndex, 3u);
+  EXPECT_EQ(t.header.buffers[1].virtualBase, 256u);
+  ASSERT_EQ(t.workItems.size(), 5u);
+  const uint64_t picked[5] = {3, 0, 2, 1, 1};
+  for (uint64_t x = 0; x < 5; ++x)
+    expectRecords(t.workItems[x],
+                  {{AccessKind::Load, 0, 4 * picked[x], 4, 0}, {AccessKind::Store, 1, 256 + 4 * x, 4, 0}},
+                  "work-item " + std::to_string(x));
+  std::filesystem::remove(path);
+
+  // What each handle must be bound to.
+  auto refusal = [&](std::vector<ArgBinding> args) {
+    try {
+      k.launch(env.queue, args, r, path);
+      return std::string("no error");
+    } catch (const wrapper::TraceError& e) {
+      return std::string(e.what());
+    }
+  };
+  const ArgBinding s = ArgBinding::ofSampler(sampler), tb = ArgBinding::ofBuffer(table), o = ArgBinding::ofBuffer(out),
+                   d = ArgBinding::ofImage(doubled);
+  EXPECT_EQ(refusal({ArgBinding::ofBuffer(im), s, tb, o, d}), "argument 0 (image2d_t im) needs an image");
+  EXPECT_EQ(refusal({ArgBinding::ofImage(table), s, tb, o, d}), "argument 0 (image2d_t im) is set to a buffer, not an image");
+  EXPECT_EQ(refusal({ArgBinding::ofImage(nullptr), s, tb, o, d}), "argument 0 (image2d_t im) is a NULL image");
+  EXPECT_EQ(refusal({ArgBinding::ofImage(im), ArgBinding::ofSampler(nullptr), tb, o, d}),
+            "argument 1 (sampler_t s) is a NULL sampler");
+  EXPECT_EQ(refusal({ArgBinding::ofImage(im), ArgBinding::ofScalar("12345678", 8), tb, o, d}),
+            "argument 1 (sampler_t s) needs a sampler");
+  EXPECT_FALSE(std::filesystem::exists(path));
+  clReleaseSampler(sampler);
 }
 
 // Asynchronous copies run as loops in which each work-item copies the elements its local id

@@ -33,9 +33,12 @@ void writeBytes(const fs::path& p, const std::string& data) {
 
 nlohmann::json manifestOf(const passes::InstrumentedKernel& k) {
   nlohmann::json args = nlohmann::json::array();
-  for (const auto& a : k.args)
+  for (const auto& a : k.args) {
     args.push_back({{"name", a.name}, {"type", a.type}, {"pointer", a.isPointer},
                     {"address_space", a.addressSpace}});
+    if (a.handle != passes::KernelArg::Handle::None)
+      args.back()["handle"] = a.handle == passes::KernelArg::Handle::Image ? "image" : "sampler";
+  }
   nlohmann::json accesses = nlohmann::json::array();
   for (const auto& a : k.report.accesses)
     accesses.push_back({{"id", a.id}, {"kind", accessKindName(a.kind)}, {"size", a.size},

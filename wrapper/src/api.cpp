@@ -99,21 +99,40 @@ Kernel::Kernel(Program& program, const std::string& name) : program_(program.sta
   args_.resize(n);
 }
 
+namespace {
+
+void release(const wrapper::ArgBinding& a) {
+  if (a.kind == wrapper::ArgBinding::Kind::Buffer && a.buffer) clReleaseMemObject(a.buffer);
+  if (a.kind == wrapper::ArgBinding::Kind::Sampler && a.sampler) clReleaseSampler(a.sampler);
+}
+
+// setArg(cl_mem) cannot tell an image from a buffer: a memory object set on an image parameter
+// is the image.
+std::vector<wrapper::ArgBinding> bindingsFor(const std::vector<passes::KernelArg>& params,
+                                             std::vector<wrapper::ArgBinding> args) {
+  for (size_t i = 0; i < args.size() && i < params.size(); ++i)
+    if (params[i].handle == passes::KernelArg::Handle::Image && args[i].kind == wrapper::ArgBinding::Kind::Buffer)
+      args[i].kind = wrapper::ArgBinding::Kind::Image;
+  return args;
+}
+
+}  // namespace
+
 Kernel::~Kernel() {
-  for (const wrapper::ArgBinding& a : args_)
-    if (a.kind == wrapper::ArgBinding::Kind::Buffer && a.buffer) clReleaseMemObject(a.buffer);
+  for (const wrapper::ArgBinding& a : args_) release(a);
   clReleaseKernel(kernel_);
 }
 
 void Kernel::bind(cl_uint index, wrapper::ArgBinding binding) {
   if (index >= args_.size())
     throw wrapper::OpenCLError("setting argument " + std::to_string(index) + " of " + name_, CL_INVALID_ARG_INDEX);
-  // The kernel keeps the memory of a buffer set on it, so that a Buffer gone before a launch
-  // leaves it valid (a traced launch asks the driver about every buffer: freed, it crashed).
+  // The kernel keeps the memory of a buffer or image (and a sampler) set on it, so that one gone
+  // before a launch leaves it valid (a traced launch asks the driver about every buffer: freed,
+  // it crashed).
   if (binding.kind == wrapper::ArgBinding::Kind::Buffer && binding.buffer) clRetainMemObject(binding.buffer);
-  wrapper::ArgBinding& old = args_[index];
-  if (old.kind == wrapper::ArgBinding::Kind::Buffer && old.buffer) clReleaseMemObject(old.buffer);
-  old = std::move(binding);
+  if (binding.kind == wrapper::ArgBinding::Kind::Sampler && binding.sampler) clRetainSampler(binding.sampler);
+  release(args_[index]);
+  args_[index] = std::move(binding);
 }
 
 void Kernel::setArg(cl_uint index, const Buffer& buffer) { setArg(index, buffer.get()); }
@@ -121,6 +140,11 @@ void Kernel::setArg(cl_uint index, const Buffer& buffer) { setArg(index, buffer.
 void Kernel::setArg(cl_uint index, cl_mem buffer) {
   check(clSetKernelArg(kernel_, index, sizeof buffer, &buffer), setting(index).c_str());
   bind(index, wrapper::ArgBinding::ofBuffer(buffer));
+}
+
+void Kernel::setArg(cl_uint index, cl_sampler sampler) {
+  check(clSetKernelArg(kernel_, index, sizeof sampler, &sampler), setting(index).c_str());
+  bind(index, wrapper::ArgBinding::ofSampler(sampler));
 }
 
 void Kernel::setArg(cl_uint index, LocalSpace local) {
@@ -191,7 +215,7 @@ std::optional<LaunchResult> CommandQueue::enqueueNDRangeKernel(Kernel& k, std::v
   wrapper::LaunchOptions options = trace->options;
   const bool runKernelAfter = (local.empty() || !traced.writesExactly()) && !options.restoreAfterTrace;
   if (runKernelAfter) options.restoreAfterTrace = true;
-  LaunchResult result = traced.launch(queue_, k.args_, r, trace->path, options);
+  LaunchResult result = traced.launch(queue_, bindingsFor(traced.instrumented().args, k.args_), r, trace->path, options);
   if (runKernelAfter) {
     runKernel();
     finish();

@@ -434,6 +434,27 @@ std::vector<ArgBinding> bindingsOf(const KernelInfo& k, const passes::Instrument
       throw TraceError("argument " + std::to_string(i) + " (" + p.name +
                        ") is a shared virtual memory pointer (clSetKernelArgSVMPointer): cltrace traces buffer "
                        "arguments only");
+    if (p.handle != passes::KernelArg::Handle::None) {
+      const bool image = p.handle == passes::KernelArg::Handle::Image;
+      auto v = k.values.find(i);
+      if (v == k.values.end() && !k.nullValues.count(i))
+        throw TraceError("argument " + std::to_string(i) + " is not set");
+      const size_t size = image ? sizeof(cl_mem) : sizeof(cl_sampler);
+      if (v == k.values.end() || v->second.size() != size ||
+          std::all_of(v->second.begin(), v->second.end(), [](uint8_t b) { return b == 0; }))
+        throw TraceError("argument " + std::to_string(i) + " (" + p.name + ") is not " +
+                         (image ? "an image" : "a sampler"));
+      if (image) {
+        cl_mem m = nullptr;
+        std::memcpy(&m, v->second.data(), sizeof m);
+        args.push_back(ArgBinding::ofImage(m));
+      } else {
+        cl_sampler sm = nullptr;
+        std::memcpy(&sm, v->second.data(), sizeof sm);
+        args.push_back(ArgBinding::ofSampler(sm));
+      }
+      continue;
+    }
     if (p.isPointer && p.addressSpace == 3) {
       auto s = k.sizes.find(i);
       if (s == k.sizes.end()) throw TraceError("argument " + std::to_string(i) + " is not set");
@@ -569,13 +590,81 @@ class StandInBuffers {
         }
       }
     }
-    for (ArgBinding& a : args)
+    for (ArgBinding& a : args) {
       if (a.kind == ArgBinding::Kind::Buffer && a.buffer) a.buffer = copies_.at(a.buffer);
+      if (a.kind == ArgBinding::Kind::Image && a.buffer) {
+        auto [it, fresh] = copies_.emplace(a.buffer, nullptr);
+        if (fresh) it->second = own(copyImage(appQueue, in, a.buffer));
+        a.buffer = it->second;
+      }
+      if (a.kind == ArgBinding::Kind::Sampler && a.sampler) {
+        samplers_.push_back(copySampler(in, a.sampler));
+        a.sampler = samplers_.back();
+      }
+    }
   }
   void releaseOwned() {
+    for (cl_sampler sm : samplers_) clReleaseSampler(sm);
+    samplers_.clear();
     // Sub-buffers before the parents they were made in.
     for (auto m = owned_.rbegin(); m != owned_.rend(); ++m) clReleaseMemObject(*m);
     owned_.clear();
+  }
+  // An image of the same kind, size and format in the stand-in's context, holding the image's
+  // pixels (read back whole, tightly packed).
+  static cl_mem copyImage(cl_command_queue appQueue, const StandIn& in, cl_mem image) {
+    auto info = [&](cl_image_info what) {
+      size_t v = 0;
+      check(clGetImageInfo(image, what, sizeof v, &v, nullptr), "clGetImageInfo");
+      return v;
+    };
+    cl_image_format format{};
+    check(clGetImageInfo(image, CL_IMAGE_FORMAT, sizeof format, &format, nullptr), "clGetImageInfo");
+    cl_image_desc desc{};
+    check(clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof desc.image_type, &desc.image_type, nullptr),
+          "clGetMemObjectInfo");
+    if (desc.image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER)
+      throw TraceError("an image1d_buffer_t (an image made over a buffer) cannot be copied to the stand-in device");
+    cl_mem_flags flags = 0;
+    check(clGetMemObjectInfo(image, CL_MEM_FLAGS, sizeof flags, &flags, nullptr), "clGetMemObjectInfo");
+    if (flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY))
+      throw TraceError("an image the host may not read (CL_MEM_HOST_NO_ACCESS or CL_MEM_HOST_WRITE_ONLY) cannot "
+                       "be copied to the stand-in device");
+    desc.image_width = info(CL_IMAGE_WIDTH);
+    desc.image_height = info(CL_IMAGE_HEIGHT);
+    desc.image_depth = info(CL_IMAGE_DEPTH);
+    desc.image_array_size = info(CL_IMAGE_ARRAY_SIZE);
+    // The region clEnqueueReadImage takes: arrays count their images in the next dimension.
+    const size_t region[3] = {desc.image_width,
+                              desc.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? desc.image_array_size
+                                                                            : std::max<size_t>(desc.image_height, 1),
+                              desc.image_type == CL_MEM_OBJECT_IMAGE2D_ARRAY ? desc.image_array_size
+                                                                            : std::max<size_t>(desc.image_depth, 1)};
+    const size_t origin[3] = {0, 0, 0};
+    std::vector<uint8_t> pixels(info(CL_IMAGE_ELEMENT_SIZE) * region[0] * region[1] * region[2]);
+    check(clEnqueueReadImage(appQueue, image, CL_TRUE, origin, region, 0, 0, pixels.data(), 0, nullptr, nullptr),
+          "reading an image for the stand-in device (clEnqueueReadImage)");
+    cl_int err = CL_SUCCESS;
+    cl_mem copy = clCreateImage(in.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &format, &desc, pixels.data(), &err);
+    check(err, "clCreateImage (stand-in device)");
+    return copy;
+  }
+  static cl_sampler copySampler(const StandIn& in, cl_sampler sampler) {
+    cl_bool normalized = CL_FALSE;
+    cl_addressing_mode addressing = 0;
+    cl_filter_mode filter = 0;
+    check(clGetSamplerInfo(sampler, CL_SAMPLER_NORMALIZED_COORDS, sizeof normalized, &normalized, nullptr),
+          "clGetSamplerInfo");
+    check(clGetSamplerInfo(sampler, CL_SAMPLER_ADDRESSING_MODE, sizeof addressing, &addressing, nullptr),
+          "clGetSamplerInfo");
+    check(clGetSamplerInfo(sampler, CL_SAMPLER_FILTER_MODE, sizeof filter, &filter, nullptr), "clGetSamplerInfo");
+    cl_int err = CL_SUCCESS;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // the one every OpenCL version has
+    cl_sampler copy = clCreateSampler(in.context, normalized, addressing, filter, &err);
+#pragma GCC diagnostic pop
+    check(err, "clCreateSampler (stand-in device)");
+    return copy;
   }
   static cl_mem copy(cl_command_queue appQueue, const StandIn& in, cl_mem buffer) {
     size_t size = 0;
@@ -615,8 +704,9 @@ class StandInBuffers {
     owned_.push_back(m);
     return m;
   }
-  std::map<cl_mem, cl_mem> copies_;  // the program's buffer -> its stand-in
+  std::map<cl_mem, cl_mem> copies_;  // the program's buffer or image -> its stand-in
   std::vector<cl_mem> owned_;        // in creation order
+  std::vector<cl_sampler> samplers_;  // the stand-in's copies of the program's samplers
 };
 
 enum class Traced {

@@ -377,7 +377,11 @@ void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::Kern
     const ArgSpec& s = specs[i];
     const passes::KernelArg& p = params[i];
     std::string where = "argument " + std::to_string(i) + " (" + p.type + " " + p.name + "): ";
-    if (p.isPointer && p.addressSpace == 3) {
+    if (p.handle != passes::KernelArg::Handle::None) {
+      throw std::invalid_argument(where + "`cltrace run` cannot make " +
+                                  (p.handle == passes::KernelArg::Handle::Image ? "images" : "samplers") +
+                                  "; the C++ API and `cltrace wrap` pass them as the program sets them");
+    } else if (p.isPointer && p.addressSpace == 3) {
       if (s.kind != ArgSpec::Kind::Local) throw std::invalid_argument(where + "a __local pointer needs local:BYTES");
     } else if (p.isPointer) {
       if (s.kind != ArgSpec::Kind::Buffer) throw std::invalid_argument(where + "a pointer needs buffer:TYPE:COUNT");

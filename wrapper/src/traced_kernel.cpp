@@ -240,6 +240,20 @@ ArgBinding ArgBinding::ofLocal(size_t size) {
   return a;
 }
 
+ArgBinding ArgBinding::ofImage(cl_mem image) {
+  ArgBinding a;
+  a.kind = Kind::Image;
+  a.buffer = image;
+  return a;
+}
+
+ArgBinding ArgBinding::ofSampler(cl_sampler s) {
+  ArgBinding a;
+  a.kind = Kind::Sampler;
+  a.sampler = s;
+  return a;
+}
+
 void requireAddressableBuffer(const passes::KernelReport& report, size_t index, const passes::KernelArg& param,
                               uint64_t bytes) {
   // Packed records hold 32-bit offsets into the buffers the trace pass knows accesses derive from.
@@ -376,7 +390,11 @@ void setKernelArgs(cl_kernel k, const std::vector<ArgBinding>& args,
     cl_int err = CL_SUCCESS;
     switch (a.kind) {
       case ArgBinding::Kind::Buffer:
+      case ArgBinding::Kind::Image:
         err = clSetKernelArg(k, static_cast<cl_uint>(i), sizeof(cl_mem), &a.buffer);
+        break;
+      case ArgBinding::Kind::Sampler:
+        err = clSetKernelArg(k, static_cast<cl_uint>(i), sizeof(cl_sampler), &a.sampler);
         break;
       case ArgBinding::Kind::Scalar:
         err = clSetKernelArg(k, static_cast<cl_uint>(i), a.bytes.size(), a.bytes.data());
@@ -748,6 +766,26 @@ class Rebaser {
   uint64_t records_ = 0;
 };
 
+// An image or sampler argument must be set, to one of the kernel's context (the trace run
+// cannot use another's), and an image must be an image (a buffer on an image parameter crashes
+// a driver).
+void requireHandleOf(cl_context context, const ArgBinding& a, size_t i, const passes::KernelArg& p) {
+  const std::string where = "argument " + std::to_string(i) + " (" + p.type + " " + p.name + ")";
+  cl_context owner = nullptr;
+  if (a.kind == ArgBinding::Kind::Sampler) {
+    if (!a.sampler) throw TraceError(where + " is a NULL sampler");
+    check(clGetSamplerInfo(a.sampler, CL_SAMPLER_CONTEXT, sizeof owner, &owner, nullptr), "clGetSamplerInfo");
+    if (owner != context) throw TraceError(where + " is a sampler of another context than the kernel's");
+    return;
+  }
+  if (!a.buffer) throw TraceError(where + " is a NULL image");
+  cl_mem_object_type type = 0;
+  check(clGetMemObjectInfo(a.buffer, CL_MEM_TYPE, sizeof type, &type, nullptr), "clGetMemObjectInfo");
+  if (type == CL_MEM_OBJECT_BUFFER) throw TraceError(where + " is set to a buffer, not an image");
+  check(clGetMemObjectInfo(a.buffer, CL_MEM_CONTEXT, sizeof owner, &owner, nullptr), "clGetMemObjectInfo");
+  if (owner != context) throw TraceError(where + " is an image of another context than the kernel's");
+}
+
 }  // namespace
 
 // What the count run leaves for the trace run: per work-item units and diagnostics.
@@ -762,13 +800,19 @@ std::map<cl_mem, uint64_t> TracedKernel::bufferSizesOf(const std::vector<ArgBind
   std::map<cl_mem, uint64_t> sizes;
   for (size_t i = 0; i < args.size(); ++i) {
     const passes::KernelArg& p = kernel_.args[i];
-    ArgBinding::Kind wanted = !p.isPointer ? ArgBinding::Kind::Scalar
-                              : p.addressSpace == 3 ? ArgBinding::Kind::Local
-                                                    : ArgBinding::Kind::Buffer;
-    static const char* kNeeds[] = {"", "a buffer", "a value", "a __local size"};
+    const ArgBinding::Kind wanted = p.handle == passes::KernelArg::Handle::Image     ? ArgBinding::Kind::Image
+                                    : p.handle == passes::KernelArg::Handle::Sampler ? ArgBinding::Kind::Sampler
+                                    : !p.isPointer                                    ? ArgBinding::Kind::Scalar
+                                    : p.addressSpace == 3                             ? ArgBinding::Kind::Local
+                                                                                      : ArgBinding::Kind::Buffer;
+    static const char* kNeeds[] = {"", "a buffer", "a value", "a __local size", "an image", "a sampler"};
     if (args[i].kind != wanted)
       throw TraceError("argument " + std::to_string(i) + " (" + p.type + " " + p.name + ") needs " +
                        kNeeds[static_cast<int>(wanted)]);
+    if (wanted == ArgBinding::Kind::Image || wanted == ArgBinding::Kind::Sampler) {
+      requireHandleOf(context_, args[i], i, p);
+      continue;
+    }
     if (args[i].kind != ArgBinding::Kind::Buffer) continue;
     if (!args[i].buffer)
       throw TraceError("argument " + std::to_string(i) + " (" + p.type + " " + p.name + ") is a NULL buffer");

@@ -56,6 +56,9 @@ struct Access {
 };
 
 bool isKernel(const llvm::Function& f);
+// The OpenCL object a pointer of type `t` is a handle of ("image2d_ro_t", "sampler_t": clang's
+// opaque opencl.* structs, typed pointers), or "" for any other type.
+llvm::StringRef openclObjectOf(const llvm::Type* t);
 // The function name inside an Itanium-mangled name ("_Z10vload_halfmPU3AS1KDh" ->
 // "vload_half"), or "" for a name that is not mangled that way.
 llvm::StringRef demangledStem(llvm::StringRef mangled);

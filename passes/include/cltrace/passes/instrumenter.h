@@ -23,6 +23,10 @@ struct KernelArg {
   unsigned addressSpace = 0; // of the pointee for pointers (1 global, 2 constant, 3 local), else 0
   bool isPointer = false;
   uint64_t byValueBytes = 0;  // a struct passed by value: its size (isPointer is then false)
+  // An image (read_only or write_only) or a sampler: a handle the host binds a cl_mem image or a
+  // cl_sampler to, read and written through the OpenCL library (texture path), not traced.
+  // isPointer is then false.
+  enum class Handle { None, Image, Sampler } handle = Handle::None;
 };
 
 struct InstrumentedKernel {

@@ -126,14 +126,16 @@ class Kernel {
   Kernel& operator=(const Kernel&) = delete;
 
   void setArg(cl_uint index, const Buffer& buffer);
-  // A buffer made with the OpenCL API itself (the template below would pass it as 8 bytes).
+  // A buffer or image made with the OpenCL API itself (the template below would pass it as 8
+  // bytes). An image's reads and writes go through the texture path: they are not traced.
   void setArg(cl_uint index, cl_mem buffer);
+  void setArg(cl_uint index, cl_sampler sampler);
   void setArg(cl_uint index, LocalSpace local);
   template <typename T>
   void setArg(cl_uint index, const T& value) {
     // A host pointer would be passed as its 8 bytes, which the device would take for an address.
     static_assert(!std::is_pointer_v<T> && !std::is_null_pointer_v<T>,
-                  "setArg takes a Buffer, a cl_mem, LocalSpace or a value, not a pointer");
+                  "setArg takes a Buffer, a cl_mem, a cl_sampler, LocalSpace or a value, not a pointer");
     setArgBytes(index, &value, sizeof(T));
   }
   cl_kernel get() const { return kernel_; }

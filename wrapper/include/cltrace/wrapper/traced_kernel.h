@@ -22,14 +22,19 @@ namespace cltrace::wrapper {
 
 // What the host bound to one original kernel argument.
 struct ArgBinding {
-  enum class Kind { Unset, Buffer, Scalar, Local } kind = Kind::Unset;
-  cl_mem buffer = nullptr;     // Buffer
+  enum class Kind { Unset, Buffer, Scalar, Local, Image, Sampler } kind = Kind::Unset;
+  cl_mem buffer = nullptr;     // Buffer, or Image: the image
   std::vector<uint8_t> bytes;  // Scalar value
   size_t localSize = 0;        // Local: bytes of __local memory
+  cl_sampler sampler = nullptr;  // Sampler
 
   static ArgBinding ofBuffer(cl_mem b);
   static ArgBinding ofScalar(const void* data, size_t size);
   static ArgBinding ofLocal(size_t size);
+  // Images and samplers are passed to the kernel as they are: the passes trace buffer accesses,
+  // and neither is restored between the count and trace runs (read_write images are refused).
+  static ArgBinding ofImage(cl_mem image);
+  static ArgBinding ofSampler(cl_sampler s);
 };
 
 struct LaunchOptions {
