@@ -1,7 +1,7 @@
 # Image and sampler arguments (image_host): under `cltrace wrap` the program prints what it
 # prints alone; each launch's buffer accesses are traced, its image reads and writes are not
 # (said once per kernel); on rusticl (no SPIR) the images and samplers are copied to the
-# stand-in device and the traces are those of PoCL. `cltrace run` cannot make images.
+# stand-in device and the traces are those of PoCL.
 source "$(dirname "$0")/lib.sh"
 # Pixel i holds i; blur writes out[i] = pixel(x,y) * weights[pixel(min(x+1,63),y) % 4] with
 # weights {1, 0.5, 0.25, 2}; paint doubles it into dst: dst[63] = 2 * 63 * 2, dst[64] = 2 * 64 * 0.5.
@@ -63,11 +63,3 @@ for f in blur-0 paint-1; do
 done
 echo "ok: image kernels traced on the stand-in device"
 
-# `cltrace run` makes buffers, values and __local sizes, not images.
-cat > "$work/k.cl" <<'CL'
-__kernel void copy(__read_only image2d_t src, sampler_t s, __global float* out) {
-  out[get_global_id(0)] = read_imagef(src, s, (int2)(get_global_id(0), 0)).x;
-}
-CL
-expect_error "argument 0 (image2d_t src): \`cltrace run\` cannot make images; the C++ API and \`cltrace wrap\` pass them" \
-  "$CLTRACE" run "$work/k.cl" --kernel copy --global 32 --local 32 -a buffer:float:32 -a buffer:float:32 -a buffer:float:32

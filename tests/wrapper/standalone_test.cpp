@@ -180,7 +180,7 @@ TEST(Standalone, ArgumentErrorsNameTheArgument) {
   expectInvalid([] { wrapper::parseArgSpec("buffer:short:4:fill:40000"); }, "value '40000' does not fit in short");
   expectInvalid([] { wrapper::parseArgSpec("buffer:half:4:fill:70000"); }, "value '70000' does not fit in half");
   expectInvalid([] { wrapper::parseArgSpec("scalar:float:1e39"); }, "value '1e39' does not fit in float");
-  expectInvalid([] { wrapper::parseArgSpec("image:x"); }, "must start with buffer:, scalar: or local:");
+  expectInvalid([] { wrapper::parseArgSpec("images:x"); }, "must start with buffer:, scalar:, local:, image: or sampler:");
   std::vector<passes::KernelArg> params = {{"A", "float*", 1, true}, {"N", "int", 0, false}};
   expectInvalid([&] { wrapper::checkArgs({wrapper::parseArgSpec("buffer:float:4")}, params); },
                 "the kernel takes 2 arguments (float* A, int N), 1 given");
@@ -243,6 +243,85 @@ TEST(Standalone, BufferSpecsRefuseWhatWouldBeIgnoredOrOverflow) {
   EXPECT_EQ(wrapper::parseArgSpec("buffer:float:4:fill:-2.5").value, "-2.5");
   EXPECT_EQ(wrapper::parseArgSpec("buffer:float:4:random").seed, 1u);
   EXPECT_EQ(wrapper::parseArgSpec("buffer:float16:288230376151711743").count, 288230376151711743u);
+}
+
+// image:ORDER/TYPE:SIZES[:INIT] gives the format, the dimensions by the number of sizes, and
+// the channel values the initialiser fills; sampler:ADDRESSING:FILTER[:normalized] the modes.
+TEST(Standalone, ImageAndSamplerSpecs) {
+  const wrapper::ArgSpec rgba = wrapper::parseArgSpec("image:rgba/unorm_int8:64x16:iota");
+  EXPECT_EQ(rgba.kind, wrapper::ArgSpec::Kind::Image);
+  EXPECT_EQ(rgba.format.image_channel_order, cl_channel_order(CL_RGBA));
+  EXPECT_EQ(rgba.format.image_channel_data_type, cl_channel_type(CL_UNORM_INT8));
+  EXPECT_EQ(rgba.imageDims, 2u);
+  EXPECT_EQ(rgba.imageSize[0], 64u);
+  EXPECT_EQ(rgba.imageSize[1], 16u);
+  EXPECT_EQ(rgba.imageSize[2], 1u);
+  EXPECT_EQ(rgba.type, "uchar");
+  EXPECT_EQ(rgba.count, 64u * 16u * 4u);
+  EXPECT_EQ(rgba.init, "iota");
+  const wrapper::ArgSpec volume = wrapper::parseArgSpec("image:r/float:8x4x2:file:a:b.bin");
+  EXPECT_EQ(volume.imageDims, 3u);
+  EXPECT_EQ(volume.type, "float");
+  EXPECT_EQ(volume.count, 64u);
+  EXPECT_TRUE(volume.readsFile());
+  EXPECT_EQ(volume.value, "a:b.bin");
+  const wrapper::ArgSpec line = wrapper::parseArgSpec("image:rg/signed_int16:100");
+  EXPECT_EQ(line.imageDims, 1u);
+  EXPECT_EQ(line.type, "short");
+  EXPECT_EQ(line.count, 200u);
+  EXPECT_EQ(line.init, "zeros");
+  const wrapper::ArgSpec edge = wrapper::parseArgSpec("sampler:clamp_to_edge:linear");
+  EXPECT_EQ(edge.kind, wrapper::ArgSpec::Kind::Sampler);
+  EXPECT_EQ(edge.addressing, cl_addressing_mode(CL_ADDRESS_CLAMP_TO_EDGE));
+  EXPECT_EQ(edge.filter, cl_filter_mode(CL_FILTER_LINEAR));
+  EXPECT_FALSE(edge.normalizedCoords);
+  const wrapper::ArgSpec repeat = wrapper::parseArgSpec("sampler:repeat:nearest:normalized");
+  EXPECT_EQ(repeat.addressing, cl_addressing_mode(CL_ADDRESS_REPEAT));
+  EXPECT_TRUE(repeat.normalizedCoords);
+
+  auto message = [](const std::string& spec) { return messageOf<std::invalid_argument>([&] { wrapper::parseArgSpec(spec); }); };
+  EXPECT_EQ(message("image:rgba/unorm_int8"), "argument 'image:rgba/unorm_int8': expected image:ORDER/TYPE:WIDTH[xHEIGHT[xDEPTH]][:INIT]");
+  const std::string formats =
+      "' (ORDER/TYPE: r, rg, rgba or bgra / float, half_float, unorm_int8, unorm_int16, snorm_int8, snorm_int16, "
+      "signed_int8, signed_int16, signed_int32, unsigned_int8, unsigned_int16 or unsigned_int32)";
+  EXPECT_EQ(message("image:rgb/float:4"), "argument 'image:rgb/float:4': unknown image format 'rgb/float" + formats);
+  EXPECT_EQ(message("image:rgba:4"), "argument 'image:rgba:4': unknown image format 'rgba" + formats);
+  EXPECT_EQ(message("image:r/float:4x0"), "argument 'image:r/float:4x0': image sizes must be > 0");
+  EXPECT_EQ(message("image:r/float:4x4x4x4"), "argument 'image:r/float:4x4x4x4': an image has at most 3 sizes (WIDTHxHEIGHTxDEPTH)");
+  EXPECT_EQ(message("image:r/float:4xy"), "argument 'image:r/float:4xy': image size 'y' is not a non-negative integer");
+  EXPECT_EQ(message("image:rgba/float:4294967296x4294967296"),
+            "argument 'image:rgba/float:4294967296x4294967296': the image is more than 2^64 bytes");
+  EXPECT_EQ(message("image:r/unsigned_int8:4:fill:256"), "argument 'image:r/unsigned_int8:4:fill:256': value '256' does not fit in uchar");
+  EXPECT_EQ(message("sampler:clamp"), "argument 'sampler:clamp': expected sampler:ADDRESSING:FILTER[:normalized]");
+  EXPECT_EQ(message("sampler:wrap:nearest"),
+            "argument 'sampler:wrap:nearest': unknown addressing mode 'wrap' (none, clamp_to_edge, clamp, repeat, mirrored_repeat)");
+  EXPECT_EQ(message("sampler:clamp:cubic"), "argument 'sampler:clamp:cubic': unknown filter mode 'cubic' (nearest, linear)");
+  EXPECT_EQ(message("sampler:clamp:nearest:yes"), "argument 'sampler:clamp:nearest:yes': expected normalized after the filter mode, not 'yes'");
+  EXPECT_EQ(message("sampler:mirrored_repeat:linear"),
+            "argument 'sampler:mirrored_repeat:linear': mirrored_repeat addressing needs normalized coordinates "
+            "(sampler:mirrored_repeat:linear:normalized)");
+
+  // Each image parameter takes an image of its dimensions, a sampler parameter a sampler.
+  passes::KernelArg image2d{"im", "image2d_t"}, sampler{"s", "sampler_t"}, array{"a", "image2d_array_t"};
+  image2d.handle = passes::KernelArg::Handle::Image;
+  array.handle = passes::KernelArg::Handle::Image;
+  sampler.handle = passes::KernelArg::Handle::Sampler;
+  auto check = [](std::vector<std::string> specs, std::vector<passes::KernelArg> params) {
+    std::vector<wrapper::ArgSpec> parsed;
+    for (const auto& s : specs) parsed.push_back(wrapper::parseArgSpec(s));
+    return messageOf<std::invalid_argument>([&] { wrapper::checkArgs(parsed, params); });
+  };
+  EXPECT_EQ(check({"image:r/float:4x4x4", "sampler:clamp:nearest"}, {image2d, sampler}),
+            "argument 0 (image2d_t im): an image2d_t needs image:ORDER/TYPE:WIDTHxHEIGHT");
+  EXPECT_EQ(check({"buffer:float:16", "sampler:clamp:nearest"}, {image2d, sampler}),
+            "argument 0 (image2d_t im): an image2d_t needs image:ORDER/TYPE:WIDTHxHEIGHT");
+  EXPECT_EQ(check({"image:r/float:4x4", "scalar:int:0"}, {image2d, sampler}),
+            "argument 1 (sampler_t s): a sampler needs sampler:ADDRESSING:FILTER[:normalized]");
+  EXPECT_EQ(check({"image:r/float:4x4"}, {array}),
+            "argument 0 (image2d_array_t a): `cltrace run` makes image1d_t, image2d_t and image3d_t images; the C++ "
+            "API and `cltrace wrap` pass any image as the program sets it");
+  wrapper::checkArgs({wrapper::parseArgSpec("image:r/float:4x4"), wrapper::parseArgSpec("sampler:none:nearest")},
+                     {image2d, sampler});
 }
 
 // vadd(a, b, c, n) on 64 work-items with the given first argument.

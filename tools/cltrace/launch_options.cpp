@@ -17,7 +17,8 @@ void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
   addRepeatable(sub, "--offset", f.offset, "global offset X[,Y[,Z]]", ',')->transform(unsignedInteger());
   addRepeatable(sub, "-a,--arg", f.args,
                 "kernel argument, one per flag, in order: "
-                "buffer:TYPE:COUNT[:zeros|iota|random[:SEED]|fill:V|file:PATH], scalar:TYPE:VALUE, local:BYTES");
+                "buffer:TYPE:COUNT[:zeros|iota|random[:SEED]|fill:V|file:PATH], scalar:TYPE:VALUE, local:BYTES, "
+                "image:ORDER/TYPE:WIDTH[xHEIGHT[xDEPTH]][:INIT], sampler:ADDRESSING:FILTER[:normalized]");
   addRepeatable(sub, "-D", f.defines, "preprocessor definition NAME[=VALUE] (repeatable)")->check(nonEmpty());
   addRepeatable(sub, "-I", f.includes, "include directory (repeatable)")->check(nonEmpty());
   sub.add_option("--build-options", f.buildOptions, "further clBuildProgram-style options");
@@ -125,7 +126,7 @@ void requireNotLaunchInput(const wrapper::RunSpec& spec, const std::string& outp
   const std::string manifest = wrapper::manifestPath(spec.sourcePath).string();
   requireNotInput(manifest, "the launch manifest", output, option);
   for (size_t i = 0; i < spec.args.size(); ++i)
-    if (spec.args[i].kind == wrapper::ArgSpec::Kind::Buffer && spec.args[i].init == "file")
+    if (spec.args[i].readsFile())
       requireNotInput(spec.args[i].value, "the initial contents file of argument " + std::to_string(i), output, option);
 }
 

@@ -658,13 +658,7 @@ class StandInBuffers {
     check(clGetSamplerInfo(sampler, CL_SAMPLER_ADDRESSING_MODE, sizeof addressing, &addressing, nullptr),
           "clGetSamplerInfo");
     check(clGetSamplerInfo(sampler, CL_SAMPLER_FILTER_MODE, sizeof filter, &filter, nullptr), "clGetSamplerInfo");
-    cl_int err = CL_SUCCESS;
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // the one every OpenCL version has
-    cl_sampler copy = clCreateSampler(in.context, normalized, addressing, filter, &err);
-#pragma GCC diagnostic pop
-    check(err, "clCreateSampler (stand-in device)");
-    return copy;
+    return createSampler(in.context, normalized == CL_TRUE, addressing, filter, "clCreateSampler (stand-in device)");
   }
   static cl_mem copy(cl_command_queue appQueue, const StandIn& in, cl_mem buffer) {
     size_t size = 0;

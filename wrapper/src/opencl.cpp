@@ -146,6 +146,17 @@ std::string tracedOnOneUnitWarning(const std::string& kernel, const std::string&
          after;
 }
 
+cl_sampler createSampler(cl_context context, bool normalizedCoords, cl_addressing_mode addressing,
+                         cl_filter_mode filter, const std::string& what) {
+  cl_int err = CL_SUCCESS;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // clCreateSamplerWithProperties is 2.0's
+  cl_sampler sampler = clCreateSampler(context, normalizedCoords ? CL_TRUE : CL_FALSE, addressing, filter, &err);
+#pragma GCC diagnostic pop
+  check(err, what.c_str());
+  return sampler;
+}
+
 cl_command_queue createCommandQueue(cl_context context, cl_device_id device) {
   cl_platform_id platform = platformOf(device);
   cl_int err = CL_SUCCESS;

@@ -288,6 +288,76 @@ void parseInitialiser(const std::string& text, ArgSpec& a) {
   }
 }
 
+// The format and sizes of image:ORDER/TYPE:SIZES into `a`; `a.type` and `a.count` become the
+// channel values' type and number, which the initialiser fills as a buffer's elements.
+void parseImage(const std::string& format, const std::string& sizes, ArgSpec& a) {
+  auto refuse = [&](const std::string& why) { return std::invalid_argument("argument '" + a.text + "': " + why); };
+  static const std::pair<const char*, std::pair<cl_channel_order, uint64_t>> kOrders[] = {
+      {"r", {CL_R, 1}}, {"rg", {CL_RG, 2}}, {"rgba", {CL_RGBA, 4}}, {"bgra", {CL_BGRA, 4}}};
+  static const std::pair<const char*, std::pair<cl_channel_type, const char*>> kTypes[] = {
+      {"float", {CL_FLOAT, "float"}},           {"half_float", {CL_HALF_FLOAT, "half"}},
+      {"unorm_int8", {CL_UNORM_INT8, "uchar"}}, {"unorm_int16", {CL_UNORM_INT16, "ushort"}},
+      {"snorm_int8", {CL_SNORM_INT8, "char"}},  {"snorm_int16", {CL_SNORM_INT16, "short"}},
+      {"signed_int8", {CL_SIGNED_INT8, "char"}}, {"signed_int16", {CL_SIGNED_INT16, "short"}},
+      {"signed_int32", {CL_SIGNED_INT32, "int"}}, {"unsigned_int8", {CL_UNSIGNED_INT8, "uchar"}},
+      {"unsigned_int16", {CL_UNSIGNED_INT16, "ushort"}}, {"unsigned_int32", {CL_UNSIGNED_INT32, "uint"}}};
+  const size_t slash = format.find('/');
+  const std::string order = format.substr(0, slash), type = slash == std::string::npos ? "" : format.substr(slash + 1);
+  uint64_t channels = 0;
+  for (const auto& [name, o] : kOrders)
+    if (order == name) {
+      a.format.image_channel_order = o.first;
+      channels = o.second;
+    }
+  for (const auto& [name, t] : kTypes)
+    if (type == name) {
+      a.format.image_channel_data_type = t.first;
+      a.type = t.second;
+    }
+  if (slash == std::string::npos || channels == 0 || a.type.empty())
+    throw refuse("unknown image format '" + format + "' (ORDER/TYPE: r, rg, rgba or bgra / float, half_float, "
+                 "unorm_int8, unorm_int16, snorm_int8, snorm_int16, signed_int8, signed_int16, signed_int32, "
+                 "unsigned_int8, unsigned_int16 or unsigned_int32)");
+  uint64_t values = channels * typeSize(a.type);  // bytes so far, for the overflow check
+  size_t start = 0;
+  for (a.imageDims = 0;; ++a.imageDims) {
+    const size_t x = sizes.find('x', start);
+    if (a.imageDims == 3) throw refuse("an image has at most 3 sizes (WIDTHxHEIGHTxDEPTH)");
+    const std::string one = sizes.substr(start, x == std::string::npos ? std::string::npos : x - start);
+    a.imageSize[a.imageDims] = parseCount(one, "image size", a.text);
+    if (a.imageSize[a.imageDims] == 0) throw refuse("image sizes must be > 0");
+    if (__builtin_mul_overflow(values, a.imageSize[a.imageDims], &values))
+      throw refuse("the image is more than 2^64 bytes");
+    if (x == std::string::npos) break;
+    start = x + 1;
+  }
+  ++a.imageDims;
+  a.count = channels * a.imageSize[0] * a.imageSize[1] * a.imageSize[2];
+}
+
+// sampler:ADDRESSING:FILTER[:normalized] (split at ':' into `p`) into `a`.
+void parseSampler(const std::vector<std::string>& p, ArgSpec& a) {
+  auto refuse = [&](const std::string& why) { return std::invalid_argument("argument '" + a.text + "': " + why); };
+  static const std::pair<const char*, cl_addressing_mode> kModes[] = {
+      {"none", CL_ADDRESS_NONE}, {"clamp_to_edge", CL_ADDRESS_CLAMP_TO_EDGE}, {"clamp", CL_ADDRESS_CLAMP},
+      {"repeat", CL_ADDRESS_REPEAT}, {"mirrored_repeat", CL_ADDRESS_MIRRORED_REPEAT}};
+  bool known = false;
+  for (const auto& [name, mode] : kModes)
+    if (p[1] == name) {
+      a.addressing = mode;
+      known = true;
+    }
+  if (!known)
+    throw refuse("unknown addressing mode '" + p[1] + "' (none, clamp_to_edge, clamp, repeat, mirrored_repeat)");
+  if (p[2] == "nearest") a.filter = CL_FILTER_NEAREST;
+  else if (p[2] == "linear") a.filter = CL_FILTER_LINEAR;
+  else throw refuse("unknown filter mode '" + p[2] + "' (nearest, linear)");
+  if (p.size() > 3 && p[3] != "normalized") throw refuse("expected normalized after the filter mode, not '" + p[3] + "'");
+  a.normalizedCoords = p.size() > 3;
+  if (!a.normalizedCoords && (a.addressing == CL_ADDRESS_REPEAT || a.addressing == CL_ADDRESS_MIRRORED_REPEAT))
+    throw refuse(p[1] + " addressing needs normalized coordinates (sampler:" + p[1] + ":" + p[2] + ":normalized)");
+}
+
 }  // namespace
 
 ArgSpec parseArgSpec(const std::string& text) {
@@ -332,8 +402,17 @@ ArgSpec parseArgSpec(const std::string& text) {
     a.kind = ArgSpec::Kind::Local;
     a.bytes = parseCount(p[1], "size", text);
     if (a.bytes == 0) throw std::invalid_argument("argument '" + text + "': local size must be > 0");
+  } else if (kind == "image") {
+    split(4, 3, "image:ORDER/TYPE:WIDTH[xHEIGHT[xDEPTH]][:INIT]");
+    a.kind = ArgSpec::Kind::Image;
+    parseImage(p[1], p[2], a);
+    if (p.size() > 3) parseInitialiser(p[3], a);
+  } else if (kind == "sampler") {
+    split(4, 3, "sampler:ADDRESSING:FILTER[:normalized]");
+    a.kind = ArgSpec::Kind::Sampler;
+    parseSampler(p, a);
   } else {
-    throw std::invalid_argument("argument '" + text + "': must start with buffer:, scalar: or local:");
+    throw std::invalid_argument("argument '" + text + "': must start with buffer:, scalar:, local:, image: or sampler:");
   }
   return a;
 }
@@ -377,10 +456,17 @@ void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::Kern
     const ArgSpec& s = specs[i];
     const passes::KernelArg& p = params[i];
     std::string where = "argument " + std::to_string(i) + " (" + p.type + " " + p.name + "): ";
-    if (p.handle != passes::KernelArg::Handle::None) {
-      throw std::invalid_argument(where + "`cltrace run` cannot make " +
-                                  (p.handle == passes::KernelArg::Handle::Image ? "images" : "samplers") +
-                                  "; the C++ API and `cltrace wrap` pass them as the program sets them");
+    if (p.handle == passes::KernelArg::Handle::Image) {
+      const uint32_t dims = p.type == "image1d_t" ? 1 : p.type == "image2d_t" ? 2 : p.type == "image3d_t" ? 3 : 0;
+      if (dims == 0)
+        throw std::invalid_argument(where + "`cltrace run` makes image1d_t, image2d_t and image3d_t images; the "
+                                            "C++ API and `cltrace wrap` pass any image as the program sets it");
+      static const char* kSizes[] = {"", "WIDTH", "WIDTHxHEIGHT", "WIDTHxHEIGHTxDEPTH"};
+      if (s.kind != ArgSpec::Kind::Image || s.imageDims != dims)
+        throw std::invalid_argument(where + "an " + p.type + " needs image:ORDER/TYPE:" + kSizes[dims]);
+    } else if (p.handle == passes::KernelArg::Handle::Sampler) {
+      if (s.kind != ArgSpec::Kind::Sampler)
+        throw std::invalid_argument(where + "a sampler needs sampler:ADDRESSING:FILTER[:normalized]");
     } else if (p.isPointer && p.addressSpace == 3) {
       if (s.kind != ArgSpec::Kind::Local) throw std::invalid_argument(where + "a __local pointer needs local:BYTES");
     } else if (p.isPointer) {
@@ -509,7 +595,7 @@ std::vector<ArgSpec> manifestArgs(const nlohmann::json& j, const std::filesystem
       throw std::invalid_argument("\"args\"[" + std::to_string(i) + "]: " + e.what());
     }
     ArgSpec& a = args.back();
-    if (a.init == "file" && std::filesystem::path(a.value).is_relative())
+    if (a.readsFile() && std::filesystem::path(a.value).is_relative())
       a.value = (path.parent_path() / a.value).string();
   }
   return args;
@@ -589,11 +675,12 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const ArgSpec& a = spec.args[i];
     std::error_code ec;
-    const uint64_t fileBytes = a.kind == ArgSpec::Kind::Buffer && a.init == "file" ? std::filesystem::file_size(a.value, ec) : 0;
-    const uint64_t bufferBytes = a.kind == ArgSpec::Kind::Buffer ? a.count * typeSize(a.type) : 0;
+    const uint64_t fileBytes = a.readsFile() ? std::filesystem::file_size(a.value, ec) : 0;
+    const uint64_t bufferBytes = a.readsFile() ? a.count * typeSize(a.type) : 0;
     if (!ec && fileBytes > bufferBytes)
       report.warnings.push_back("argument " + std::to_string(i) + " '" + a.text + "': file '" + a.value + "' holds " +
-                                std::to_string(fileBytes) + " bytes; the buffer takes its first " +
+                                std::to_string(fileBytes) + " bytes; the " +
+                                (a.kind == ArgSpec::Kind::Image ? "image" : "buffer") + " takes its first " +
                                 std::to_string(bufferBytes) + " (" + std::to_string(a.count) + " " + a.type + ")");
   }
   if (reportInstrumented) reportInstrumented(report);
@@ -632,11 +719,40 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
       for (cl_mem m : b) clReleaseMemObject(m);
     }
   } release{buffers};
+  // Images and samplers: made once, not put back between runs (the kernel reads an image or
+  // writes it, the same values each run).
+  struct Handles {
+    std::vector<cl_mem> images;
+    std::vector<cl_sampler> samplers;
+    ~Handles() {
+      for (cl_mem m : images) clReleaseMemObject(m);
+      for (cl_sampler s : samplers) clReleaseSampler(s);
+    }
+  } handles;
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const ArgSpec& a = spec.args[i];
+    const std::string where = "argument " + std::to_string(i) + " (" + params[i].type + " " + params[i].name +
+                              ") '" + a.text + "': ";
+    if (a.kind == ArgSpec::Kind::Image) {
+      std::vector<uint8_t> pixels = initialContents(a, where);
+      cl_image_desc desc{};
+      static const cl_mem_object_type kTypes[] = {0, CL_MEM_OBJECT_IMAGE1D, CL_MEM_OBJECT_IMAGE2D, CL_MEM_OBJECT_IMAGE3D};
+      desc.image_type = kTypes[a.imageDims];
+      desc.image_width = a.imageSize[0];
+      desc.image_height = a.imageDims > 1 ? a.imageSize[1] : 0;
+      desc.image_depth = a.imageDims > 2 ? a.imageSize[2] : 0;
+      cl_mem m = clCreateImage(cl.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &a.format, &desc, pixels.data(), &err);
+      check(err, (where + "clCreateImage").c_str());
+      handles.images.push_back(m);
+      bindings.push_back(ArgBinding::ofImage(m));
+      continue;
+    }
+    if (a.kind == ArgSpec::Kind::Sampler) {
+      handles.samplers.push_back(createSampler(cl.context, a.normalizedCoords, a.addressing, a.filter, where + "clCreateSampler"));
+      bindings.push_back(ArgBinding::ofSampler(handles.samplers.back()));
+      continue;
+    }
     if (a.kind == ArgSpec::Kind::Buffer) {
-      const std::string where = "argument " + std::to_string(i) + " (" + params[i].type + " " + params[i].name +
-                                ") '" + a.text + "': ";
       std::vector<uint8_t> data = initialContents(a, where);
       cl_mem m = clCreateBuffer(cl.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, data.size(),
                                 data.data(), &err);

@@ -57,6 +57,11 @@ std::string tracedOnOneUnitWarning(const std::string& kernel, const std::string&
 // table may lack the 2.0 entry point: calling it there can hang in the ICD loader).
 cl_command_queue createCommandQueue(cl_context context, cl_device_id device);
 
+// A sampler in `context` (clCreateSampler, which every OpenCL version has). Throws OpenCLError
+// naming `what`.
+cl_sampler createSampler(cl_context context, bool normalizedCoords, cl_addressing_mode addressing,
+                         cl_filter_mode filter, const std::string& what);
+
 // How a device can take cltrace's instrumented programs (LLVM bitcode on the host).
 enum class ProgramFormat {
   Spir,   // SPIR 1.2 bitcode through clCreateProgramWithBinary (cl_khr_spir, e.g. PoCL)

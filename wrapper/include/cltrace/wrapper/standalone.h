@@ -7,6 +7,15 @@
 //        (nothing may follow: zeros:x is refused; PATH may itself hold ':')
 //   scalar:TYPE:VALUE          a by-value argument
 //   local:BYTES                a __local buffer
+//   image:ORDER/TYPE:WIDTH[xHEIGHT[xDEPTH]][:INIT]
+//                              an image1d_t, image2d_t or image3d_t (by the sizes given) of the
+//        format CL_ORDER/CL_TYPE, lower case: ORDER = r | rg | rgba | bgra, TYPE = float |
+//        half_float | unorm_int8 | unorm_int16 | snorm_int8 | snorm_int16 | signed_int8 |
+//        signed_int16 | signed_int32 | unsigned_int8 | unsigned_int16 | unsigned_int32;
+//        INIT as for buffers, over the channel values (rgba/unorm_int8 as uchar: iota 0, 1, ...)
+//   sampler:ADDRESSING:FILTER[:normalized]
+//        ADDRESSING = none | clamp_to_edge | clamp | repeat | mirrored_repeat (these two need
+//        normalized), FILTER = nearest | linear
 // TYPE is an OpenCL scalar or vector type: char uchar short ushort int uint long ulong float
 // double, optionally followed by 2, 3, 4, 8 or 16 (float4).
 #pragma once
@@ -22,14 +31,25 @@
 namespace cltrace::wrapper {
 
 struct ArgSpec {
-  enum class Kind { Buffer, Scalar, Local } kind = Kind::Buffer;
-  std::string type;     // element type for Buffer and Scalar
-  uint64_t count = 0;   // elements (Buffer)
+  enum class Kind { Buffer, Scalar, Local, Image, Sampler } kind = Kind::Buffer;
+  std::string type;     // element type for Buffer and Scalar; Image: its channel values' type
+  uint64_t count = 0;   // elements (Buffer); Image: channel values (width x height x depth x channels)
   std::string init = "zeros";
   uint64_t seed = 1;    // random
   std::string value;    // fill / scalar value / file path
   uint64_t bytes = 0;   // Local
   std::string text;     // as written
+  // Image
+  cl_image_format format{};
+  uint32_t imageDims = 0;                // 1 to 3
+  uint64_t imageSize[3] = {1, 1, 1};     // width, height, depth
+  // Sampler
+  cl_addressing_mode addressing = CL_ADDRESS_NONE;
+  cl_filter_mode filter = CL_FILTER_NEAREST;
+  bool normalizedCoords = false;
+
+  // A buffer or image filled from a file (file:PATH).
+  bool readsFile() const { return (kind == Kind::Buffer || kind == Kind::Image) && init == "file"; }
 };
 
 // Throws std::invalid_argument naming what is wrong.
