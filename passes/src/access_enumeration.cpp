@@ -111,8 +111,9 @@ unsigned vectorWidth(StringRef name, StringRef prefix) {
 // p + offset * stride halves, where the stride is N except for the aligned 3-vectors (4).
 struct HalfBuiltin {
   bool store = false;
-  unsigned lanes = 0;   // 0: not such a builtin
-  unsigned stride = 0;  // halves per offset step
+  bool aligned = false;  // vloada_halfN / vstorea_halfN: the pointer has the vector's alignment
+  unsigned lanes = 0;    // 0: not such a builtin
+  unsigned stride = 0;   // halves per offset step
 };
 
 HalfBuiltin halfBuiltin(StringRef name) {
@@ -134,6 +135,7 @@ HalfBuiltin halfBuiltin(StringRef name) {
   if (!stem.empty() && (stem.consumeInteger(10, n) || !stem.empty())) return h;
   if (n != 1 && n != 2 && n != 3 && n != 4 && n != 8 && n != 16) return h;
   h.lanes = n;
+  h.aligned = aligned;
   h.stride = aligned && n == 3 ? 4 : n;
   return h;
 }
@@ -238,9 +240,22 @@ struct Enumerator {
     uint64_t elem = pointeeOf(p) ? storeSize(dl, pointeeOf(p)) : 0;
     if (elem == 0 && vecType->isVectorTy())
       elem = storeSize(dl, cast<VectorType>(vecType)->getElementType());
-    Access& a = add(call, kind, p, elem * n);
-    a.vectorOffset = offset;
-    a.vectorWidth = n;
+    addElements(call, kind, p, offset, n, n, elem);
+  }
+
+  // A vector of `lanes` elements of `elementBytes` at p + offset * stride elements, read or
+  // written one element at a time (Access::element).
+  void addElements(CallInst& call, AccessKind kind, Value* p, Value* offset, unsigned lanes, unsigned stride,
+                   uint64_t elementBytes) {
+    for (unsigned k = 0; k < lanes; ++k) {
+      Access& a = add(call, kind, p, elementBytes * lanes);
+      a.vectorOffset = offset;
+      a.vectorWidth = stride;
+      a.element = static_cast<int>(k);
+      a.recordOffset = k * elementBytes;
+      a.recordSize = elementBytes;
+      a.checksBounds = k == 0;
+    }
   }
 
   // vload_halfN(offset, p) / vstore_halfN(data, offset, p): N halves (2 bytes each) at
@@ -249,7 +264,9 @@ struct Enumerator {
     Value* offset = call.getArgOperand(h.store ? 1 : 0);
     Value* p = call.getArgOperand(h.store ? 2 : 1);
     if (!p->getType()->isPointerTy() || !isRecordedSpace(addressSpaceOf(p))) return;
-    Access& a = add(call, h.store ? AccessKind::Store : loadKind(p), p, 2 * h.lanes);
+    const AccessKind kind = h.store ? AccessKind::Store : loadKind(p);
+    if (!h.aligned && h.lanes > 1) return addElements(call, kind, p, offset, h.lanes, h.stride, 2);
+    Access& a = add(call, kind, p, 2 * h.lanes);
     a.vectorOffset = offset;
     a.vectorWidth = h.stride;
   }
@@ -676,6 +693,36 @@ void narrowComponentReads(std::vector<Access>& accesses, const DataLayout& dl,
   }
 }
 
+// The elements of a vloadN (Access::element) whose value the kernel does not use are not
+// read on a GPU, whose compiler drops their loads: their accesses go, and the first that stays
+// makes the bound check. (A vloadN whose value nothing uses keeps them all.)
+void dropUnusedElements(std::vector<Access>& accesses) {
+  const SmallPtrSet<const Instruction*, 1> none;
+  std::vector<Access> kept;
+  kept.reserve(accesses.size());
+  for (size_t i = 0; i < accesses.size();) {
+    size_t end = i + 1;
+    if (accesses[i].element == 0)
+      while (end < accesses.size() && accesses[end].inst == accesses[i].inst && accesses[end].element > 0) ++end;
+    const Access& first = accesses[i];
+    uint64_t used = 0;
+    if (first.element == 0 && first.kind != AccessKind::Store && first.inst->getType()->isVectorTy()) {
+      SmallVector<int, 16> lanes;
+      for (size_t k = 0; k < end - i; ++k) lanes.push_back(static_cast<int>(k));
+      markUsedComponents(first.inst, lanes, used, 0, none);
+    }
+    bool checked = false;
+    for (size_t k = i; k < end; ++k) {
+      if (used != 0 && (used >> accesses[k].element & 1) == 0) continue;
+      kept.push_back(std::move(accesses[k]));
+      kept.back().checksBounds = !checked;
+      checked = true;
+    }
+    i = end;
+  }
+  accesses.swap(kept);
+}
+
 }  // namespace
 
 std::vector<Access> enumerateAccesses(Function& kernel, LoopInfo& loops, const LoopContext& context) {
@@ -687,6 +734,7 @@ std::vector<Access> enumerateAccesses(Function& kernel, LoopInfo& loops, const L
     for (BasicBlock* bb : context.programOrder)
       for (Instruction& inst : *bb) e.visit(inst);
   }
+  dropUnusedElements(e.out);
   SmallPtrSet<const Instruction*, 8> writeBases;
   narrowComponentWrites(e.out, kernel.getParent()->getDataLayout(), writeBases);
   narrowComponentReads(e.out, kernel.getParent()->getDataLayout(), writeBases);

@@ -362,7 +362,9 @@ class KernelInstrumenter {
       if (!a.recorded) continue;
       report.accesses.push_back({a.id, a.kind, a.recordedSize(), a.flags, static_cast<uint32_t>(a.loops.size()),
                                  a.loops.empty() ? LoopNest::kNone : number.lookup(a.loops.back()),
-                                 dynamicWordOf(a), describe(*a.inst), packed_[i].bufferArgument});
+                                 dynamicWordOf(a),
+                                 describe(*a.inst) + (a.element >= 0 ? " [element " + std::to_string(a.element) + "]" : ""),
+                                 packed_[i].bufferArgument});
     }
   }
 
@@ -462,7 +464,7 @@ class KernelInstrumenter {
         b.CreateStore(b.CreateOr(b.CreateLoad(b.getInt64Ty(), diag),
                                  b.getInt64(kDiagDepthTruncated)),
                       diag);
-      if (a.pointer) guardAccess(b, a, buffers, outside, outsideWord, conditional[i] ? scratch : nullptr);
+      if (a.pointer && a.checksBounds) guardAccess(b, a, buffers, outside, outsideWord, conditional[i] ? scratch : nullptr);
     }
     for (const LocalAccess& a : locals) guardLocalAccess(a, localRanges, localOutside);
     if (!waitsForGroup) leaveLoopsOnceOutside(f, outside);

@@ -142,10 +142,13 @@ std::vector<KernelArg> kernelArgs(const Function& f) {
     const std::string where = "argument " + std::to_string(i) + " (" + k.type + " " + k.name + ") of kernel '" +
                               f.getName().str() + "'";
     const StringRef object = openclObjectOf(a.getType());
-    if (isUnsupportedObjectType(k.type) || object.startswith("pipe") || object.endswith("event_t") ||
-        object == "queue_t")
-      throw InstrumentError(where + " is a pipe, event or queue: cltrace traces buffer accesses and does not "
-                                    "support such arguments");
+    // (A pipe's kernel_arg_type is its element type; its qualifier says "pipe".)
+    const bool pipe = object.startswith("pipe") || StringRef(k.type).startswith("pipe") ||
+                      StringRef(metadataString(f, "kernel_arg_type_qual", i)).contains("pipe");
+    if (pipe || isUnsupportedObjectType(k.type) || object.endswith("event_t") || object == "queue_t")
+      throw InstrumentError(where + " is " +
+                            (pipe ? "a pipe" : object == "queue_t" || k.type == "queue_t" ? "a queue" : "an event") +
+                            ": cltrace traces buffer accesses and does not support pipe, event or queue arguments");
     if (object.startswith("image") || StringRef(k.type).startswith("image")) {
       // The count run and the trace run both run the kernel: an image it reads and writes would
       // give the trace run other values than the program's launch saw. (Buffers are restored.)

@@ -169,8 +169,9 @@ TEST(Coalescing, WideAccessesAreRequestedPerHalfOrQuarterWarp) {
   // Consecutive float4s: each quarter-warp's 128 bytes are one line of their own.
   EXPECT_EQ(wideRequests(testing::load(0, testing::strided(0x1000, 16, 32), 16)),
             (std::vector<uint64_t>{0x20, 0x21, 0x22, 0x23}));
-  // vload4 from 4 bytes past a line start: each quarter covers 128 bytes across two lines, and
-  // neighbouring quarters share one: 8 requests (the whole warp's 5 lines, coalesced together).
+  // 16-byte lane accesses from 4 bytes past a line start (a memcpy lane, say; the passes record
+  // a vload4 through a float pointer as four 4-byte loads): each quarter covers 128 bytes across
+  // two lines, and neighbouring quarters share one: 8 requests (the whole warp's 5 lines).
   EXPECT_EQ(wideRequests(testing::load(0, testing::strided(0x1004, 16, 32), 16)),
             (std::vector<uint64_t>{0x20, 0x21, 0x21, 0x22, 0x22, 0x23, 0x23, 0x24}));
   // Parts go by local id within the warp: lanes 16..31 of a warp are one half, lanes 32..47

@@ -46,7 +46,7 @@ std::vector<DefaultCase> cases() {
          ASSERT_EQ(bins.size(), 64u);
          EXPECT_EQ(std::accumulate(bins.begin(), bins.end(), uint64_t{0}), 65536u);
        }},
-      {"vec4", 131072, fixed(3 * 131072)},
+      {"vec4", 131072, fixed(6 * 131072)},
       // spread 16 over iota row pointers: nnz = start(16384) = 16 * 16384 + 0.
       {"spmv_csr", 16384, fixed(3 * 16384 + 3 * 262144)},
   };

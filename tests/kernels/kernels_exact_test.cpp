@@ -181,18 +181,20 @@ TEST(KernelsExact, HistogramAtomics) {
   EXPECT_EQ(contents<uint32_t>(t.out.buffers[1]), std::vector<uint32_t>(8, 8));
 }
 
-TEST(KernelsExact, Vec4SixteenByteAccesses) {
+TEST(KernelsExact, Vec4SixteenByteAccessesAndVload4PerElement) {
   // 8 float4s: in (iota, 128 bytes) at 0, bias (36 floats, iota) at 256, out at 512. With
-  // shift 1 the vload4 of item i reads bias[1 + 4i ..]: 16 bytes at 256 + 4 + 16i.
+  // shift 1 the vload4 of item i reads bias[1 + 4i ..], one float at a time (a float pointer
+  // is only 4-byte aligned): 4 bytes at 256 + 4 + 16i + 4k, instructions 1 to 4.
   auto spec = smallSpec("vec4", range1d(8, 8),
                         {"buffer:float4:8:iota", "buffer:float:36:iota", "buffer:float4:8",
                          "scalar:float:2", "scalar:int:1"});
   Traced t = traceAll(spec, "vec4");
   ASSERT_EQ(t.items.size(), 8u);
-  EXPECT_EQ(t.header.recordCount, 24u);
+  EXPECT_EQ(t.header.recordCount, 48u);
   for (uint64_t i = 0; i < 8; ++i)
-    expectRecords(t.items[i], {{kLoad, 0, 16 * i, 16}, {kLoad, 1, 260 + 16 * i, 16},
-                               {kStore, 2, 512 + 16 * i, 16}},
+    expectRecords(t.items[i], {{kLoad, 0, 16 * i, 16}, {kLoad, 1, 260 + 16 * i, 4}, {kLoad, 2, 264 + 16 * i, 4},
+                               {kLoad, 3, 268 + 16 * i, 4}, {kLoad, 4, 272 + 16 * i, 4},
+                               {kStore, 5, 512 + 16 * i, 16}},
                   "work-item " + std::to_string(i));
   // Element e of out = 2 * e + bias[1 + e] = 3e + 1.
   auto out = contents<float>(t.out.buffers[2]);

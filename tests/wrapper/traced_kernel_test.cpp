@@ -536,15 +536,78 @@ TEST(TracedKernel, HalfPrecisionBuiltinsAreRecorded) {
   WholeTrace t = readWholeTrace(path);
   ASSERT_EQ(t.workItems.size(), 2u);
   const uint64_t bBase = 256;
-  for (uint64_t w = 0; w < 2; ++w)
-    expectRecords(t.workItems[w],
-                  {{AccessKind::Load, 0, 2 * w, 2, 0},
-                   {AccessKind::Store, 1, bBase + 2 * w, 2, 0},
-                   {AccessKind::Load, 2, 8, 8, 0},
-                   {AccessKind::Store, 3, bBase + 8, 6, 0},
-                   {AccessKind::Store, 4, bBase + 16, 16, 0}},
-                  "work-item " + std::to_string(w));
+  // vload_half4 and vstore_half8 (halves only 2-byte aligned) are a load or store per half, and
+  // of the vload_half4 only the halves used (.xyz); vstorea_half3 (aligned) is one store.
+  for (uint64_t w = 0; w < 2; ++w) {
+    std::vector<Want> want = {{AccessKind::Load, 0, 2 * w, 2, 0},
+                              {AccessKind::Store, 1, bBase + 2 * w, 2, 0},
+                              {AccessKind::Load, 2, 8, 2, 0},
+                              {AccessKind::Load, 3, 10, 2, 0},
+                              {AccessKind::Load, 4, 12, 2, 0},
+                              {AccessKind::Store, 5, bBase + 8, 6, 0}};
+    for (uint32_t h = 0; h < 8; ++h) want.push_back({AccessKind::Store, 6 + h, bBase + 16 + 2 * h, 2, 0});
+    expectRecords(t.workItems[w], want, "work-item " + std::to_string(w));
+  }
   std::filesystem::remove(path);
+}
+
+// vloadN/vstoreN through element pointers: a load or store per element (the elements whose
+// values are used, for loads), at p + offset * N + element; the count run checks the whole
+// vector once, at the first element that stays (here .y of the vload4: element 0 is unused).
+TEST(TracedKernel, VectorBuiltinsThroughElementPointersArePerElement) {
+  OpenCLEnv env;
+  const char* src = R"CL(
+  __kernel void ve(__global const float* a, __global float* b) {
+    int i = get_global_id(0);
+    float4 v = vload4(i, a);
+    float3 t = vload3(i, a);
+    vstore2((float2)(v.y + t.z, v.w), i, b);
+  })CL";
+  std::vector<float> a(16);
+  for (int i = 0; i < 16; ++i) a[i] = float(i);
+  cl_mem A = env.buffer(a), B = env.buffer(std::vector<float>(8, 0));
+  passes::InstrumentedKernel ik = passes::instrumentSource(src, "ve", {});
+  ASSERT_EQ(ik.report.accesses.size(), 7u);
+  EXPECT_NE(ik.report.accesses[0].text.find("@_Z6vload4"), std::string::npos);
+  EXPECT_EQ(ik.report.accesses[0].text.substr(ik.report.accesses[0].text.size() - 12), " [element 1]");
+  EXPECT_EQ(ik.report.accesses[6].text.substr(ik.report.accesses[6].text.size() - 12), " [element 1]");
+  wrapper::TracedKernel k(env.context, env.device, ik);
+  NDRange r;
+  r.global = {4, 1, 1};
+  r.local = {4, 1, 1};
+  std::string path = tempPath("ve");
+  k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(B)}, r, path);
+  // b[2i] = a[4i + 1] + a[3i + 2], b[2i + 1] = a[4i + 3].
+  EXPECT_EQ(env.read<float>(B, 8), (std::vector<float>{3, 3, 10, 7, 17, 11, 24, 15}));
+  WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 4u);
+  for (uint64_t i = 0; i < 4; ++i)
+    expectRecords(t.workItems[i],
+                  {{AccessKind::Load, 0, 16 * i + 4, 4, 0},    // v.y
+                   {AccessKind::Load, 1, 16 * i + 12, 4, 0},   // v.w
+                   {AccessKind::Load, 2, 12 * i, 4, 0},        // t.x (a whole t is used: passed on)
+                   {AccessKind::Load, 3, 12 * i + 4, 4, 0},
+                   {AccessKind::Load, 4, 12 * i + 8, 4, 0},
+                   {AccessKind::Store, 5, 256 + 8 * i, 4, 0},
+                   {AccessKind::Store, 6, 256 + 8 * i + 4, 4, 0}},
+                  "work-item " + std::to_string(i));
+  std::filesystem::remove(path);
+
+  // Work-item 4's vload4 reads a[16..19], past the 16 floats: the count run's check (made at
+  // its first access, element 1) finds it; the trace run never starts.
+  r.global = {5, 1, 1};
+  r.local = {5, 1, 1};
+  cl_mem C = env.buffer(std::vector<float>(10, 0));
+  try {
+    k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(C)}, r, path);
+    FAIL() << "expected a TraceError";
+  } catch (const wrapper::TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("1 work-item accesses memory outside their buffers; the first, work-item 4 "
+                                         "(linear global id), at instruction 0 ("),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
 }
 
 // Every atomic builtin becomes an LLVM atomic instruction, so the 64-bit atom_* forms PoCL's
@@ -595,7 +658,7 @@ TEST(TracedKernel, PipeAndReadWriteImageArgumentsAreRefused) {
     }
   };
   refused(R"CL(__kernel void p(__read_only pipe int in, __global int* o) { read_pipe(in, o); })CL", "p",
-          {"-cl-std=CL2.0"}, "argument 0 (int in) of kernel 'p' is a pipe, event or queue");
+          {"-cl-std=CL2.0"}, "argument 0 (int in) of kernel 'p' is a pipe: cltrace traces buffer accesses");
   refused(R"CL(__kernel void rw(__read_write image2d_t im) {
     write_imagef(im, (int2)(0, 0), read_imagef(im, (int2)(0, 0)) + 1.0f); })CL",
           "rw", {"-cl-std=CL2.0"},

@@ -1,4 +1,6 @@
-// Vector accesses keep their true byte size: float4 = 16 bytes, vload2 of floats = 8 bytes.
+// Vector accesses through vector pointers keep their byte size: float4 = 16 bytes. vload2 and
+// vstore2 through a float pointer, which is only 4-byte aligned, are two 4-byte accesses each,
+// as a GPU compiler issues them (a vector load needs the vector's alignment).
 // RUN: %clang-spir %s -o %t.bc
 // RUN: %opt -passes=cltrace-prepare,cltrace-print-accesses -disable-output %t.bc | FileCheck %s
 __kernel void vec(__global const float4* in, __global float4* out, __global const float* s,
@@ -9,8 +11,10 @@ __kernel void vec(__global const float4* in, __global float4* out, __global cons
   vstore2(v, i + 1, d);
 }
 
-// CHECK: kernel vec: 0 loops (max depth 0), 4 sites
+// CHECK: kernel vec: 0 loops (max depth 0), 6 sites
 // CHECK-NEXT: [0] load 16B depth 0: {{.*}} load <4 x float>
 // CHECK-NEXT: [1] store 16B depth 0: store <4 x float>
-// CHECK-NEXT: [2] load 8B depth 0: {{.*}} @_Z6vload2
-// CHECK-NEXT: [3] store 8B depth 0: {{.*}} @_Z7vstore2
+// CHECK-NEXT: [2] load 4B depth 0: {{.*}} @_Z6vload2{{.*}} [element 0]
+// CHECK-NEXT: [3] load 4B depth 0: {{.*}} @_Z6vload2{{.*}} [element 1]
+// CHECK-NEXT: [4] store 4B depth 0: {{.*}} @_Z7vstore2{{.*}} [element 0]
+// CHECK-NEXT: [5] store 4B depth 0: {{.*}} @_Z7vstore2{{.*}} [element 1]

@@ -52,6 +52,14 @@ struct Access {
   bool recorded = true;
   uint64_t recordOffset = 0;
   uint64_t recordSize = 0;  // 0: staticSize
+  // One element of a vloadN/vstoreN (or vload_halfN/vstore_halfN) through an element pointer,
+  // which a GPU compiler issues as N loads or stores of one element each (the pointer is only
+  // as aligned as its element; a vector load needs the vector's alignment): the builtin is one
+  // access per element it reads or writes, recordOffset/recordSize that element's bytes, -1
+  // for other accesses. The first of a builtin's accesses makes the count run's bound check of
+  // the whole vector for all of them (checksBounds).
+  int element = -1;
+  bool checksBounds = true;
   uint64_t recordedSize() const { return recordSize != 0 ? recordSize : staticSize; }
 };
 
