@@ -152,11 +152,13 @@ std::vector<KernelArg> kernelArgs(const Function& f) {
     if (object.startswith("image") || StringRef(k.type).startswith("image")) {
       // The count run and the trace run both run the kernel: an image it reads and writes would
       // give the trace run other values than the program's launch saw. (Buffers are restored.)
-      if (metadataString(f, "kernel_arg_access_qual", i) == "read_write")
+      const std::string access = metadataString(f, "kernel_arg_access_qual", i);
+      if (access == "read_write")
         throw InstrumentError(where + " is a read_write image: cltrace runs a launch twice (count and trace "
                                       "runs) and restores buffers, not images; declare it read_only or "
                                       "write_only, or use a buffer");
       k.handle = KernelArg::Handle::Image;
+      k.writeOnly = access == "write_only";
       args.push_back(std::move(k));
       continue;
     }

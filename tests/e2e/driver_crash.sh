@@ -44,3 +44,12 @@ echo "$out" | grep -F "in the count run of kernel 'k'" | grep -F ": the OpenCL d
   fail "wrap with a launcher: no message: $out"
 [ -z "$(ls -A "$work/w2" | grep -v -e launches.tsv -e .launch-counter || true)" ] || fail "wrap left $(ls -A "$work/w2")"
 echo "ok: wrap names the run a launched program's driver crashed in"
+
+# A program that crashes outside the driver: wrap says it ended in the signal (its own exit
+# status, 128 + 11, is no signal a shell would report).
+rc=0
+out=$("$CLTRACE" wrap --out "$work/w3" -- sh -c 'kill -SEGV $$' 2>&1) || rc=$?
+[ "$rc" -eq 139 ] || fail "wrap of a crashing program: exit status $rc, not 139: $out"
+echo "$out" | grep -Fx "cltrace: the program ended in signal 11 (Segmentation fault)" >/dev/null ||
+  fail "wrap of a crashing program: no message: $out"
+echo "ok: wrap says a program ended in a signal"

@@ -2,7 +2,10 @@
 // (pixel i holds i) through a sampler the kernel declares and, one to the right, through one the
 // host makes (clamped to the edge), and the pixel on the right picks the weight it reads, so
 // that its trace shows the image's pixels and the sampler's addressing mode; `paint`
-// writes that buffer, doubled, to a second image, which the host reads back and prints. With
+// writes that buffer, doubled, to a second image (and 1s to a third, which the host may not
+// access), which the host reads back and prints; then `bump` adds 1 to that image in place
+// twice (bound as both its read_only and its write_only argument), counting the pixels it read
+// by their value mod 8 with atomics, and the host prints the image and the counts. With
 // $IMAGE_PLATFORM set, the first platform whose name contains it. Used to test `cltrace wrap`
 // on image kernels (wrap_images.sh).
 #define CL_TARGET_OPENCL_VERSION 120
@@ -25,9 +28,16 @@ __kernel void blur(__read_only image2d_t src, sampler_t smp, __global const floa
   float b = read_imagef(src, smp, (int2)(x + 1, y)).x;
   out[y * w + x] = a * weights[(int)b % 4];
 }
-__kernel void paint(__write_only image2d_t dst, __global const float* in, int w) {
+__kernel void paint(__write_only image2d_t dst, __global const float* in, int w, __write_only image2d_t scratch) {
   int x = get_global_id(0), y = get_global_id(1);
   write_imagef(dst, (int2)(x, y), (float4)(in[y * w + x] * 2.0f, 0.0f, 0.0f, 1.0f));
+  write_imagef(scratch, (int2)(x, y), (float4)(1.0f));
+}
+__kernel void bump(__read_only image2d_t from, __write_only image2d_t to, __global int* hist) {
+  int x = get_global_id(0), y = get_global_id(1);
+  float p = read_imagef(from, clampNearest, (int2)(x, y)).x;
+  write_imagef(to, (int2)(x, y), (float4)(p + 1.0f, 0.0f, 0.0f, 1.0f));
+  atomic_inc(&hist[(int)p % 8]);
 }
 )";
 
@@ -72,7 +82,13 @@ int main() {
   desc.image_height = kHeight;
   cl_mem src = clCreateImage(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &format, &desc, pixels, &err);
   CHECK(err);
-  cl_mem dst = clCreateImage(context, CL_MEM_WRITE_ONLY, &format, &desc, nullptr, &err);
+  cl_mem dst = clCreateImage(context, CL_MEM_READ_WRITE, &format, &desc, nullptr, &err);
+  CHECK(err);
+  cl_mem scratch = clCreateImage(context, CL_MEM_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS, &format, &desc, nullptr, &err);
+  CHECK(err);
+  const int zeros[8] = {};
+  cl_mem hist = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zeros,
+                               const_cast<int*>(zeros), &err);
   CHECK(err);
   cl_mem weightBuffer = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof weights,
                                        const_cast<float*>(weights), &err);
@@ -97,14 +113,34 @@ int main() {
   CHECK(clSetKernelArg(paint, 0, sizeof dst, &dst));
   CHECK(clSetKernelArg(paint, 1, sizeof out, &out));
   CHECK(clSetKernelArg(paint, 2, sizeof width, &width));
+  CHECK(clSetKernelArg(paint, 3, sizeof scratch, &scratch));
   CHECK(clEnqueueNDRangeKernel(queue, paint, 2, nullptr, global, local, 0, nullptr, nullptr));
 
   float result[kWidth * kHeight];
   const size_t origin[3] = {0, 0, 0}, region[3] = {kWidth, kHeight, 1};
-  CHECK(clEnqueueReadImage(queue, dst, CL_TRUE, origin, region, 0, 0, result, 0, nullptr, nullptr));
-  double sum = 0;
-  for (float v : result) sum += v;
-  std::printf("dst[0] %g, dst[63] %g, dst[64] %g, sum %.1f\n", result[0], result[63], result[64], sum);
+  auto print = [&](const char* what) {
+    CHECK(clEnqueueReadImage(queue, dst, CL_TRUE, origin, region, 0, 0, result, 0, nullptr, nullptr));
+    double sum = 0;
+    for (float v : result) sum += v;
+    std::printf("%sdst[0] %g, dst[63] %g, dst[64] %g, sum %.1f\n", what, result[0], result[63], result[64], sum);
+  };
+  print("");
+  // dst updated in place twice: bound as both the image read and the one written.
+  cl_kernel bump = clCreateKernel(program, "bump", &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(bump, 0, sizeof dst, &dst));
+  CHECK(clSetKernelArg(bump, 1, sizeof dst, &dst));
+  CHECK(clSetKernelArg(bump, 2, sizeof hist, &hist));
+  for (int i = 0; i < 2; ++i) CHECK(clEnqueueNDRangeKernel(queue, bump, 2, nullptr, global, local, 0, nullptr, nullptr));
+  print("bumped twice: ");
+  int counts[8];
+  CHECK(clEnqueueReadBuffer(queue, hist, CL_TRUE, 0, sizeof counts, counts, 0, nullptr, nullptr));
+  std::printf("hist");
+  for (int c : counts) std::printf(" %d", c);
+  std::printf("\n");
+  clReleaseKernel(bump);
+  clReleaseMemObject(hist);
+  clReleaseMemObject(scratch);
 
   clReleaseKernel(paint);
   clReleaseKernel(blur);

@@ -53,3 +53,13 @@ expect_error "argument 'sampler:repeat:nearest': repeat addressing needs normali
 expect_error "argument 'image:r/float:32x1:file:$work/none.bin': cannot open" \
   "$CLTRACE" run "$work/pick.cl" --kernel pick --global 32 --local 32 -a "image:r/float:32x1:file:$work/none.bin" \
   -a sampler:clamp:nearest -a buffer:float:8 -a buffer:float:64
+# What the device cannot make is refused before clCreateImage (which says only CL_INVALID_OPERATION).
+expect_error "argument 0 (image2d_t im) 'image:rg/float:32x1': the device makes no 2D image of format rg/float (it has " \
+  "$CLTRACE" run "$work/pick.cl" --kernel pick --global 32 --local 32 -a image:rg/float:32x1 -a sampler:clamp:nearest \
+  -a buffer:float:8 -a buffer:float:64
+expect_error "argument 0 (image2d_t im) 'image:r/float:32x100000000': image height 100000000 is more than the device's " \
+  "$CLTRACE" run "$work/pick.cl" --kernel pick --global 32 --local 32 -a image:r/float:32x100000000 \
+  -a sampler:clamp:nearest -a buffer:float:8 -a buffer:float:64
+expect_error "argument 'image:r/float:32x1:fill': expected image:ORDER/TYPE:SIZES:fill:VALUE" \
+  "$CLTRACE" run "$work/pick.cl" --kernel pick --global 32 --local 32 -a image:r/float:32x1:fill \
+  -a sampler:clamp:nearest -a buffer:float:8 -a buffer:float:64

@@ -5,7 +5,11 @@
 source "$(dirname "$0")/lib.sh"
 # Pixel i holds i; blur writes out[i] = pixel(x,y) * weights[pixel(min(x+1,63),y) % 4] with
 # weights {1, 0.5, 0.25, 2}; paint doubles it into dst: dst[63] = 2 * 63 * 2, dst[64] = 2 * 64 * 0.5.
-expected="dst[0] 0, dst[63] 252, dst[64] 64, sum 62680.0"
+# bump adds 1 to dst in place twice (+ 2 * 256 in the sum), counting values mod 8 (python over
+# the 256 pixels: for each dst value v, hist[v % 8] and hist[(v + 1) % 8] count once).
+expected="dst[0] 0, dst[63] 252, dst[64] 64, sum 62680.0
+bumped twice: dst[0] 2, dst[63] 254, dst[64] 66, sum 63192.0
+hist 112 112 16 16 52 52 76 76"
 plain=$(IMAGE_PLATFORM=Portable "$IMAGE_HOST")
 [ "$plain" = "$expected" ] || fail "image host alone: $plain"
 wrapped=$(IMAGE_PLATFORM=Portable "$CLTRACE" wrap --out "$work/pocl" -- "$IMAGE_HOST" 2>"$work/err") ||
@@ -13,9 +17,9 @@ wrapped=$(IMAGE_PLATFORM=Portable "$CLTRACE" wrap --out "$work/pocl" -- "$IMAGE_
 [ "$wrapped" = "$expected" ] || fail "output differs under wrap: $wrapped"
 grep -F "warning: kernel 'blur' reads images (2 read_image calls): image reads go through a GPU's texture cache, not its L1, and are not traced" \
   "$work/err" >/dev/null || fail "no image read warning: $(cat "$work/err")"
-grep -F "warning: kernel 'paint' writes images (1 write_image call): image writes are not traced" \
+grep -F "warning: kernel 'paint' writes images (2 write_image calls): image writes are not traced" \
   "$work/err" >/dev/null || fail "no image write warning: $(cat "$work/err")"
-[ "$(cut -f1,2 "$work/pocl/launches.tsv" | tr '\t\n' ': ')" = "0:blur 1:paint " ] ||
+[ "$(cut -f1,2 "$work/pocl/launches.tsv" | tr '\t\n' ': ')" = "0:blur 1:paint 2:bump 3:bump " ] ||
   fail "launches: $(cat "$work/pocl/launches.tsv")"
 
 # blur: the buffers alone (weights at 0, out at 0x100); work-item (x, y) loads weight
@@ -44,6 +48,15 @@ PY
 "$CLTRACE" dump "$work/pocl/paint-1.cltrace" > "$work/paint.txt"
 grep -E "^records: 256$" "$work/paint.txt" >/dev/null || fail "paint records"
 grep -F "wi 65 group (0,1) local (1,0) load instr 0 addr 0x104 " "$work/paint.txt" >/dev/null || fail "paint: wi 65"
+# bump reads and writes one image: its count run's writes are put back before the trace run,
+# so each launch's trace has the pixels it started from: work-item 0 reads dst[0] = 0 (hist[0],
+# 0x0) in launch 2 and 1 (hist[1], 0x4) in launch 3; work-item 63 reads 252 (252 % 8 = 4: 0x10),
+# then 253 (0x14).
+bump_atomics() {
+  "$CLTRACE" dump "$1" | awk '$1 == "wi" && ($2 == 0 || $2 == 63) { printf "%s:%s ", $2, $11 }'
+}
+[ "$(bump_atomics "$work/pocl/bump-2.cltrace")" = "0:0x0 63:0x10 " ] || fail "bump-2: $(bump_atomics "$work/pocl/bump-2.cltrace")"
+[ "$(bump_atomics "$work/pocl/bump-3.cltrace")" = "0:0x4 63:0x14 " ] || fail "bump-3: $(bump_atomics "$work/pocl/bump-3.cltrace")"
 echo "ok: image kernels traced under wrap on PoCL"
 
 # rusticl takes no SPIR: the launches are traced on the stand-in (PoCL), with the images' pixels
@@ -54,9 +67,10 @@ plain=$(IMAGE_PLATFORM=rusticl "$IMAGE_HOST")
 wrapped=$(IMAGE_PLATFORM=rusticl "$CLTRACE" wrap --out "$work/rusticl" -- "$IMAGE_HOST" 2>"$work/err") ||
   fail "wrapped on rusticl: $(cat "$work/err")"
 [ "$wrapped" = "$expected" ] || fail "output differs under wrap on rusticl: $wrapped"
-[ "$(grep -c "on the stand-in device 'Portable Computing Language" "$work/err")" -eq 2 ] ||
-  fail "expected 2 launches traced on the stand-in: $(cat "$work/err")"
-for f in blur-0 paint-1; do
+# (paint's scratch image, which the host may not read, is only written: made empty there.)
+[ "$(grep -c "on the stand-in device 'Portable Computing Language" "$work/err")" -eq 4 ] ||
+  fail "expected 4 launches traced on the stand-in: $(cat "$work/err")"
+for f in blur-0 paint-1 bump-2 bump-3; do
   "$CLTRACE" dump "$work/rusticl/$f.cltrace" | grep -v '^device: ' > "$work/a"
   "$CLTRACE" dump "$work/pocl/$f.cltrace" | grep -v '^device: ' > "$work/b"
   cmp -s "$work/a" "$work/b" || fail "$f differs between rusticl (stand-in) and PoCL"

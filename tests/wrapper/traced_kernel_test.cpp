@@ -765,6 +765,14 @@ TEST(TracedKernel, ImageAndSamplerArgumentsArePassedAndNotTraced) {
             "argument 1 (sampler_t s) is a NULL sampler");
   EXPECT_EQ(refusal({ArgBinding::ofImage(im), ArgBinding::ofScalar("12345678", 8), tb, o, d}),
             "argument 1 (sampler_t s) needs a sampler");
+  // One image read and written by the launch is put back between the runs, through the host.
+  desc.image_width = 5;
+  cl_mem hidden = clCreateImage(env.context, CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS, &format, &desc, nullptr, &err);
+  wrapper::check(err, "clCreateImage");
+  env.buffers.push_back(hidden);
+  EXPECT_EQ(refusal({ArgBinding::ofImage(hidden), s, tb, o, ArgBinding::ofImage(hidden)}),
+            "arguments 0 (im) and 4 (doubled) are one image, read and written by the launch, which the host may "
+            "not read and write back (CL_MEM_HOST_*): cltrace cannot put it back between its count and trace runs");
   EXPECT_FALSE(std::filesystem::exists(path));
   clReleaseSampler(sampler);
 }

@@ -110,15 +110,20 @@ std::map<long, fs::path> endedActivityFiles(const std::string& out) {
 // The program (process `pid`) ended in `signal`: when it crashed and the layer noted a count or
 // trace run in flight (the driver crashed in it), says which and removes its unfinished trace.
 // The run is the program's own process's, or, when a launcher started the program (`timeout`, a
-// shell) and passed its signal on, the one another ended process left.
+// shell) and passed its signal on, the one another ended process left. Otherwise says that the
+// program ended so (cltrace's exit status, 128 + the signal, is no signal a shell would name).
 void sayCrashedRun(const fs::path& activity, const std::string& out, pid_t pid, int signal) {
-  if (!cli::isCrashSignal(signal)) return;
-  std::optional<wrapper::MirroredActivity> run =
-      wrapper::readMirroredActivity(wrapper::mirroredActivityPath(activity.string(), pid));
-  if (!run)
-    for (const auto& [other, file] : endedActivityFiles(out))
-      if ((run = wrapper::readMirroredActivity(file.string()))) break;
-  if (!run) return;
+  std::optional<wrapper::MirroredActivity> run;
+  if (cli::isCrashSignal(signal)) {
+    run = wrapper::readMirroredActivity(wrapper::mirroredActivityPath(activity.string(), pid));
+    if (!run)
+      for (const auto& [other, file] : endedActivityFiles(out))
+        if ((run = wrapper::readMirroredActivity(file.string()))) break;
+  }
+  if (!run) {
+    fmt::print(stderr, "cltrace: the program ended in signal {} ({})\n", signal, strsignal(signal));
+    return;
+  }
   fmt::print(stderr, "cltrace: error: the program ended in signal {} ({}) in {}: the OpenCL driver crashed there\n",
              signal, strsignal(signal), run->text);
   std::error_code ec;

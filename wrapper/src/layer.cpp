@@ -546,9 +546,9 @@ class StandInBuffers {
   // again inside the copy. `notes` gets a line for each that could not be (the stand-in's
   // alignment refused its origin) and was copied apart.
   StandInBuffers(cl_command_queue appQueue, const StandIn& in, std::vector<ArgBinding>& args,
-                 std::vector<std::string>& notes) {
+                 const std::vector<passes::KernelArg>& params, std::vector<std::string>& notes) {
     try {
-      copyAll(appQueue, in, args, notes);
+      copyAll(appQueue, in, args, params, notes);
     } catch (...) {
       releaseOwned();  // no destructor runs for a half-made object
       throw;
@@ -560,7 +560,7 @@ class StandInBuffers {
 
  private:
   void copyAll(cl_command_queue appQueue, const StandIn& in, std::vector<ArgBinding>& args,
-               std::vector<std::string>& notes) {
+               const std::vector<passes::KernelArg>& params, std::vector<std::string>& notes) {
     std::map<cl_mem, std::set<cl_mem>> byParent;
     for (const ArgBinding& a : args)
       if (a.kind == ArgBinding::Kind::Buffer && a.buffer) byParent[parentOf(a.buffer)].insert(a.buffer);
@@ -590,11 +590,21 @@ class StandInBuffers {
         }
       }
     }
-    for (ArgBinding& a : args) {
+    for (size_t i = 0; i < args.size(); ++i) {
+      ArgBinding& a = args[i];
       if (a.kind == ArgBinding::Kind::Buffer && a.buffer) a.buffer = copies_.at(a.buffer);
       if (a.kind == ArgBinding::Kind::Image && a.buffer) {
         auto [it, fresh] = copies_.emplace(a.buffer, nullptr);
-        if (fresh) it->second = own(copyImage(appQueue, in, a.buffer));
+        if (fresh) {
+          bool read = false;
+          std::string what;
+          for (size_t j = 0; j < args.size(); ++j)
+            if (args[j].kind == ArgBinding::Kind::Image && args[j].buffer == a.buffer) {
+              read = read || !params[j].writeOnly;
+              what += (what.empty() ? "argument " : " and ") + std::to_string(j) + " (" + params[j].name + ")";
+            }
+          it->second = own(copyImage(appQueue, in, a.buffer, read, what));
+        }
         a.buffer = it->second;
       }
       if (a.kind == ArgBinding::Kind::Sampler && a.sampler) {
@@ -611,41 +621,37 @@ class StandInBuffers {
     owned_.clear();
   }
   // An image of the same kind, size and format in the stand-in's context, holding the image's
-  // pixels (read back whole, tightly packed).
-  static cl_mem copyImage(cl_command_queue appQueue, const StandIn& in, cl_mem image) {
-    auto info = [&](cl_image_info what) {
-      size_t v = 0;
-      check(clGetImageInfo(image, what, sizeof v, &v, nullptr), "clGetImageInfo");
-      return v;
-    };
-    cl_image_format format{};
-    check(clGetImageInfo(image, CL_IMAGE_FORMAT, sizeof format, &format, nullptr), "clGetImageInfo");
-    cl_image_desc desc{};
-    check(clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof desc.image_type, &desc.image_type, nullptr),
-          "clGetMemObjectInfo");
-    if (desc.image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER)
-      throw TraceError("an image1d_buffer_t (an image made over a buffer) cannot be copied to the stand-in device");
+  // pixels (read back whole, tightly packed) when the launch reads them (`readByLaunch`; an
+  // image only written needs none: the host may then be barred from it). `what` names the
+  // arguments it is bound to.
+  static cl_mem copyImage(cl_command_queue appQueue, const StandIn& in, cl_mem image, bool readByLaunch,
+                          const std::string& what) {
+    const ImageShape shape = imageShapeOf(image);
+    if (shape.type == CL_MEM_OBJECT_IMAGE1D_BUFFER)
+      throw TraceError(what + " is an image1d_buffer_t (an image made over a buffer), which cltrace cannot copy to "
+                              "the stand-in device");
     cl_mem_flags flags = 0;
     check(clGetMemObjectInfo(image, CL_MEM_FLAGS, sizeof flags, &flags, nullptr), "clGetMemObjectInfo");
-    if (flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY))
-      throw TraceError("an image the host may not read (CL_MEM_HOST_NO_ACCESS or CL_MEM_HOST_WRITE_ONLY) cannot "
-                       "be copied to the stand-in device");
-    desc.image_width = info(CL_IMAGE_WIDTH);
-    desc.image_height = info(CL_IMAGE_HEIGHT);
-    desc.image_depth = info(CL_IMAGE_DEPTH);
-    desc.image_array_size = info(CL_IMAGE_ARRAY_SIZE);
-    // The region clEnqueueReadImage takes: arrays count their images in the next dimension.
-    const size_t region[3] = {desc.image_width,
-                              desc.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? desc.image_array_size
-                                                                            : std::max<size_t>(desc.image_height, 1),
-                              desc.image_type == CL_MEM_OBJECT_IMAGE2D_ARRAY ? desc.image_array_size
-                                                                            : std::max<size_t>(desc.image_depth, 1)};
-    const size_t origin[3] = {0, 0, 0};
-    std::vector<uint8_t> pixels(info(CL_IMAGE_ELEMENT_SIZE) * region[0] * region[1] * region[2]);
-    check(clEnqueueReadImage(appQueue, image, CL_TRUE, origin, region, 0, 0, pixels.data(), 0, nullptr, nullptr),
-          "reading an image for the stand-in device (clEnqueueReadImage)");
+    if (readByLaunch && (flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY)))
+      throw TraceError(what + " is an image the kernel reads and the host may not (CL_MEM_HOST_NO_ACCESS or "
+                              "CL_MEM_HOST_WRITE_ONLY): cltrace cannot copy its pixels to the stand-in device");
+    cl_image_desc desc{};
+    desc.image_type = shape.type;
+    desc.image_width = shape.width;
+    desc.image_height = shape.height;
+    desc.image_depth = shape.depth;
+    desc.image_array_size = shape.arraySize;
+    std::vector<uint8_t> pixels;
+    if (readByLaunch) {
+      pixels.resize(shape.bytes());
+      const size_t origin[3] = {0, 0, 0};
+      check(clEnqueueReadImage(appQueue, image, CL_TRUE, origin, shape.region.data(), 0, 0, pixels.data(), 0, nullptr,
+                               nullptr),
+            "reading an image for the stand-in device (clEnqueueReadImage)");
+    }
     cl_int err = CL_SUCCESS;
-    cl_mem copy = clCreateImage(in.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &format, &desc, pixels.data(), &err);
+    cl_mem copy = clCreateImage(in.context, CL_MEM_READ_WRITE | (readByLaunch ? CL_MEM_COPY_HOST_PTR : 0),
+                                &shape.format, &desc, readByLaunch ? pixels.data() : nullptr, &err);
     check(err, "clCreateImage (stand-in device)");
     return copy;
   }
@@ -909,7 +915,7 @@ Traced traceLaunch(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const
     std::vector<ArgBinding> args = bindingsOf(info, tk.instrumented());
     std::optional<StandInBuffers> copies;
     std::vector<std::string> notes;
-    if (in) copies.emplace(queue, *in, args, notes);
+    if (in) copies.emplace(queue, *in, args, tk.instrumented().args, notes);
     for (const auto& n : notes) message("warning: " + info.name + " launch " + std::to_string(launch) + ": " + n);
     // The buffers are put back and the program's launch then runs as it asked when the trace
     // run's writes may differ from it: with a NULL local size (the trace uses cltrace's choice,

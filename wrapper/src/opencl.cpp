@@ -146,6 +146,26 @@ std::string tracedOnOneUnitWarning(const std::string& kernel, const std::string&
          after;
 }
 
+ImageShape imageShapeOf(cl_mem image) {
+  ImageShape shape;
+  auto info = [&](cl_image_info what) {
+    size_t v = 0;
+    check(clGetImageInfo(image, what, sizeof v, &v, nullptr), "clGetImageInfo");
+    return v;
+  };
+  check(clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof shape.type, &shape.type, nullptr), "clGetMemObjectInfo");
+  check(clGetImageInfo(image, CL_IMAGE_FORMAT, sizeof shape.format, &shape.format, nullptr), "clGetImageInfo");
+  shape.width = info(CL_IMAGE_WIDTH);
+  shape.height = info(CL_IMAGE_HEIGHT);
+  shape.depth = info(CL_IMAGE_DEPTH);
+  shape.arraySize = info(CL_IMAGE_ARRAY_SIZE);
+  shape.elementSize = info(CL_IMAGE_ELEMENT_SIZE);
+  shape.region = {shape.width,
+                  shape.type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? shape.arraySize : std::max<size_t>(shape.height, 1),
+                  shape.type == CL_MEM_OBJECT_IMAGE2D_ARRAY ? shape.arraySize : std::max<size_t>(shape.depth, 1)};
+  return shape;
+}
+
 cl_sampler createSampler(cl_context context, bool normalizedCoords, cl_addressing_mode addressing,
                          cl_filter_mode filter, const std::string& what) {
   cl_int err = CL_SUCCESS;

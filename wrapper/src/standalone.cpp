@@ -261,6 +261,7 @@ void parseInitialiser(const std::string& text, ArgSpec& a) {
   const bool hasValue = colon != std::string::npos;
   const std::string value = hasValue ? text.substr(colon + 1) : std::string();
   auto refuse = [&](const std::string& why) { return std::invalid_argument("argument '" + a.text + "': " + why); };
+  const std::string form = a.kind == ArgSpec::Kind::Image ? "image:ORDER/TYPE:SIZES" : "buffer:TYPE:COUNT";
   // Only the first value is the initialiser's: a second would be silently dropped.
   auto oneValue = [&](const std::string& takes) {
     const size_t more = value.find(':');
@@ -273,7 +274,7 @@ void parseInitialiser(const std::string& text, ArgSpec& a) {
     oneValue("one value (SEED)");
     if (hasValue) a.seed = parseCount(value, "seed", a.text);
   } else if (a.init == "fill") {
-    if (!hasValue) throw refuse("expected buffer:TYPE:COUNT:fill:VALUE");
+    if (!hasValue) throw refuse("expected " + form + ":fill:VALUE");
     oneValue("one value");
     a.value = value;
     uint64_t lanes = 1;
@@ -281,7 +282,7 @@ void parseInitialiser(const std::string& text, ArgSpec& a) {
     std::vector<uint8_t> one(t.size);
     storeText(t, a.value, a.text, one.data());  // validates the value now
   } else if (a.init == "file") {
-    if (!hasValue) throw refuse("expected buffer:TYPE:COUNT:file:PATH");
+    if (!hasValue) throw refuse("expected " + form + ":file:PATH");
     a.value = value;
   } else {
     throw refuse("unknown initialiser '" + a.init + "' (zeros, iota, random[:SEED], fill:VALUE, file:PATH)");
@@ -290,17 +291,32 @@ void parseInitialiser(const std::string& text, ArgSpec& a) {
 
 // The format and sizes of image:ORDER/TYPE:SIZES into `a`; `a.type` and `a.count` become the
 // channel values' type and number, which the initialiser fills as a buffer's elements.
+// The image formats `run` makes: channel orders (with their channel counts) and channel types
+// (with the scalar type their values are stored as), by the names image: specs use.
+const std::pair<const char*, std::pair<cl_channel_order, uint64_t>> kImageOrders[] = {
+    {"r", {CL_R, 1}}, {"rg", {CL_RG, 2}}, {"rgba", {CL_RGBA, 4}}, {"bgra", {CL_BGRA, 4}}};
+const std::pair<const char*, std::pair<cl_channel_type, const char*>> kImageTypes[] = {
+    {"float", {CL_FLOAT, "float"}},           {"half_float", {CL_HALF_FLOAT, "half"}},
+    {"unorm_int8", {CL_UNORM_INT8, "uchar"}}, {"unorm_int16", {CL_UNORM_INT16, "ushort"}},
+    {"snorm_int8", {CL_SNORM_INT8, "char"}},  {"snorm_int16", {CL_SNORM_INT16, "short"}},
+    {"signed_int8", {CL_SIGNED_INT8, "char"}}, {"signed_int16", {CL_SIGNED_INT16, "short"}},
+    {"signed_int32", {CL_SIGNED_INT32, "int"}}, {"unsigned_int8", {CL_UNSIGNED_INT8, "uchar"}},
+    {"unsigned_int16", {CL_UNSIGNED_INT16, "ushort"}}, {"unsigned_int32", {CL_UNSIGNED_INT32, "uint"}}};
+
+// "rgba/unorm_int8" for a format of those names, "" for any other.
+std::string imageFormatName(const cl_image_format& f) {
+  const char *order = nullptr, *type = nullptr;
+  for (const auto& [name, o] : kImageOrders)
+    if (o.first == f.image_channel_order) order = name;
+  for (const auto& [name, t] : kImageTypes)
+    if (t.first == f.image_channel_data_type) type = name;
+  return order && type ? std::string(order) + "/" + type : "";
+}
+
 void parseImage(const std::string& format, const std::string& sizes, ArgSpec& a) {
   auto refuse = [&](const std::string& why) { return std::invalid_argument("argument '" + a.text + "': " + why); };
-  static const std::pair<const char*, std::pair<cl_channel_order, uint64_t>> kOrders[] = {
-      {"r", {CL_R, 1}}, {"rg", {CL_RG, 2}}, {"rgba", {CL_RGBA, 4}}, {"bgra", {CL_BGRA, 4}}};
-  static const std::pair<const char*, std::pair<cl_channel_type, const char*>> kTypes[] = {
-      {"float", {CL_FLOAT, "float"}},           {"half_float", {CL_HALF_FLOAT, "half"}},
-      {"unorm_int8", {CL_UNORM_INT8, "uchar"}}, {"unorm_int16", {CL_UNORM_INT16, "ushort"}},
-      {"snorm_int8", {CL_SNORM_INT8, "char"}},  {"snorm_int16", {CL_SNORM_INT16, "short"}},
-      {"signed_int8", {CL_SIGNED_INT8, "char"}}, {"signed_int16", {CL_SIGNED_INT16, "short"}},
-      {"signed_int32", {CL_SIGNED_INT32, "int"}}, {"unsigned_int8", {CL_UNSIGNED_INT8, "uchar"}},
-      {"unsigned_int16", {CL_UNSIGNED_INT16, "ushort"}}, {"unsigned_int32", {CL_UNSIGNED_INT32, "uint"}}};
+  const auto& kOrders = kImageOrders;
+  const auto& kTypes = kImageTypes;
   const size_t slash = format.find('/');
   const std::string order = format.substr(0, slash), type = slash == std::string::npos ? "" : format.substr(slash + 1);
   uint64_t channels = 0;
@@ -333,6 +349,44 @@ void parseImage(const std::string& format, const std::string& sizes, ArgSpec& a)
   }
   ++a.imageDims;
   a.count = channels * a.imageSize[0] * a.imageSize[1] * a.imageSize[2];
+}
+
+// Refuses, naming the formats and sizes the device has, an image `a` the device cannot make
+// (clCreateImage would only say CL_INVALID_OPERATION or CL_INVALID_IMAGE_SIZE).
+void requireImageSupported(cl_context context, cl_device_id device, cl_mem_object_type type, const ArgSpec& a,
+                           const std::string& where) {
+  cl_uint count = 0;
+  check(clGetSupportedImageFormats(context, CL_MEM_READ_WRITE, type, 0, nullptr, &count), "clGetSupportedImageFormats");
+  std::vector<cl_image_format> formats(count);
+  if (count)
+    check(clGetSupportedImageFormats(context, CL_MEM_READ_WRITE, type, count, formats.data(), nullptr),
+          "clGetSupportedImageFormats");
+  std::string names;
+  bool supported = false;
+  for (const cl_image_format& f : formats) {
+    supported = supported || (f.image_channel_order == a.format.image_channel_order &&
+                              f.image_channel_data_type == a.format.image_channel_data_type);
+    const std::string name = imageFormatName(f);
+    if (!name.empty()) names += (names.empty() ? "" : ", ") + name;
+  }
+  if (!supported)
+    throw std::invalid_argument(where + "the device makes no " + std::to_string(a.imageDims) + "D image of format " +
+                                imageFormatName(a.format) + " (it has " + (names.empty() ? "none of run's" : names) +
+                                ")");
+  auto limit = [&](cl_device_info what) {
+    size_t v = 0;
+    check(clGetDeviceInfo(device, what, sizeof v, &v, nullptr), "clGetDeviceInfo");
+    return static_cast<uint64_t>(v);
+  };
+  const uint64_t most[3] = {
+      limit(a.imageDims == 3 ? CL_DEVICE_IMAGE3D_MAX_WIDTH : CL_DEVICE_IMAGE2D_MAX_WIDTH),
+      a.imageDims == 3 ? limit(CL_DEVICE_IMAGE3D_MAX_HEIGHT) : a.imageDims == 2 ? limit(CL_DEVICE_IMAGE2D_MAX_HEIGHT) : 1,
+      a.imageDims == 3 ? limit(CL_DEVICE_IMAGE3D_MAX_DEPTH) : 1};
+  static const char* kNames[] = {"width", "height", "depth"};
+  for (uint32_t d = 0; d < a.imageDims; ++d)
+    if (a.imageSize[d] > most[d])
+      throw std::invalid_argument(where + "image " + kNames[d] + " " + std::to_string(a.imageSize[d]) +
+                                  " is more than the device's " + std::to_string(most[d]));
 }
 
 // sampler:ADDRESSING:FILTER[:normalized] (split at ':' into `p`) into `a`.
@@ -734,10 +788,11 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
     const std::string where = "argument " + std::to_string(i) + " (" + params[i].type + " " + params[i].name +
                               ") '" + a.text + "': ";
     if (a.kind == ArgSpec::Kind::Image) {
-      std::vector<uint8_t> pixels = initialContents(a, where);
       cl_image_desc desc{};
       static const cl_mem_object_type kTypes[] = {0, CL_MEM_OBJECT_IMAGE1D, CL_MEM_OBJECT_IMAGE2D, CL_MEM_OBJECT_IMAGE3D};
       desc.image_type = kTypes[a.imageDims];
+      requireImageSupported(cl.context, device, desc.image_type, a, where);
+      std::vector<uint8_t> pixels = initialContents(a, where);
       desc.image_width = a.imageSize[0];
       desc.image_height = a.imageDims > 1 ? a.imageSize[1] : 0;
       desc.image_depth = a.imageDims > 2 ? a.imageSize[2] : 0;

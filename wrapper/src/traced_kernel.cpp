@@ -448,6 +448,63 @@ class BufferSnapshots {
   std::vector<Snapshot> snapshots_;
 };
 
+// Images a launch both reads and writes (one image bound to a read_only and a write_only
+// argument: an in-place update), kept on the host: the count run writes them like the trace
+// run, so they are put back between the runs (and after them where buffers are), or the trace
+// run would read the count run's pixels and the launch would write them twice. Images only
+// written need nothing: both runs write them the same.
+class ImageSnapshots {
+ public:
+  ImageSnapshots(cl_command_queue queue, const std::vector<ArgBinding>& args,
+                 const std::vector<passes::KernelArg>& params)
+      : queue_(queue) {
+    std::set<cl_mem> read, written;
+    for (size_t i = 0; i < args.size(); ++i)
+      if (args[i].kind == ArgBinding::Kind::Image) (params[i].writeOnly ? written : read).insert(args[i].buffer);
+    for (cl_mem m : written)
+      if (read.count(m)) snapshots_.push_back(take(m, argumentsOf(m, args, params)));
+  }
+  void restore() {
+    for (const Snapshot& s : snapshots_)
+      check(clEnqueueWriteImage(queue_, s.image, CL_FALSE, kOrigin, s.region.data(), 0, 0, s.pixels.data(), 0,
+                                nullptr, nullptr),
+            "restoring an image");
+    if (!snapshots_.empty()) check(clFinish(queue_), "clFinish (restoring images)");
+  }
+
+ private:
+  static constexpr size_t kOrigin[3] = {0, 0, 0};
+  struct Snapshot {
+    cl_mem image;
+    std::array<size_t, 3> region;
+    std::vector<uint8_t> pixels;
+  };
+  static std::string argumentsOf(cl_mem m, const std::vector<ArgBinding>& args,
+                                 const std::vector<passes::KernelArg>& params) {
+    std::string list;
+    for (size_t i = 0; i < args.size(); ++i)
+      if (args[i].kind == ArgBinding::Kind::Image && args[i].buffer == m)
+        list += (list.empty() ? "" : " and ") + std::to_string(i) + " (" + params[i].name + ")";
+    return list;
+  }
+  Snapshot take(cl_mem image, const std::string& arguments) {
+    cl_mem_flags flags = 0;
+    check(clGetMemObjectInfo(image, CL_MEM_FLAGS, sizeof flags, &flags, nullptr), "clGetMemObjectInfo");
+    if (flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY))
+      throw TraceError("arguments " + arguments + " are one image, read and written by the launch, which the host "
+                       "may not read and write back (CL_MEM_HOST_*): cltrace cannot put it back between its count "
+                       "and trace runs");
+    const ImageShape shape = imageShapeOf(image);
+    Snapshot s{image, shape.region, std::vector<uint8_t>(shape.bytes())};
+    check(clEnqueueReadImage(queue_, image, CL_TRUE, kOrigin, s.region.data(), 0, 0, s.pixels.data(), 0, nullptr,
+                             nullptr),
+          "snapshotting an image");
+    return s;
+  }
+  cl_command_queue queue_;
+  std::vector<Snapshot> snapshots_;
+};
+
 std::array<size_t, 3> sizesOf(const std::array<uint64_t, 3>& v) {
   return {static_cast<size_t>(v[0]), static_cast<size_t>(v[1]), static_cast<size_t>(v[2])};
 }
@@ -1320,6 +1377,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
         std::find(writable.begin(), writable.end(), args[i].buffer) == writable.end())
       writable.push_back(args[i].buffer);
   BufferSnapshots snapshots(context_, queue, writable, bufferSizes);
+  ImageSnapshots images(queue, args, kernel_.args);
   // From the count run on, a launch that fails leaves the buffers as they were before it, and
   // the trace's path as it was (a later slice may fail after the first was written).
   bool traceFileStarted = false;
@@ -1327,9 +1385,13 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
     std::unique_ptr<CountRun> count = runCount(queue, args, range, bufferSizes, options, result);
     // A count kernel that leaves out the program's stores changed nothing (count_slicing.h).
     if (kernel_.report.countRunWritesBuffers) snapshots.restore();
+    images.restore();
     if (options.beforeTraceRun) options.beforeTraceRun(queue);
     runTraceAndWrite(queue, args, range, bufferSizes, bases, *count, tracePath, options, result, traceFileStarted);
-    if (options.restoreAfterTrace) snapshots.restore();
+    if (options.restoreAfterTrace) {
+      snapshots.restore();
+      images.restore();
+    }
   } catch (...) {
     if (options.traceRunEvent && *options.traceRunEvent) {
       clReleaseEvent(*options.traceRunEvent);
@@ -1342,6 +1404,7 @@ LaunchResult TracedKernel::launch(cl_command_queue queue, const std::vector<ArgB
     }
     try {
       snapshots.restore();
+      images.restore();
     } catch (...) {
       // The first error says more than a failed restore.
     }

@@ -27,6 +27,7 @@ struct KernelArg {
   // cl_sampler to, read and written through the OpenCL library (texture path), not traced.
   // isPointer is then false.
   enum class Handle { None, Image, Sampler } handle = Handle::None;
+  bool writeOnly = false;  // an image declared write_only (else read_only)
 };
 
 struct InstrumentedKernel {

@@ -8,6 +8,7 @@
 #include <CL/cl.h>
 
 #include <stdexcept>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,18 @@ std::string tracedOnOneUnitWarning(const std::string& kernel, const std::string&
 // is OpenCL 2.0 or later, clCreateCommandQueue on OpenCL 1.x platforms (whose ICD dispatch
 // table may lack the 2.0 entry point: calling it there can hang in the ICD loader).
 cl_command_queue createCommandQueue(cl_context context, cl_device_id device);
+
+// What an image is: its kind, format and sizes, and the region clEnqueueReadImage and
+// clEnqueueWriteImage take for all of it (arrays count their images in the next dimension).
+struct ImageShape {
+  cl_mem_object_type type = 0;
+  cl_image_format format{};
+  size_t width = 0, height = 0, depth = 0, arraySize = 0;
+  size_t elementSize = 0;
+  std::array<size_t, 3> region{};
+  size_t bytes() const { return elementSize * region[0] * region[1] * region[2]; }  // tightly packed
+};
+ImageShape imageShapeOf(cl_mem image);
 
 // A sampler in `context` (clCreateSampler, which every OpenCL version has). Throws OpenCLError
 // naming `what`.
