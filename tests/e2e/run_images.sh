@@ -63,3 +63,10 @@ expect_error "argument 0 (image2d_t im) 'image:r/float:32x100000000': image heig
 expect_error "argument 'image:r/float:32x1:fill': expected image:ORDER/TYPE:SIZES:fill:VALUE" \
   "$CLTRACE" run "$work/pick.cl" --kernel pick --global 32 --local 32 -a image:r/float:32x1:fill \
   -a sampler:clamp:nearest -a buffer:float:8 -a buffer:float:64
+# PoCL 3.1 reads every pixel of an r/half_float image as 234: said, since the trace follows it.
+"$CLTRACE" run "$work/pick.cl" --kernel pick --global 32 --local 32 -a image:r/half_float:32x1:fill:3 \
+  -a sampler:clamp:nearest -a buffer:float:8 -a buffer:float:64 -o "$work/hf.cltrace" > /dev/null 2> "$work/err" ||
+  fail "r/half_float run: $(cat "$work/err")"
+grep -F "warning: argument 0 'image:r/half_float:32x1:fill:3': PoCL reads every pixel of an r/half_float (CL_R, CL_HALF_FLOAT) image as 234" \
+  "$work/err" > /dev/null || fail "no r/half_float warning: $(cat "$work/err")"
+echo "ok: PoCL's r/half_float reads are warned about"

@@ -604,6 +604,8 @@ class StandInBuffers {
               what += (what.empty() ? "argument " : " and ") + std::to_string(j) + " (" + params[j].name + ")";
             }
           it->second = own(copyImage(appQueue, in, a.buffer, read, what));
+          if (const std::string flaw = imageFormatFlaw(in.device, imageShapeOf(a.buffer).format); read && !flaw.empty())
+            notes.push_back(what + " on the stand-in device: " + flaw);
         }
         a.buffer = it->second;
       }

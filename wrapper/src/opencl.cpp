@@ -166,6 +166,14 @@ ImageShape imageShapeOf(cl_mem image) {
   return shape;
 }
 
+std::string imageFormatFlaw(cl_device_id device, const cl_image_format& format) {
+  if (format.image_channel_order != CL_R || format.image_channel_data_type != CL_HALF_FLOAT || !isPocl(device))
+    return "";
+  return "PoCL reads every pixel of an r/half_float (CL_R, CL_HALF_FLOAT) image as 234 (seen with PoCL 3.1; "
+         "rgba/half_float reads right): the kernel's results, and any address they pick, are then PoCL's, not "
+         "the image's";
+}
+
 cl_sampler createSampler(cl_context context, bool normalizedCoords, cl_addressing_mode addressing,
                          cl_filter_mode filter, const std::string& what) {
   cl_int err = CL_SUCCESS;

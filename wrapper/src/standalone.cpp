@@ -289,8 +289,6 @@ void parseInitialiser(const std::string& text, ArgSpec& a) {
   }
 }
 
-// The format and sizes of image:ORDER/TYPE:SIZES into `a`; `a.type` and `a.count` become the
-// channel values' type and number, which the initialiser fills as a buffer's elements.
 // The image formats `run` makes: channel orders (with their channel counts) and channel types
 // (with the scalar type their values are stored as), by the names image: specs use.
 const std::pair<const char*, std::pair<cl_channel_order, uint64_t>> kImageOrders[] = {
@@ -313,19 +311,19 @@ std::string imageFormatName(const cl_image_format& f) {
   return order && type ? std::string(order) + "/" + type : "";
 }
 
+// The format and sizes of image:ORDER/TYPE:SIZES into `a`; `a.type` and `a.count` become the
+// channel values' type and number, which the initialiser fills as a buffer's elements.
 void parseImage(const std::string& format, const std::string& sizes, ArgSpec& a) {
   auto refuse = [&](const std::string& why) { return std::invalid_argument("argument '" + a.text + "': " + why); };
-  const auto& kOrders = kImageOrders;
-  const auto& kTypes = kImageTypes;
   const size_t slash = format.find('/');
   const std::string order = format.substr(0, slash), type = slash == std::string::npos ? "" : format.substr(slash + 1);
   uint64_t channels = 0;
-  for (const auto& [name, o] : kOrders)
+  for (const auto& [name, o] : kImageOrders)
     if (order == name) {
       a.format.image_channel_order = o.first;
       channels = o.second;
     }
-  for (const auto& [name, t] : kTypes)
+  for (const auto& [name, t] : kImageTypes)
     if (type == name) {
       a.format.image_channel_data_type = t.first;
       a.type = t.second;
@@ -737,6 +735,10 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
                                 (a.kind == ArgSpec::Kind::Image ? "image" : "buffer") + " takes its first " +
                                 std::to_string(bufferBytes) + " (" + std::to_string(a.count) + " " + a.type + ")");
   }
+  for (size_t i = 0; i < spec.args.size(); ++i)
+    if (spec.args[i].kind == ArgSpec::Kind::Image)
+      if (const std::string flaw = imageFormatFlaw(device, spec.args[i].format); !flaw.empty())
+        report.warnings.push_back("argument " + std::to_string(i) + " '" + spec.args[i].text + "': " + flaw);
   if (reportInstrumented) reportInstrumented(report);
   const std::vector<passes::KernelArg> params = instrumented.args;
   NDRange range = spec.range;

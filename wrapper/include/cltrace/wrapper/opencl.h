@@ -69,6 +69,9 @@ struct ImageShape {
   size_t bytes() const { return elementSize * region[0] * region[1] * region[2]; }  // tightly packed
 };
 ImageShape imageShapeOf(cl_mem image);
+// Why `device` reads images of `format` wrongly, for a warning, or "" (PoCL 3.1 reads every
+// pixel of a CL_R CL_HALF_FLOAT image as 234).
+std::string imageFormatFlaw(cl_device_id device, const cl_image_format& format);
 
 // A sampler in `context` (clCreateSampler, which every OpenCL version has). Throws OpenCLError
 // naming `what`.
