@@ -236,6 +236,7 @@ struct Enumerator {
   void visitVectorBuiltin(CallInst& call, AccessKind kind, unsigned n, Value* offset, Value* p,
                           Type* vecType) {
     if (!p->getType()->isPointerTy() || !isRecordedSpace(addressSpaceOf(p))) return;
+    if (kind == AccessKind::Load && isProgramScopeData(p)) return;  // not a buffer's (warned about)
     if (kind == AccessKind::Load) kind = loadKind(p);
     uint64_t elem = pointeeOf(p) ? storeSize(dl, pointeeOf(p)) : 0;
     if (elem == 0 && vecType->isVectorTy())
@@ -264,6 +265,7 @@ struct Enumerator {
     Value* offset = call.getArgOperand(h.store ? 1 : 0);
     Value* p = call.getArgOperand(h.store ? 2 : 1);
     if (!p->getType()->isPointerTy() || !isRecordedSpace(addressSpaceOf(p))) return;
+    if (!h.store && isProgramScopeData(p)) return;  // not a buffer's (warned about)
     const AccessKind kind = h.store ? AccessKind::Store : loadKind(p);
     if (!h.aligned && h.lanes > 1) return addElements(call, kind, p, offset, h.lanes, h.stride, 2);
     Access& a = add(call, kind, p, 2 * h.lanes);
@@ -338,6 +340,15 @@ std::vector<BasicBlock*> programOrder(Function& kernel, const DenseMap<const Bas
 }
 
 }  // namespace
+
+const Value* vectorLoadPointer(const CallInst& call) {
+  const Function* callee = call.getCalledFunction();
+  if (!callee) return nullptr;
+  const StringRef name = callee->getName();
+  if (HalfBuiltin h = halfBuiltin(name); h.lanes && !h.store && call.arg_size() == 2) return call.getArgOperand(1);
+  if (vectorWidth(name, "vload") && call.arg_size() == 2) return call.getArgOperand(1);
+  return nullptr;
+}
 
 // The blocks on the way out of a loop by a `break` or `return` in its body, before the ways
 // meet again, mapped to that loop (the innermost, where loops nest). LoopInfo leaves such a

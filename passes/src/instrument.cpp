@@ -240,11 +240,12 @@ class KernelInstrumenter {
     std::map<std::string, uint64_t> loads[2];
     for (const BasicBlock& block : kernel_)
       for (const Instruction& inst : block)
-        if (const auto* load = dyn_cast<LoadInst>(&inst)) {
-          const unsigned space = load->getPointerAddressSpace();
-          if ((space == kGlobalAddressSpace || space == kConstantAddressSpace) &&
-              onlyProgramScopeData(load->getPointerOperand()))
-            ++loads[space == kConstantAddressSpace][programScopeVariable(load->getPointerOperand())->getName().str()];
+        if (const Value* p = isa<LoadInst>(inst)  ? cast<LoadInst>(inst).getPointerOperand()
+                             : isa<CallInst>(inst) ? vectorLoadPointer(cast<CallInst>(inst))
+                                                   : nullptr) {
+          const unsigned space = p->getType()->getPointerAddressSpace();
+          if ((space == kGlobalAddressSpace || space == kConstantAddressSpace) && onlyProgramScopeData(p))
+            ++loads[space == kConstantAddressSpace][programScopeVariable(p)->getName().str()];
         }
     for (int constant = 0; constant < 2; ++constant)
       for (const auto& [name, count] : loads[constant])

@@ -204,7 +204,7 @@ void rejectHiddenAccesses(const Function& kernel) {
       const std::string stem = demangledStem(callee->getName()).str();
       if (callee->isDeclaration() && passesDouble16(*callee))
         throw InstrumentError("kernel '" + kernel.getName().str() + "' calls " + stem +
-                              " with a double16 value, which PoCL's SPIR path (through which cltrace runs "
+                              " with a double16 argument or result, which PoCL's SPIR path (through which cltrace runs "
                               "kernels) computes wrongly: a traced launch would change the results");
       // (Reached only when the calls come from an #included file: the source itself gets the
       // prelude that defines them.)

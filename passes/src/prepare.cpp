@@ -130,6 +130,7 @@ bool useNamedSpaceOverloads(Module& m) {
       CallInst* replacement = CallInst::Create(callee, args, "", call);
       replacement->setCallingConv(call->getCallingConv());
       replacement->setAttributes(call->getAttributes());
+      replacement->setDebugLoc(call->getDebugLoc());  // the source line its accesses are reported at
       replacement->takeName(call);
       call->replaceAllUsesWith(replacement);
       call->eraseFromParent();

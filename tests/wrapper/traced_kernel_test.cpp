@@ -664,7 +664,7 @@ TEST(TracedKernel, PipeAndReadWriteImageArgumentsAreRefused) {
           "rw", {"-cl-std=CL2.0"},
           "argument 0 (image2d_t im) of kernel 'rw' is a read_write image: cltrace runs a launch twice");
   refused(R"CL(__kernel void d(__global double* a) { vstore16(sin(vload16(0, a)), 0, a); })CL", "d", {},
-          "kernel 'd' calls vload16 with a double16 value, which PoCL's SPIR path");
+          "kernel 'd' calls vload16 with a double16 argument or result, which PoCL's SPIR path");
 }
 
 // Images and samplers are handles passed as they are: their reads and writes (the OpenCL

@@ -64,6 +64,8 @@ struct Access {
 };
 
 bool isKernel(const llvm::Function& f);
+// The pointer a vloadN / vload_halfN / vloada_halfN call reads through, or null for other calls.
+const llvm::Value* vectorLoadPointer(const llvm::CallInst& call);
 // The OpenCL object a pointer of type `t` is a handle of ("image2d_ro_t", "sampler_t": clang's
 // opaque opencl.* structs, typed pointers), or "" for any other type.
 llvm::StringRef openclObjectOf(const llvm::Type* t);
