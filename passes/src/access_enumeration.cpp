@@ -97,15 +97,6 @@ Type* pointeeOf(const Value* pointer) {
 }
 
 
-// N of the vloadN / vstoreN builtins ("_Z6vload4jPU3AS1Kf" -> 4), or 0 for anything else.
-unsigned vectorWidth(StringRef name, StringRef prefix) {
-  StringRef stem = demangledStem(name);
-  if (!stem.consume_front(prefix)) return 0;
-  unsigned n = 0;
-  if (stem.consumeInteger(10, n)) return 0;
-  return (n == 2 || n == 3 || n == 4 || n == 8 || n == 16) ? n : 0;
-}
-
 // The half-precision load/store builtins: vload_half[N], vloada_half[N], vstore_half[N][_rM],
 // vstorea_half[N][_rM] ("_Z16vstore_half4_rteDv4_fmPU3AS1Dh"). They read or write N halves at
 // p + offset * stride halves, where the stride is N except for the aligned 3-vectors (4).
@@ -210,12 +201,6 @@ struct Enumerator {
         add(call, AccessKind::Atomic, p, pointeeOf(p) ? storeSize(dl, pointeeOf(p)) : 4);
     } else if (HalfBuiltin h = halfBuiltin(name); h.lanes && call.arg_size() == (h.store ? 3u : 2u)) {
       visitHalfBuiltin(call, h);
-    } else if (unsigned n = vectorWidth(name, "vload"); n && call.arg_size() == 2) {
-      visitVectorBuiltin(call, AccessKind::Load, n, call.getArgOperand(0), call.getArgOperand(1),
-                         call.getType());
-    } else if (unsigned n = vectorWidth(name, "vstore"); n && call.arg_size() == 3) {
-      visitVectorBuiltin(call, AccessKind::Store, n, call.getArgOperand(1), call.getArgOperand(2),
-                         call.getArgOperand(0)->getType());
     } else if (int out = outPointerIndex(name, call.arg_size());
                out >= 0 && call.getArgOperand(out)->getType()->isPointerTy()) {
       // The builtin stores its second result (a gentype, or an int per lane) through the pointer.
@@ -230,18 +215,6 @@ struct Enumerator {
       }
       add(call, AccessKind::Store, p, size);
     }
-  }
-
-  // vloadN(offset, p) reads N elements at p + offset * N.
-  void visitVectorBuiltin(CallInst& call, AccessKind kind, unsigned n, Value* offset, Value* p,
-                          Type* vecType) {
-    if (!p->getType()->isPointerTy() || !isRecordedSpace(addressSpaceOf(p))) return;
-    if (kind == AccessKind::Load && isProgramScopeData(p)) return;  // not a buffer's (warned about)
-    if (kind == AccessKind::Load) kind = loadKind(p);
-    uint64_t elem = pointeeOf(p) ? storeSize(dl, pointeeOf(p)) : 0;
-    if (elem == 0 && vecType->isVectorTy())
-      elem = storeSize(dl, cast<VectorType>(vecType)->getElementType());
-    addElements(call, kind, p, offset, n, n, elem);
   }
 
   // A vector of `lanes` elements of `elementBytes` at p + offset * stride elements, read or
@@ -346,7 +319,6 @@ const Value* vectorLoadPointer(const CallInst& call) {
   if (!callee) return nullptr;
   const StringRef name = callee->getName();
   if (HalfBuiltin h = halfBuiltin(name); h.lanes && !h.store && call.arg_size() == 2) return call.getArgOperand(1);
-  if (vectorWidth(name, "vload") && call.arg_size() == 2) return call.getArgOperand(1);
   return nullptr;
 }
 
@@ -704,9 +676,9 @@ void narrowComponentReads(std::vector<Access>& accesses, const DataLayout& dl,
   }
 }
 
-// The elements of a vloadN (Access::element) whose value the kernel does not use are not
+// The elements of a vload_halfN (Access::element) whose value the kernel does not use are not
 // read on a GPU, whose compiler drops their loads: their accesses go, and the first that stays
-// makes the bound check. (A vloadN whose value nothing uses keeps them all.)
+// makes the bound check. (One whose value nothing uses keeps them all.)
 void dropUnusedElements(std::vector<Access>& accesses) {
   const SmallPtrSet<const Instruction*, 1> none;
   std::vector<Access> kept;

@@ -3,9 +3,11 @@
 // registers. loop-simplify is deliberately not run: it splits a loop with several back edges
 // (a `continue`) into two nested loops, which would give its accesses a second, spurious
 // iteration counter. The trace pass counts iterations at loop headers instead.
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Transforms/Scalar/DCE.h>
 #include <llvm/Transforms/Scalar/EarlyCSE.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/Transforms/IPO/AlwaysInliner.h>
@@ -81,6 +83,59 @@ Value* castFromNamedSpace(Value* arg) {
   if (!named) return nullptr;
   const unsigned space = named->getType()->getPointerAddressSpace();
   return space <= 3 ? named : nullptr;  // private, global, constant, local
+}
+
+// N of a vloadN (2 arguments) or vstoreN (3 arguments) call, or 0 for any other call.
+unsigned vectorBuiltinWidth(const CallInst& call, bool& store) {
+  const Function* callee = call.getCalledFunction();
+  if (!callee || !callee->isDeclaration()) return 0;
+  StringRef stem = demangledStem(callee->getName());
+  store = stem.consume_front("vstore");
+  if (!store && !stem.consume_front("vload")) return 0;
+  unsigned n = 0;
+  if (stem.consumeInteger(10, n) || !stem.empty() || (n != 2 && n != 3 && n != 4 && n != 8 && n != 16)) return 0;
+  if (call.arg_size() != (store ? 3u : 2u)) return 0;
+  const Value* vector = store ? call.getArgOperand(0) : &call;
+  auto* type = dyn_cast<FixedVectorType>(vector->getType());
+  return type && type->getNumElements() == n && call.getArgOperand(store ? 2 : 1)->getType()->isPointerTy() ? n : 0;
+}
+
+// vloadN(offset, p) and vstoreN(v, offset, p) as the N loads or stores of one element each at
+// p + offset * N + k that a GPU compiler makes of them: OpenCL only requires p to be as aligned
+// as its element, and a GPU's vector load needs the vector's alignment (PTX ld.v4: 16 bytes).
+// As plain loads and stores, the elements a kernel does not use are dropped, same addresses
+// merged and loop invariants hoisted like any other access's.
+bool expandVectorBuiltins(Module& m) {
+  std::vector<CallInst*> calls;
+  for (Function& f : m)
+    for (BasicBlock& bb : f)
+      for (Instruction& i : bb)
+        if (auto* call = dyn_cast<CallInst>(&i)) {
+          bool store = false;
+          if (vectorBuiltinWidth(*call, store)) calls.push_back(call);
+        }
+  for (CallInst* call : calls) {
+    bool store = false;
+    const unsigned n = vectorBuiltinWidth(*call, store);
+    auto* vectorType = cast<FixedVectorType>(store ? call->getArgOperand(0)->getType() : call->getType());
+    Type* element = vectorType->getElementType();
+    const Align align(m.getDataLayout().getTypeStoreSize(element));
+    IRBuilder<> b(call);  // at the call, with its source line
+    Value* p = call->getArgOperand(store ? 2 : 1);
+    p = b.CreatePointerCast(p, PointerType::get(element, p->getType()->getPointerAddressSpace()));
+    Value* first = b.CreateMul(b.CreateZExtOrTrunc(call->getArgOperand(store ? 1 : 0), b.getInt64Ty()), b.getInt64(n));
+    Value* loaded = PoisonValue::get(vectorType);
+    for (unsigned k = 0; k < n; ++k) {
+      Value* at = b.CreateGEP(element, p, b.CreateAdd(first, b.getInt64(k)));
+      if (store)
+        b.CreateAlignedStore(b.CreateExtractElement(call->getArgOperand(0), k), at, align);
+      else
+        loaded = b.CreateInsertElement(loaded, b.CreateAlignedLoad(element, at, align), k);
+    }
+    if (!store) call->replaceAllUsesWith(loaded);
+    call->eraseFromParent();
+  }
+  return !calls.empty();
 }
 
 }  // namespace
@@ -160,6 +215,7 @@ bool prepareModule(Module& m, std::string& error) {
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
 
+  expandVectorBuiltins(m);
   ModulePassManager mpm;
   mpm.addPass(AlwaysInlinerPass(/*InsertLifetimeIntrinsics=*/false));
   FunctionPassManager fpm;
@@ -173,6 +229,9 @@ bool prepareModule(Module& m, std::string& error) {
   // the same loads are recorded here, or the L1 would see reads the GPU never makes (each a hit).
   // Only what no store, barrier or call in between may change; the blocks stay as they are.
   fpm.addPass(EarlyCSEPass(/*UseMemorySSA=*/true));
+  // What EarlyCSE's folds left unused (the elements of an expanded vloadN no component of which
+  // is read) goes, as in a GPU compiler.
+  fpm.addPass(DCEPass());
   mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.run(m, mam);
   // Once the pointers' spaces are known, builtins given one (vload4, atomic_fetch_add) are the

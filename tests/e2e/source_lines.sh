@@ -52,8 +52,8 @@ for f in count.ll trace.ll; do
 done
 echo "ok: the instrumented kernels are stripped of the line tables"
 
-# OpenCL C 2.0: clang calls the generic vload4, which cltrace swaps for the __global one; its
-# element accesses keep the call's line (they had none).
+# OpenCL C 2.0: clang calls the generic vload4; the loads of its elements cltrace makes of it
+# keep the call's line.
 cat > "$work/v20.cl" <<'CL'
 __kernel void v20(__global const float* p, __global float* out) {
   int i = get_global_id(0);
@@ -63,6 +63,6 @@ __kernel void v20(__global const float* p, __global float* out) {
 CL
 "$CLTRACE" instrument "$work/v20.cl" --kernel v20 --build-options=-cl-std=CL2.0 -o "$work/v20" > "$work/v20.txt" ||
   fail "instrument v20"
-grep -F "[0] load 4B depth 0: line 3:14: %" "$work/v20.txt" | grep -F "[element 3]" > /dev/null ||
+grep -F "[0] load 4B depth 0: line 3:14: %" "$work/v20.txt" > /dev/null ||
   fail "CL2.0 vload4 without its line: $(cat "$work/v20.txt")"
 echo "ok: a CL2.0 vload keeps its source line"

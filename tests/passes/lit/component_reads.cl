@@ -88,16 +88,17 @@ __kernel void aligned(__global const float4* v, __global const ushort4* u, __glo
 // CHECK-NEXT: [9] store 4B
 
 // vloadN through an element pointer: one load per element used (vload4(i, p).w: 4 bytes at
-// +12; .x and .z: two loads, not a run of 12 bytes).
+// +12, which the scalar read of the same element shares; .x and .z: two loads, not a run of
+// 12 bytes).
 __kernel void vl(__global const float* p, __global float* out) {
   size_t i = get_global_id(0);
-  out[i] = vload4(i, p).w;
+  out[i] = vload4(i, p).w + p[4 * i + 3];
   float4 v = vload4(i + 1, p);
   out[i + 1] = v.x + v.z;
 }
 // CHECK: kernel vl: 0 loops (max depth 0), 5 sites
-// CHECK-NEXT: [0] load 4B depth 0: {{.*}} @_Z6vload4{{.*}} [element 3]
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float, float addrspace(1)*
 // CHECK-NEXT: [1] store 4B depth 0: store float
-// CHECK-NEXT: [2] load 4B depth 0: {{.*}} @_Z6vload4{{.*}} [element 0]
-// CHECK-NEXT: [3] load 4B depth 0: {{.*}} @_Z6vload4{{.*}} [element 2]
+// CHECK-NEXT: [2] load 4B depth 0: {{.*}} = load float, float addrspace(1)*
+// CHECK-NEXT: [3] load 4B depth 0: {{.*}} = load float, float addrspace(1)*
 // CHECK-NEXT: [4] store 4B depth 0: store float

@@ -33,7 +33,7 @@ __kernel void vectors(__global float* out, __constant float* c) {
   out[g] = vload4(g & 1, rows).y + vload_half2(g & 3, (__constant half*)halves).x + vload2(g, c).y;
 }
 // CHECK-LABEL: kernel vectors: 0 loops (max depth 0), 2 sites
-// CHECK-NEXT: [0] constant_load 4B depth 0: {{.*}} @_Z6vload2{{.*}} [element 1]
+// CHECK-NEXT: [0] constant_load 4B depth 0: {{.*}} = load float, float addrspace(2)*
 // CHECK-NEXT: [1] store 4B depth 0:
 // CHECK-NEXT: warning: kernel 'vectors' reads the program-scope __constant variable 'halves' (1 load instruction)
 // CHECK-NEXT: warning: kernel 'vectors' reads the program-scope __constant variable 'rows' (1 load instruction)

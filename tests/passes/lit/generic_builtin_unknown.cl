@@ -9,10 +9,9 @@
 __kernel void k(__global float* a, __local float* l, int c) {
   float* p = c ? (float*)a : (float*)l;
 #ifndef ONLY_CAST
-  float4 v = vload4(0, p);
-  a[0] = v.x;
+  a[0] = fract(a[1], p);
 #endif
   a[get_global_id(0)] = (to_global(p) != 0);
 }
-// CHECK: error: cltrace: kernel 'k' accesses memory through a generic pointer whose address space cannot be told from the code ({{.*}}@_Z6vload4mPU3AS4Kf(
+// CHECK: error: cltrace: kernel 'k' accesses memory through a generic pointer whose address space cannot be told from the code ({{.*}}@_Z5fractfPU3AS4f(
 // CAST: kernel k: 0 loops (max depth 0), 1 sites

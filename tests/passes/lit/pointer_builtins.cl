@@ -26,11 +26,11 @@ __kernel void out_params(__global float* in, __global float4* c, __global int* e
 __kernel void generic_overloads(__global float* in, __global atomic_int* counter) {
   int i = get_global_id(0);
   float4 v = vload4(i, in);
-  atomic_fetch_add(&counter[0], (int)v.x);  // only .x is used: recorded as its 4 bytes
+  atomic_fetch_add(&counter[0], (int)v.x);  // only .x is used: its load alone
   atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_seq_cst, memory_scope_device);
 }
 #endif
 // CL20-LABEL: kernel generic_overloads: 0 loops (max depth 0), 3 sites
-// CL20-NEXT: [0] load 4B depth 0: {{.*}}@_Z6vload4mPU3AS1Kf(
+// CL20-NEXT: [0] load 4B depth 0: {{.*}} = load float, float addrspace(1)*
 // CL20-NEXT: [1] atomic 4B depth 0: {{.*}}@_Z16atomic_fetch_addPU3AS1VU7_Atomicii(
 // CL20-NEXT: [2] fence 0B depth 0 flags 2: {{.*}}@_Z22atomic_work_item_fence

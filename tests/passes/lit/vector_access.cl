@@ -14,7 +14,7 @@ __kernel void vec(__global const float4* in, __global float4* out, __global cons
 // CHECK: kernel vec: 0 loops (max depth 0), 6 sites
 // CHECK-NEXT: [0] load 16B depth 0: {{.*}} load <4 x float>
 // CHECK-NEXT: [1] store 16B depth 0: store <4 x float>
-// CHECK-NEXT: [2] load 4B depth 0: {{.*}} @_Z6vload2{{.*}} [element 0]
-// CHECK-NEXT: [3] load 4B depth 0: {{.*}} @_Z6vload2{{.*}} [element 1]
-// CHECK-NEXT: [4] store 4B depth 0: {{.*}} @_Z7vstore2{{.*}} [element 0]
-// CHECK-NEXT: [5] store 4B depth 0: {{.*}} @_Z7vstore2{{.*}} [element 1]
+// CHECK-NEXT: [2] load 4B depth 0: {{.*}} = load float, float addrspace(1)* {{.*}}, align 4
+// CHECK-NEXT: [3] load 4B depth 0: {{.*}} = load float, float addrspace(1)* {{.*}}, align 4
+// CHECK-NEXT: [4] store 4B depth 0: store float {{.*}}, float addrspace(1)* {{.*}}, align 4
+// CHECK-NEXT: [5] store 4B depth 0: store float {{.*}}, float addrspace(1)* {{.*}}, align 4

@@ -52,19 +52,19 @@ struct Access {
   bool recorded = true;
   uint64_t recordOffset = 0;
   uint64_t recordSize = 0;  // 0: staticSize
-  // One element of a vloadN/vstoreN (or vload_halfN/vstore_halfN) through an element pointer,
-  // which a GPU compiler issues as N loads or stores of one element each (the pointer is only
-  // as aligned as its element; a vector load needs the vector's alignment): the builtin is one
-  // access per element it reads or writes, recordOffset/recordSize that element's bytes, -1
-  // for other accesses. The first of a builtin's accesses makes the count run's bound check of
-  // the whole vector for all of them (checksBounds).
+  // One element of a vload_halfN/vstore_halfN, which a GPU compiler issues as N loads or
+  // stores of one half each (the pointer is only as aligned as a half; a vector load needs the
+  // vector's alignment): the builtin is one access per element it reads or writes,
+  // recordOffset/recordSize that element's bytes, -1 for other accesses. The first of a
+  // builtin's accesses makes the count run's bound check of the whole vector for all of them
+  // (checksBounds). (vloadN/vstoreN are plain loads and stores by then: prepareModule.)
   int element = -1;
   bool checksBounds = true;
   uint64_t recordedSize() const { return recordSize != 0 ? recordSize : staticSize; }
 };
 
 bool isKernel(const llvm::Function& f);
-// The pointer a vloadN / vload_halfN / vloada_halfN call reads through, or null for other calls.
+// The pointer a vload_halfN / vloada_halfN call reads through, or null for other calls.
 const llvm::Value* vectorLoadPointer(const llvm::CallInst& call);
 // The OpenCL object a pointer of type `t` is a handle of ("image2d_ro_t", "sampler_t": clang's
 // opaque opencl.* structs, typed pointers), or "" for any other type.

@@ -95,8 +95,10 @@ LoopNest loopNest(const KernelReport& report);
 // How the trace pass packs each instruction's records, indexed by id (for PackedRecordUnpacker).
 std::vector<PackedShape> packedShapes(const KernelReport& report);
 
-// Inlines every non-kernel function into its callers, then runs mem2reg.
-// Returns false with `error` naming the function when something cannot be inlined.
+// Turns vloadN/vstoreN into the loads and stores of one element each a GPU compiler makes of
+// them, inlines every non-kernel function into its callers, then runs mem2reg, address space
+// inference and EarlyCSE (and DCE after it). Returns false with `error` naming the function when
+// something cannot be inlined.
 bool prepareModule(llvm::Module& m, std::string& error);
 
 // OpenCL C 2.0 resolves a builtin with pointer parameters (vload4, sincos, atomic_fetch_add) to
