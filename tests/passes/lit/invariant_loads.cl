@@ -115,3 +115,17 @@ __kernel void constant_nested(__constant float* c, __global float* out, int n) {
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) out[i * n + j] = c[0];
 }
+
+// A vload's elements are loads like any other (prepare makes them): vload2(0, w + 2).y, w[3],
+// is read once, behind the flag.
+// CHECK-LABEL: define {{.*}}spir_kernel void @vector_element(
+// CHECK: br i1 %cltrace.fresh{{.*}}, label %[[READV:[0-9]+]], label
+// CHECK: [[READV]]:
+// CHECK-NEXT: load float, float addrspace(1)* %{{.*}}, align 4
+// CHECK-NOT: br i1 %cltrace.fresh
+// CHECK: ret void
+__kernel void vector_element(__global const float* w, __global const float* in, __global float* out, int n) {
+  float s = 0;
+  for (int k = 0; k < n; ++k) s += vload2(0, w + 2).y * in[k];
+  out[get_global_id(0)] = s;
+}
