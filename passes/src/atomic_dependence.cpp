@@ -34,7 +34,7 @@ SmallPtrSet<const Value*, 32> valuesFrom(const Instruction* atomic) {
       const auto* inst = dyn_cast<Instruction>(u);
       if (!inst) continue;
       if (const auto* store = dyn_cast<StoreInst>(inst)) {
-        // Kept in memory and read back: a private variable (a union, say, which mem2reg leaves
+        // Kept in memory and read back: a private variable (a union, say, which SROA may leave
         // in memory), or __local or __global memory that work-items read after a barrier (a
         // workgroup's base slot taken by one atomic_add and shared through a __local variable).
         if (store->getValueOperand() != v) continue;

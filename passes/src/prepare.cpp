@@ -13,7 +13,7 @@
 #include <llvm/Transforms/IPO/AlwaysInliner.h>
 #include <llvm/Transforms/Scalar/InferAddressSpaces.h>
 #include <llvm/Transforms/Utils/Local.h>
-#include <llvm/Transforms/Utils/Mem2Reg.h>
+#include <llvm/Transforms/Scalar/SROA.h>
 
 #include "cltrace/passes/access_enumeration.h"
 #include "cltrace/passes/instrument.h"
@@ -219,7 +219,10 @@ bool prepareModule(Module& m, std::string& error) {
   ModulePassManager mpm;
   mpm.addPass(AlwaysInlinerPass(/*InsertLifetimeIntrinsics=*/false));
   FunctionPassManager fpm;
-  fpm.addPass(PromotePass());
+  // Private variables into registers. SROA rather than mem2reg: clang -O0 keeps a float3 in a
+  // <4 x float> view of its alloca, which mem2reg leaves in memory, so every component of a
+  // vload3 kept in a variable would count as used.
+  fpm.addPass(SROAPass());
   // OpenCL C 2.0 and later pass pointers to helpers as generic ones: once the helpers are
   // inlined, most point back to a named address space (a kernel's __global parameter, say),
   // and the passes see the access as the global access it is.

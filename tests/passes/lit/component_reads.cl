@@ -102,3 +102,14 @@ __kernel void vl(__global const float* p, __global float* out) {
 // CHECK-NEXT: [2] load 4B depth 0: {{.*}} = load float, float addrspace(1)*
 // CHECK-NEXT: [3] load 4B depth 0: {{.*}} = load float, float addrspace(1)*
 // CHECK-NEXT: [4] store 4B depth 0: store float
+
+// A 3-vector kept in a variable: clang -O0 stores it through a <4 x float> view of its alloca,
+// which SROA (not mem2reg) takes apart, so only .z is read.
+__kernel void v3(__global const float* p, __global float* out) {
+  size_t i = get_global_id(0);
+  float3 v = vload3(i, p);
+  out[i] = v.z;
+}
+// CHECK: kernel v3: 0 loops (max depth 0), 2 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float, float addrspace(1)*
+// CHECK-NEXT: [1] store 4B depth 0: store float

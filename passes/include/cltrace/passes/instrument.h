@@ -1,4 +1,4 @@
-// The cltrace passes: prepare (inline helpers, mem2reg), count and trace.
+// The cltrace passes: prepare (inline helpers, SROA), count and trace.
 // Each is usable as a new-pass-manager pass (see plugin.cpp) or through the plain functions.
 #pragma once
 
@@ -96,7 +96,7 @@ LoopNest loopNest(const KernelReport& report);
 std::vector<PackedShape> packedShapes(const KernelReport& report);
 
 // Turns vloadN/vstoreN into the loads and stores of one element each a GPU compiler makes of
-// them, inlines every non-kernel function into its callers, then runs mem2reg, address space
+// them, inlines every non-kernel function into its callers, then runs SROA, address space
 // inference and EarlyCSE (and DCE after it). Returns false with `error` naming the function when
 // something cannot be inlined.
 bool prepareModule(llvm::Module& m, std::string& error);
