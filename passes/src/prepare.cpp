@@ -105,7 +105,7 @@ unsigned vectorBuiltinWidth(const CallInst& call, bool& store) {
 // as its element, and a GPU's vector load needs the vector's alignment (PTX ld.v4: 16 bytes).
 // As plain loads and stores, the elements a kernel does not use are dropped, same addresses
 // merged and loop invariants hoisted like any other access's.
-bool expandVectorBuiltins(Module& m) {
+void expandVectorBuiltins(Module& m) {
   std::vector<CallInst*> calls;
   for (Function& f : m)
     for (BasicBlock& bb : f)
@@ -135,7 +135,6 @@ bool expandVectorBuiltins(Module& m) {
     if (!store) call->replaceAllUsesWith(loaded);
     call->eraseFromParent();
   }
-  return !calls.empty();
 }
 
 }  // namespace

@@ -434,27 +434,6 @@ std::vector<ArgBinding> bindingsOf(const KernelInfo& k, const passes::Instrument
       throw TraceError("argument " + std::to_string(i) + " (" + p.name +
                        ") is a shared virtual memory pointer (clSetKernelArgSVMPointer): cltrace traces buffer "
                        "arguments only");
-    if (p.handle != passes::KernelArg::Handle::None) {
-      const bool image = p.handle == passes::KernelArg::Handle::Image;
-      auto v = k.values.find(i);
-      if (v == k.values.end() && !k.nullValues.count(i))
-        throw TraceError("argument " + std::to_string(i) + " is not set");
-      const size_t size = image ? sizeof(cl_mem) : sizeof(cl_sampler);
-      if (v == k.values.end() || v->second.size() != size ||
-          std::all_of(v->second.begin(), v->second.end(), [](uint8_t b) { return b == 0; }))
-        throw TraceError("argument " + std::to_string(i) + " (" + p.name + ") is not " +
-                         (image ? "an image" : "a sampler"));
-      if (image) {
-        cl_mem m = nullptr;
-        std::memcpy(&m, v->second.data(), sizeof m);
-        args.push_back(ArgBinding::ofImage(m));
-      } else {
-        cl_sampler sm = nullptr;
-        std::memcpy(&sm, v->second.data(), sizeof sm);
-        args.push_back(ArgBinding::ofSampler(sm));
-      }
-      continue;
-    }
     if (p.isPointer && p.addressSpace == 3) {
       auto s = k.sizes.find(i);
       if (s == k.sizes.end()) throw TraceError("argument " + std::to_string(i) + " is not set");
@@ -462,18 +441,27 @@ std::vector<ArgBinding> bindingsOf(const KernelInfo& k, const passes::Instrument
       continue;
     }
     auto v = k.values.find(i);
-    // A buffer argument set with a NULL value, or with a null cl_mem.
-    const bool setToNull = v == k.values.end() ? p.isPointer && k.nullValues.count(i)
-                                               : p.isPointer && v->second.size() == sizeof(cl_mem) &&
+    // Buffers, images and samplers are objects the program sets by their handle.
+    const bool image = p.handle == passes::KernelArg::Handle::Image;
+    const bool sampler = p.handle == passes::KernelArg::Handle::Sampler;
+    const bool object = p.isPointer || image || sampler;
+    const char* noun = image ? "image" : sampler ? "sampler" : "buffer";
+    static_assert(sizeof(cl_sampler) == sizeof(cl_mem), "handles of one size");
+    // An object argument set with a NULL value, or with a null handle.
+    const bool setToNull = v == k.values.end() ? object && k.nullValues.count(i)
+                                               : object && v->second.size() == sizeof(cl_mem) &&
                                                      std::all_of(v->second.begin(), v->second.end(),
                                                                  [](uint8_t b) { return b == 0; });
-    if (setToNull) throw TraceError("argument " + std::to_string(i) + " (" + p.name + ") is a NULL buffer");
+    if (setToNull) throw TraceError("argument " + std::to_string(i) + " (" + p.name + ") is a NULL " + noun);
     if (v == k.values.end()) throw TraceError("argument " + std::to_string(i) + " is not set");
-    if (p.isPointer) {
-      cl_mem m = nullptr;
-      if (v->second.size() != sizeof(cl_mem)) throw TraceError("argument " + std::to_string(i) + " is not a buffer");
-      std::memcpy(&m, v->second.data(), sizeof m);
-      args.push_back(ArgBinding::ofBuffer(m));
+    if (object) {
+      if (v->second.size() != sizeof(cl_mem))
+        throw TraceError("argument " + std::to_string(i) + " is not a" + (image ? "n " : " ") + noun);
+      void* handle = nullptr;
+      std::memcpy(&handle, v->second.data(), sizeof handle);
+      args.push_back(image     ? ArgBinding::ofImage(static_cast<cl_mem>(handle))
+                     : sampler ? ArgBinding::ofSampler(static_cast<cl_sampler>(handle))
+                               : ArgBinding::ofBuffer(static_cast<cl_mem>(handle)));
     } else {
       args.push_back(ArgBinding::ofScalar(v->second.data(), v->second.size()));
     }
@@ -590,22 +578,13 @@ class StandInBuffers {
         }
       }
     }
-    for (size_t i = 0; i < args.size(); ++i) {
-      ArgBinding& a = args[i];
+    for (ArgBinding& a : args) {
       if (a.kind == ArgBinding::Kind::Buffer && a.buffer) a.buffer = copies_.at(a.buffer);
       if (a.kind == ArgBinding::Kind::Image && a.buffer) {
         auto [it, fresh] = copies_.emplace(a.buffer, nullptr);
         if (fresh) {
-          bool read = false;
-          std::string what;
-          for (size_t j = 0; j < args.size(); ++j)
-            if (args[j].kind == ArgBinding::Kind::Image && args[j].buffer == a.buffer) {
-              read = read || !params[j].writeOnly;
-              what += (what.empty() ? "argument " : " and ") + std::to_string(j) + " (" + params[j].name + ")";
-            }
-          it->second = own(copyImage(appQueue, in, a.buffer, read, what));
-          if (const std::string flaw = imageFormatFlaw(in.device, imageShapeOf(a.buffer).format); read && !flaw.empty())
-            notes.push_back(what + " on the stand-in device: " + flaw);
+          const ImageUse use = imageUse(a.buffer, args, params);
+          it->second = own(copyImage(appQueue, in, a.buffer, use.read, "argument " + use.arguments, notes));
         }
         a.buffer = it->second;
       }
@@ -625,10 +604,12 @@ class StandInBuffers {
   // An image of the same kind, size and format in the stand-in's context, holding the image's
   // pixels (read back whole, tightly packed) when the launch reads them (`readByLaunch`; an
   // image only written needs none: the host may then be barred from it). `what` names the
-  // arguments it is bound to.
+  // arguments it is bound to; `notes` gets a line where the stand-in reads its format wrongly.
   static cl_mem copyImage(cl_command_queue appQueue, const StandIn& in, cl_mem image, bool readByLaunch,
-                          const std::string& what) {
+                          const std::string& what, std::vector<std::string>& notes) {
     const ImageShape shape = imageShapeOf(image);
+    if (const std::string flaw = imageFormatFlaw(in.device, shape.format); readByLaunch && !flaw.empty())
+      notes.push_back(what + " on the stand-in device: " + flaw);
     if (shape.type == CL_MEM_OBJECT_IMAGE1D_BUFFER)
       throw TraceError(what + " is an image1d_buffer_t (an image made over a buffer), which cltrace cannot copy to "
                               "the stand-in device");

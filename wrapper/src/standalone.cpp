@@ -723,7 +723,8 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
     }
   }
   // A file longer than its buffer is likely a count or type mistake: only its first bytes are
-  // used (a shorter one is refused when the buffer is filled).
+  // used (a shorter one is refused when the buffer is filled). An image format the device reads
+  // wrongly is said too.
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const ArgSpec& a = spec.args[i];
     std::error_code ec;
@@ -734,11 +735,10 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
                                 std::to_string(fileBytes) + " bytes; the " +
                                 (a.kind == ArgSpec::Kind::Image ? "image" : "buffer") + " takes its first " +
                                 std::to_string(bufferBytes) + " (" + std::to_string(a.count) + " " + a.type + ")");
+    if (a.kind == ArgSpec::Kind::Image)
+      if (const std::string flaw = imageFormatFlaw(device, a.format); !flaw.empty())
+        report.warnings.push_back("argument " + std::to_string(i) + " '" + a.text + "': " + flaw);
   }
-  for (size_t i = 0; i < spec.args.size(); ++i)
-    if (spec.args[i].kind == ArgSpec::Kind::Image)
-      if (const std::string flaw = imageFormatFlaw(device, spec.args[i].format); !flaw.empty())
-        report.warnings.push_back("argument " + std::to_string(i) + " '" + spec.args[i].text + "': " + flaw);
   if (reportInstrumented) reportInstrumented(report);
   const std::vector<passes::KernelArg> params = instrumented.args;
   NDRange range = spec.range;

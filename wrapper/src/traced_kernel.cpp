@@ -254,6 +254,16 @@ ArgBinding ArgBinding::ofSampler(cl_sampler s) {
   return a;
 }
 
+ImageUse imageUse(cl_mem image, const std::vector<ArgBinding>& args, const std::vector<passes::KernelArg>& params) {
+  ImageUse use;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].kind == ArgBinding::Kind::Image && args[i].buffer == image) {
+      (params[i].writeOnly ? use.written : use.read) = true;
+      use.arguments += (use.arguments.empty() ? "" : " and ") + std::to_string(i) + " (" + params[i].name + ")";
+    }
+  return use;
+}
+
 void requireAddressableBuffer(const passes::KernelReport& report, size_t index, const passes::KernelArg& param,
                               uint64_t bytes) {
   // Packed records hold 32-bit offsets into the buffers the trace pass knows accesses derive from.
@@ -458,11 +468,11 @@ class ImageSnapshots {
   ImageSnapshots(cl_command_queue queue, const std::vector<ArgBinding>& args,
                  const std::vector<passes::KernelArg>& params)
       : queue_(queue) {
-    std::set<cl_mem> read, written;
-    for (size_t i = 0; i < args.size(); ++i)
-      if (args[i].kind == ArgBinding::Kind::Image) (params[i].writeOnly ? written : read).insert(args[i].buffer);
-    for (cl_mem m : written)
-      if (read.count(m)) snapshots_.push_back(take(m, argumentsOf(m, args, params)));
+    std::set<cl_mem> seen;
+    for (const ArgBinding& a : args)
+      if (a.kind == ArgBinding::Kind::Image && seen.insert(a.buffer).second)
+        if (const ImageUse use = imageUse(a.buffer, args, params); use.read && use.written)
+          snapshots_.push_back(take(a.buffer, use.arguments));
   }
   void restore() {
     for (const Snapshot& s : snapshots_)
@@ -479,14 +489,6 @@ class ImageSnapshots {
     std::array<size_t, 3> region;
     std::vector<uint8_t> pixels;
   };
-  static std::string argumentsOf(cl_mem m, const std::vector<ArgBinding>& args,
-                                 const std::vector<passes::KernelArg>& params) {
-    std::string list;
-    for (size_t i = 0; i < args.size(); ++i)
-      if (args[i].kind == ArgBinding::Kind::Image && args[i].buffer == m)
-        list += (list.empty() ? "" : " and ") + std::to_string(i) + " (" + params[i].name + ")";
-    return list;
-  }
   Snapshot take(cl_mem image, const std::string& arguments) {
     cl_mem_flags flags = 0;
     check(clGetMemObjectInfo(image, CL_MEM_FLAGS, sizeof flags, &flags, nullptr), "clGetMemObjectInfo");

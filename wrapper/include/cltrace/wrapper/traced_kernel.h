@@ -37,6 +37,15 @@ struct ArgBinding {
   static ArgBinding ofSampler(cl_sampler s);
 };
 
+// How a launch's image arguments use `image` (one or more may be bound to it): whether one reads
+// it (is not write_only), whether one writes it, and their list for messages ("0 (src) and
+// 3 (dst)").
+struct ImageUse {
+  bool read = false, written = false;
+  std::string arguments;
+};
+ImageUse imageUse(cl_mem image, const std::vector<ArgBinding>& args, const std::vector<passes::KernelArg>& params);
+
 struct LaunchOptions {
   uint64_t alignment = 256;  // alignment of buffers in the virtual layout (power of two)
   bool compress = true;      // zstd-compress the trace body (about 46x smaller for mm, and faster to write)
