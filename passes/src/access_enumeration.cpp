@@ -97,40 +97,6 @@ Type* pointeeOf(const Value* pointer) {
 }
 
 
-// The half-precision load/store builtins: vload_half[N], vloada_half[N], vstore_half[N][_rM],
-// vstorea_half[N][_rM] ("_Z16vstore_half4_rteDv4_fmPU3AS1Dh"). They read or write N halves at
-// p + offset * stride halves, where the stride is N except for the aligned 3-vectors (4).
-struct HalfBuiltin {
-  bool store = false;
-  bool aligned = false;  // vloada_halfN / vstorea_halfN: the pointer has the vector's alignment
-  unsigned lanes = 0;    // 0: not such a builtin
-  unsigned stride = 0;   // halves per offset step
-};
-
-HalfBuiltin halfBuiltin(StringRef name) {
-  HalfBuiltin h;
-  StringRef stem = demangledStem(name);
-  bool aligned = false;
-  if (stem.consume_front("vloada_half")) {
-    aligned = true;
-  } else if (stem.consume_front("vstorea_half")) {
-    aligned = h.store = true;
-  } else if (stem.consume_front("vstore_half")) {
-    h.store = true;
-  } else if (!stem.consume_front("vload_half")) {
-    return h;
-  }
-  for (StringRef rounding : {"_rte", "_rtz", "_rtp", "_rtn"})
-    if (h.store && stem.consume_back(rounding)) break;
-  unsigned n = 1;
-  if (!stem.empty() && (stem.consumeInteger(10, n) || !stem.empty())) return h;
-  if (n != 1 && n != 2 && n != 3 && n != 4 && n != 8 && n != 16) return h;
-  h.lanes = n;
-  h.aligned = aligned;
-  h.stride = aligned && n == 3 ? 4 : n;
-  return h;
-}
-
 // The math builtins that write a result through a pointer parameter: its index, or -1.
 // sincos(x, &c), fract(x, &i), modf(x, &i), frexp(x, &e), lgamma_r(x, &s), remquo(x, y, &q).
 int outPointerIndex(StringRef name, size_t args) {
@@ -199,8 +165,6 @@ struct Enumerator {
       Value* p = call.getArgOperand(0);
       if (addressSpaceOf(p) == kGlobalAddressSpace)
         add(call, AccessKind::Atomic, p, pointeeOf(p) ? storeSize(dl, pointeeOf(p)) : 4);
-    } else if (HalfBuiltin h = halfBuiltin(name); h.lanes && call.arg_size() == (h.store ? 3u : 2u)) {
-      visitHalfBuiltin(call, h);
     } else if (int out = outPointerIndex(name, call.arg_size());
                out >= 0 && call.getArgOperand(out)->getType()->isPointerTy()) {
       // The builtin stores its second result (a gentype, or an int per lane) through the pointer.
@@ -215,35 +179,6 @@ struct Enumerator {
       }
       add(call, AccessKind::Store, p, size);
     }
-  }
-
-  // A vector of `lanes` elements of `elementBytes` at p + offset * stride elements, read or
-  // written one element at a time (Access::element).
-  void addElements(CallInst& call, AccessKind kind, Value* p, Value* offset, unsigned lanes, unsigned stride,
-                   uint64_t elementBytes) {
-    for (unsigned k = 0; k < lanes; ++k) {
-      Access& a = add(call, kind, p, elementBytes * lanes);
-      a.vectorOffset = offset;
-      a.vectorWidth = stride;
-      a.element = static_cast<int>(k);
-      a.recordOffset = k * elementBytes;
-      a.recordSize = elementBytes;
-      a.checksBounds = k == 0;
-    }
-  }
-
-  // vload_halfN(offset, p) / vstore_halfN(data, offset, p): N halves (2 bytes each) at
-  // p + offset * stride halves.
-  void visitHalfBuiltin(CallInst& call, const HalfBuiltin& h) {
-    Value* offset = call.getArgOperand(h.store ? 1 : 0);
-    Value* p = call.getArgOperand(h.store ? 2 : 1);
-    if (!p->getType()->isPointerTy() || !isRecordedSpace(addressSpaceOf(p))) return;
-    if (!h.store && isProgramScopeData(p)) return;  // not a buffer's (warned about)
-    const AccessKind kind = h.store ? AccessKind::Store : loadKind(p);
-    if (!h.aligned && h.lanes > 1) return addElements(call, kind, p, offset, h.lanes, h.stride, 2);
-    Access& a = add(call, kind, p, 2 * h.lanes);
-    a.vectorOffset = offset;
-    a.vectorWidth = h.stride;
   }
 
   void visit(Instruction& inst) {
@@ -313,14 +248,6 @@ std::vector<BasicBlock*> programOrder(Function& kernel, const DenseMap<const Bas
 }
 
 }  // namespace
-
-const Value* vectorLoadPointer(const CallInst& call) {
-  const Function* callee = call.getCalledFunction();
-  if (!callee) return nullptr;
-  const StringRef name = callee->getName();
-  if (HalfBuiltin h = halfBuiltin(name); h.lanes && !h.store && call.arg_size() == 2) return call.getArgOperand(1);
-  return nullptr;
-}
 
 // The blocks on the way out of a loop by a `break` or `return` in its body, before the ways
 // meet again, mapped to that loop (the innermost, where loops nest). LoopInfo leaves such a
@@ -581,7 +508,7 @@ void narrowComponentWrites(std::vector<Access>& accesses, const DataLayout& dl,
   for (size_t i = 0; i < accesses.size(); ++i) {
     Access& a = accesses[i];
     auto* store = dyn_cast<StoreInst>(a.inst);
-    if (!store || a.kind != AccessKind::Store || a.dynamicSize || a.vectorOffset) continue;
+    if (!store || a.kind != AccessKind::Store || a.dynamicSize) continue;
     const LoadInst* load = nullptr;
     const Instruction* base = nullptr;
     const uint64_t changed = replacedComponents(*store, load, base);
@@ -644,7 +571,7 @@ void markUsedComponents(const Value* v, ArrayRef<int> lanes, uint64_t& used, uns
 }
 
 // Component reads (in[i].x, in[i].zw): clang loads the whole vector and extracts components; a
-// GPU compiler loads only the components used. A recorded vector load (or vloadN) whose value
+// GPU compiler loads only the components used. A recorded vector load whose value
 // is used only through constant-index extracts and shuffles records the bytes of the components
 // used, when they lie side by side and make one load a GPU has: a power of two of bytes at an
 // offset that is a multiple of it (Access::recordOffset/recordSize, as for component writes).
@@ -654,8 +581,8 @@ void narrowComponentReads(std::vector<Access>& accesses, const DataLayout& dl,
     if (!a.recorded || a.recordSize != 0 || a.dynamicSize ||
         (a.kind != AccessKind::Load && a.kind != AccessKind::ConstantLoad))
       continue;
-    if (auto* load = dyn_cast<LoadInst>(a.inst); load && load->isVolatile()) continue;
-    if (!isa<LoadInst>(a.inst) && !isa<CallInst>(a.inst)) continue;
+    auto* load = dyn_cast<LoadInst>(a.inst);
+    if (!load || load->isVolatile()) continue;
     auto* type = dyn_cast<FixedVectorType>(a.inst->getType());
     if (!type || type->getNumElements() > 64) continue;
     const uint64_t bits = dl.getTypeSizeInBits(type->getElementType());
@@ -676,36 +603,6 @@ void narrowComponentReads(std::vector<Access>& accesses, const DataLayout& dl,
   }
 }
 
-// The elements of a vload_halfN (Access::element) whose value the kernel does not use are not
-// read on a GPU, whose compiler drops their loads: their accesses go, and the first that stays
-// makes the bound check. (One whose value nothing uses keeps them all.)
-void dropUnusedElements(std::vector<Access>& accesses) {
-  const SmallPtrSet<const Instruction*, 1> none;
-  std::vector<Access> kept;
-  kept.reserve(accesses.size());
-  for (size_t i = 0; i < accesses.size();) {
-    size_t end = i + 1;
-    if (accesses[i].element == 0)
-      while (end < accesses.size() && accesses[end].inst == accesses[i].inst && accesses[end].element > 0) ++end;
-    const Access& first = accesses[i];
-    uint64_t used = 0;
-    if (first.element == 0 && first.kind != AccessKind::Store && first.inst->getType()->isVectorTy()) {
-      SmallVector<int, 16> lanes;
-      for (size_t k = 0; k < end - i; ++k) lanes.push_back(static_cast<int>(k));
-      markUsedComponents(first.inst, lanes, used, 0, none);
-    }
-    bool checked = false;
-    for (size_t k = i; k < end; ++k) {
-      if (used != 0 && (used >> accesses[k].element & 1) == 0) continue;
-      kept.push_back(std::move(accesses[k]));
-      kept.back().checksBounds = !checked;
-      checked = true;
-    }
-    i = end;
-  }
-  accesses.swap(kept);
-}
-
 }  // namespace
 
 std::vector<Access> enumerateAccesses(Function& kernel, LoopInfo& loops, const LoopContext& context) {
@@ -717,7 +614,6 @@ std::vector<Access> enumerateAccesses(Function& kernel, LoopInfo& loops, const L
     for (BasicBlock* bb : context.programOrder)
       for (Instruction& inst : *bb) e.visit(inst);
   }
-  dropUnusedElements(e.out);
   SmallPtrSet<const Instruction*, 8> writeBases;
   narrowComponentWrites(e.out, kernel.getParent()->getDataLayout(), writeBases);
   narrowComponentReads(e.out, kernel.getParent()->getDataLayout(), writeBases);

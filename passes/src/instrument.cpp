@@ -214,8 +214,7 @@ class KernelInstrumenter {
     // arguments do not, so accesses that use an argument directly are pointed at the new one.
     std::vector<std::vector<std::pair<Value**, unsigned>>> argumentUses(accesses_.size());
     for (size_t i = 0; i < accesses_.size(); ++i)
-      for (Value** v : {&accesses_[i].pointer, &accesses_[i].dynamicSize, &accesses_[i].fenceFlags,
-                        &accesses_[i].vectorOffset})
+      for (Value** v : {&accesses_[i].pointer, &accesses_[i].dynamicSize, &accesses_[i].fenceFlags})
         if (auto* a = dyn_cast_or_null<Argument>(*v)) argumentUses[i].push_back({v, a->getArgNo()});
     Function* f = appendKernelParameters(kernel_, params, error);
     if (!f) return nullptr;
@@ -240,9 +239,8 @@ class KernelInstrumenter {
     std::map<std::string, uint64_t> loads[2];
     for (const BasicBlock& block : kernel_)
       for (const Instruction& inst : block)
-        if (const Value* p = isa<LoadInst>(inst)  ? cast<LoadInst>(inst).getPointerOperand()
-                             : isa<CallInst>(inst) ? vectorLoadPointer(cast<CallInst>(inst))
-                                                   : nullptr) {
+        if (const auto* load = dyn_cast<LoadInst>(&inst)) {
+          const Value* p = load->getPointerOperand();
           const unsigned space = p->getType()->getPointerAddressSpace();
           if ((space == kGlobalAddressSpace || space == kConstantAddressSpace) && onlyProgramScopeData(p))
             ++loads[space == kConstantAddressSpace][programScopeVariable(p)->getName().str()];
@@ -318,7 +316,7 @@ class KernelInstrumenter {
     for (const Access& a : accesses_) {
       idOf.emplace(a.inst, a.id);
       if (a.kind == AccessKind::Atomic) atomics.push_back(a.inst);
-      if (a.pointer) addresses.push_back({a.inst, {a.pointer, a.dynamicSize, a.vectorOffset}});
+      if (a.pointer) addresses.push_back({a.inst, {a.pointer, a.dynamicSize}});
     }
     for (const AtomicSteering& s : atomicSteering(atomics, addresses)) {
       const std::string atomic = "the atomic [" + std::to_string(idOf[s.atomic]) + "] (" + describe(*s.atomic) + ")";
@@ -364,7 +362,7 @@ class KernelInstrumenter {
       report.accesses.push_back({a.id, a.kind, a.recordedSize(), a.flags, static_cast<uint32_t>(a.loops.size()),
                                  a.loops.empty() ? LoopNest::kNone : number.lookup(a.loops.back()),
                                  dynamicWordOf(a),
-                                 describe(*a.inst) + (a.element >= 0 ? " [element " + std::to_string(a.element) + "]" : ""),
+                                 describe(*a.inst),
                                  packed_[i].bufferArgument});
     }
   }
@@ -465,7 +463,7 @@ class KernelInstrumenter {
         b.CreateStore(b.CreateOr(b.CreateLoad(b.getInt64Ty(), diag),
                                  b.getInt64(kDiagDepthTruncated)),
                       diag);
-      if (a.pointer && a.checksBounds) guardAccess(b, a, buffers, outside, outsideWord, conditional[i] ? scratch : nullptr);
+      if (a.pointer) guardAccess(b, a, buffers, outside, outsideWord, conditional[i] ? scratch : nullptr);
     }
     for (const LocalAccess& a : locals) guardLocalAccess(a, localRanges, localOutside);
     if (!waitsForGroup) leaveLoopsOnceOutside(f, outside);
@@ -749,7 +747,7 @@ class KernelInstrumenter {
     }
     if (!inside) inside = b.getFalse();
     // Only kernels that wait for their workgroup have scratch, and they have no outside word.
-    if (!a.vectorOffset && redirectUnless(inside, a.inst, a.pointer, scratch, outside, a.id)) return;
+    if (redirectUnless(inside, a.inst, a.pointer, scratch, outside, a.id)) return;
 
     performOnlyIf(inside, a.inst, [&](IRBuilder<>& e) {
       noteLowest(e, outside, a.id);  // outside: the work-item's lowest outside id
@@ -906,14 +904,7 @@ class KernelInstrumenter {
   Value* addressOf(IRBuilder<>& b, const Access& a, bool recorded = false) {
     if (!a.pointer) return b.getInt64(0);
     if (recorded && a.recordOffset != 0) return b.CreateAdd(addressOf(b, a), b.getInt64(a.recordOffset));
-    Value* p = a.pointer;
-    if (a.vectorOffset) {
-      auto* pt = cast<PointerType>(p->getType());
-      Value* elements = b.CreateMul(b.CreateZExtOrTrunc(a.vectorOffset, b.getInt64Ty()),
-                                    b.getInt64(a.vectorWidth));
-      p = b.CreateGEP(pt->getNonOpaquePointerElementType(), p, elements);
-    }
-    return b.CreatePtrToInt(p, b.getInt64Ty());
+    return b.CreatePtrToInt(a.pointer, b.getInt64Ty());
   }
 
   // Writes the packed record of `a` (packed_record.h) just before the access.

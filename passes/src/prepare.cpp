@@ -137,6 +137,221 @@ void expandVectorBuiltins(Module& m) {
   }
 }
 
+
+// A half-precision load or store builtin: vload_half[N], vloada_half[N], vstore_half[N][_rM],
+// vstorea_half[N][_rM] ("_Z16vstore_half4_rteDv4_fmPU3AS1Dh"). It reads or writes N halves at
+// p + offset * stride halves, the stride N except for the aligned 3-vectors (4).
+struct HalfBuiltin {
+  bool store = false;
+  bool aligned = false;  // vloada_halfN / vstorea_halfN: the pointer has the vector's alignment
+  unsigned lanes = 0;    // 0: not such a call
+  unsigned stride = 0;   // halves per offset step
+  StringRef rounding;    // a store's "_rte", "_rtz", "_rtp", "_rtn" or ""
+};
+
+HalfBuiltin halfBuiltin(const CallInst& call) {
+  HalfBuiltin h;
+  const Function* callee = call.getCalledFunction();
+  if (!callee || !callee->isDeclaration()) return h;
+  StringRef stem = demangledStem(callee->getName());
+  bool aligned = false, store = false;
+  if (stem.consume_front("vloada_half")) {
+    aligned = true;
+  } else if (stem.consume_front("vstorea_half")) {
+    aligned = store = true;
+  } else if (stem.consume_front("vstore_half")) {
+    store = true;
+  } else if (!stem.consume_front("vload_half")) {
+    return h;
+  }
+  for (StringRef rounding : {"_rte", "_rtz", "_rtp", "_rtn"})
+    if (store && stem.consume_back(rounding)) {
+      h.rounding = rounding;
+      break;
+    }
+  unsigned n = 1;
+  if (!stem.empty() && (stem.consumeInteger(10, n) || !stem.empty())) return h;
+  if (n != 1 && n != 2 && n != 3 && n != 4 && n != 8 && n != 16) return h;
+  // The shapes the builtins have: (offset, p) -> float[N]; (float[N] or double[N], offset, p).
+  if (call.arg_size() != (store ? 3u : 2u)) return h;
+  const Value* p = call.getArgOperand(store ? 2 : 1);
+  const Value* offset = call.getArgOperand(store ? 1 : 0);
+  Type* value = store ? call.getArgOperand(0)->getType() : call.getType();
+  auto* vector = dyn_cast<FixedVectorType>(value);
+  Type* element = vector ? vector->getElementType() : value;
+  if (!p->getType()->isPointerTy() || !offset->getType()->isIntegerTy() || (vector ? vector->getNumElements() : 1) != n ||
+      !(element->isFloatTy() || (store && element->isDoubleTy())))
+    return h;
+  h.store = store;
+  h.aligned = aligned;
+  h.lanes = n;
+  h.stride = aligned && n == 3 ? 4 : n;
+  return h;
+}
+
+// `type` (i16 or a vector of them) with `element` in place of i16.
+Type* sameShape(Type* type, Type* element) {
+  if (auto* v = dyn_cast<FixedVectorType>(type)) return FixedVectorType::get(element, v->getNumElements());
+  return element;
+}
+
+// The floats that half bit patterns `bits` (i16 or a vector of them) stand for, exactly: IEEE
+// binary16 has 5 exponent bits (bias 15) and 10 mantissa bits; every half, subnormals
+// included, is a normal float, and infinities and NaNs keep their sign and payload.
+Value* halfBitsToFloat(IRBuilder<>& b, Value* bits) {
+  Type* i32 = sameShape(bits->getType(), b.getInt32Ty());
+  Type* f32 = sameShape(bits->getType(), b.getFloatTy());
+  auto c = [&](uint32_t v) { return ConstantInt::get(i32, v); };
+  Value* h = b.CreateZExt(bits, i32);
+  Value* sign = b.CreateShl(b.CreateAnd(h, c(0x8000)), 16);
+  Value* exponent = b.CreateAnd(b.CreateLShr(h, 10), c(0x1f));
+  Value* mantissa = b.CreateAnd(h, c(0x3ff));
+  Value* fraction = b.CreateShl(mantissa, 13);
+  Value* normal = b.CreateOr(b.CreateShl(b.CreateAdd(exponent, c(127 - 15)), 23), fraction);
+  Value* infOrNan = b.CreateOr(c(0x7f800000), fraction);
+  // Zero and subnormals: mantissa * 2^-24, exact in a float.
+  Value* small = b.CreateBitCast(b.CreateFMul(b.CreateUIToFP(mantissa, f32), ConstantFP::get(f32, 0x1p-24)), i32);
+  Value* magnitude = b.CreateSelect(b.CreateICmpEQ(exponent, c(0)), small,
+                                    b.CreateSelect(b.CreateICmpEQ(exponent, c(0x1f)), infOrNan, normal));
+  return b.CreateBitCast(b.CreateOr(sign, magnitude), f32);
+}
+
+// The Itanium mangling of a parameter of `type`: f, d, Dv4_f, m (64-bit size_t), j.
+std::string mangledType(Type* type) {
+  if (auto* v = dyn_cast<FixedVectorType>(type))
+    return "Dv" + std::to_string(v->getNumElements()) + "_" + mangledType(v->getElementType());
+  if (type->isDoubleTy()) return "d";
+  if (type->isFloatTy()) return "f";
+  return type->getIntegerBitWidth() == 64 ? "m" : "j";
+}
+
+// The half builtins as the loads and stores of halves a GPU compiler makes of them: through a
+// pointer to half, which OpenCL only requires to be 2-byte aligned, vload_half4 is four loads of
+// 2 bytes; vloada_halfN, whose pointer has the vector's alignment, one load of the vector. As
+// plain loads and stores they are recorded, bound-checked, merged and hoisted like any other,
+// and the halves a kernel does not use are not read. A load's halves become floats in the IR;
+// a store's floats become halves through the builtin itself, on private memory (its rounding
+// modes are the library's), whose halves are then stored.
+void expandHalfBuiltins(Module& m) {
+  std::vector<CallInst*> calls;
+  for (Function& f : m)
+    for (BasicBlock& bb : f)
+      for (Instruction& i : bb)
+        if (auto* call = dyn_cast<CallInst>(&i); call && halfBuiltin(*call).lanes) calls.push_back(call);
+  LLVMContext& ctx = m.getContext();
+  Type* i16 = Type::getInt16Ty(ctx);
+  for (CallInst* call : calls) {
+    const HalfBuiltin h = halfBuiltin(*call);
+    IRBuilder<> b(call);  // at the call, with its source line
+    Value* offset = call->getArgOperand(h.store ? 1 : 0);
+    Value* p = call->getArgOperand(h.store ? 2 : 1);
+    const unsigned space = p->getType()->getPointerAddressSpace();
+    Value* halves = b.CreatePointerCast(p, PointerType::get(i16, space));
+    Value* first = b.CreateMul(b.CreateZExtOrTrunc(offset, b.getInt64Ty()), b.getInt64(h.stride));
+    // Where half k is; the aligned forms' whole vector as one value.
+    auto at = [&](unsigned k) { return b.CreateGEP(i16, halves, b.CreateAdd(first, b.getInt64(k))); };
+    Type* whole = h.lanes == 1 ? i16 : static_cast<Type*>(FixedVectorType::get(i16, h.lanes));
+    const Align wholeAlign(2 * h.stride);
+    auto wholeAt = [&] { return b.CreatePointerCast(at(0), PointerType::get(whole, space)); };
+    if (!h.store) {
+      Value* value;
+      if (h.aligned || h.lanes == 1) {
+        value = halfBitsToFloat(b, b.CreateAlignedLoad(whole, wholeAt(), h.aligned ? wholeAlign : Align(2)));
+      } else {
+        value = PoisonValue::get(call->getType());
+        for (unsigned k = 0; k < h.lanes; ++k)
+          value = b.CreateInsertElement(value, halfBitsToFloat(b, b.CreateAlignedLoad(i16, at(k), Align(2))), k);
+      }
+      call->replaceAllUsesWith(value);
+      call->eraseFromParent();
+      continue;
+    }
+    // The halves, from the same builtin writing private memory (it only writes its argument).
+    Function& f = *call->getFunction();
+    IRBuilder<> entry(&f.getEntryBlock(), f.getEntryBlock().getFirstInsertionPt());
+    AllocaInst* scratch = entry.CreateAlloca(ArrayType::get(i16, h.lanes));
+    Value* data = call->getArgOperand(0);
+    const std::string name = "vstore_half" + (h.lanes > 1 ? std::to_string(h.lanes) : "") + h.rounding.str();
+    const std::string mangled =
+        "_Z" + std::to_string(name.size()) + name + mangledType(data->getType()) + mangledType(offset->getType()) + "PDh";
+    Type* privateHalf = PointerType::get(Type::getHalfTy(ctx), 0);
+    FunctionCallee convert =
+        m.getOrInsertFunction(mangled, FunctionType::get(b.getVoidTy(), {data->getType(), offset->getType(), privateHalf}, false));
+    if (auto* g = dyn_cast<Function>(convert.getCallee())) g->setCallingConv(call->getCallingConv());
+    CallInst* conversion = b.CreateCall(convert, {data, ConstantInt::get(offset->getType(), 0), b.CreatePointerCast(scratch, privateHalf)});
+    conversion->setCallingConv(call->getCallingConv());
+    for (Attribute::AttrKind kind : {Attribute::NoUnwind, Attribute::WillReturn, Attribute::ArgMemOnly, Attribute::WriteOnly})
+      conversion->addFnAttr(kind);
+    Value* scratchHalves = b.CreatePointerCast(scratch, PointerType::get(i16, 0));
+    if (h.aligned || h.lanes == 1) {
+      Value* bits = b.CreateLoad(whole, b.CreatePointerCast(scratchHalves, PointerType::get(whole, 0)));
+      b.CreateAlignedStore(bits, wholeAt(), h.aligned ? wholeAlign : Align(2));
+    } else {
+      for (unsigned k = 0; k < h.lanes; ++k)
+        b.CreateAlignedStore(b.CreateLoad(i16, b.CreateConstGEP1_64(i16, scratchHalves, k)), at(k), Align(2));
+    }
+    call->eraseFromParent();
+  }
+}
+
+
+// The lanes of vector `v` whose values its users may observe, a bit per lane (all for vectors
+// of more than 64 lanes): constant-index extracts take one, shuffles the lanes their own users
+// take, an insert at a constant index the lanes its users take but that one; any other use takes
+// every lane.
+uint64_t observedLanes(const Value* v, unsigned depth = 0) {
+  const auto* type = cast<FixedVectorType>(v->getType());
+  const unsigned n = type->getNumElements();
+  const uint64_t every = n >= 64 ? ~uint64_t(0) : (uint64_t(1) << n) - 1;
+  if (n > 64 || depth > 8) return every;
+  uint64_t observed = 0;
+  for (const Use& use : v->uses()) {
+    const User* user = use.getUser();
+    if (const auto* extract = dyn_cast<ExtractElementInst>(user)) {
+      const auto* index = dyn_cast<ConstantInt>(extract->getIndexOperand());
+      if (!index || index->getZExtValue() >= n) return every;
+      observed |= uint64_t(1) << index->getZExtValue();
+    } else if (const auto* insert = dyn_cast<InsertElementInst>(user); insert && use.getOperandNo() == 0) {
+      const auto* index = dyn_cast<ConstantInt>(insert->getOperand(2));
+      uint64_t through = observedLanes(insert, depth + 1);
+      if (index && index->getZExtValue() < n) through &= ~(uint64_t(1) << index->getZExtValue());
+      observed |= through;
+    } else if (const auto* shuffle = dyn_cast<ShuffleVectorInst>(user)) {
+      const uint64_t taken = observedLanes(shuffle, depth + 1);
+      const ArrayRef<int> mask = shuffle->getShuffleMask();
+      for (size_t j = 0; j < mask.size(); ++j) {
+        const int from = mask[j];
+        if (from < 0 || (j < 64 && (taken >> j & 1) == 0)) continue;
+        const Value* source = static_cast<unsigned>(from) < n ? shuffle->getOperand(0) : shuffle->getOperand(1);
+        if (source == v) observed |= uint64_t(1) << (static_cast<unsigned>(from) % n);
+      }
+    } else {
+      return every;
+    }
+  }
+  return observed;
+}
+
+// Inserts of a lane that nothing observes go, as a GPU compiler drops them, so that the element
+// loads of a vloadN or vload_halfN whose value reaches the kernel only through swizzles
+// (`vload4(i, p).xyz`) are read only for the lanes used. Returns whether anything changed.
+bool dropUnobservedInserts(Function& f) {
+  bool changed = false;
+  for (bool again = true; again;) {
+    again = false;
+    for (BasicBlock& bb : f)
+      for (Instruction& inst : make_early_inc_range(bb)) {
+        auto* insert = dyn_cast<InsertElementInst>(&inst);
+        const auto* index = insert ? dyn_cast<ConstantInt>(insert->getOperand(2)) : nullptr;
+        if (!index || index->getZExtValue() >= 64 || (observedLanes(insert) >> index->getZExtValue() & 1) != 0) continue;
+        insert->replaceAllUsesWith(insert->getOperand(0));
+        RecursivelyDeleteTriviallyDeadInstructions(insert);
+        again = changed = true;
+      }
+  }
+  return changed;
+}
+
 }  // namespace
 
 // The generic pointer parameters are the "PU3AS4" qualifiers of the mangled name, in order.
@@ -215,6 +430,7 @@ bool prepareModule(Module& m, std::string& error) {
   pb.crossRegisterProxies(lam, fam, cgam, mam);
 
   expandVectorBuiltins(m);
+  expandHalfBuiltins(m);
   ModulePassManager mpm;
   mpm.addPass(AlwaysInlinerPass(/*InsertLifetimeIntrinsics=*/false));
   FunctionPassManager fpm;
@@ -236,6 +452,8 @@ bool prepareModule(Module& m, std::string& error) {
   fpm.addPass(DCEPass());
   mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.run(m, mam);
+  for (Function& f : m)
+    if (!f.isDeclaration()) dropUnobservedInserts(f);
   // Once the pointers' spaces are known, builtins given one (vload4, atomic_fetch_add) are the
   // named-space calls the passes recognise as accesses.
   useNamedSpaceOverloads(m);

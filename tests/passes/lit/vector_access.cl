@@ -18,3 +18,16 @@ __kernel void vec(__global const float4* in, __global float4* out, __global cons
 // CHECK-NEXT: [3] load 4B depth 0: {{.*}} = load float, float addrspace(1)* {{.*}}, align 4
 // CHECK-NEXT: [4] store 4B depth 0: store float {{.*}}, float addrspace(1)* {{.*}}, align 4
 // CHECK-NEXT: [5] store 4B depth 0: store float {{.*}}, float addrspace(1)* {{.*}}, align 4
+
+// A swizzle passes on only the lanes it takes: the .w of vload4 is not read.
+__kernel void swizzled(__global const float* s, __global float* d) {
+  size_t i = get_global_id(0);
+  vstore3(vload4(i, s).xyz, i, d);
+}
+// CHECK: kernel swizzled: 0 loops (max depth 0), 6 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [2] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [3] store 4B depth 0: store float
+// CHECK-NEXT: [4] store 4B depth 0: store float
+// CHECK-NEXT: [5] store 4B depth 0: store float

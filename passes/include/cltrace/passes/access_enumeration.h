@@ -41,8 +41,6 @@ struct Access {
   llvm::Value* dynamicSize = nullptr;    // memcpy/memset length when not constant
   llvm::Value* fenceFlags = nullptr;     // barrier/fence flags argument (i32), when not constant
   uint8_t flags = 0;                     // constant fence flags
-  llvm::Value* vectorOffset = nullptr;   // vloadN/vstoreN: address is pointer + offset * N elements
-  unsigned vectorWidth = 0;              // that N
   llvm::SmallVector<llvm::Loop*, 4> loops;  // enclosing loops, outermost first
   // A component write (v[i].y = x), which clang makes a load of the whole vector, an insert
   // and a store of it: the store records only the bytes it changes (recordOffset from the
@@ -52,20 +50,10 @@ struct Access {
   bool recorded = true;
   uint64_t recordOffset = 0;
   uint64_t recordSize = 0;  // 0: staticSize
-  // One element of a vload_halfN/vstore_halfN, which a GPU compiler issues as N loads or
-  // stores of one half each (the pointer is only as aligned as a half; a vector load needs the
-  // vector's alignment): the builtin is one access per element it reads or writes,
-  // recordOffset/recordSize that element's bytes, -1 for other accesses. The first of a
-  // builtin's accesses makes the count run's bound check of the whole vector for all of them
-  // (checksBounds). (vloadN/vstoreN are plain loads and stores by then: prepareModule.)
-  int element = -1;
-  bool checksBounds = true;
   uint64_t recordedSize() const { return recordSize != 0 ? recordSize : staticSize; }
 };
 
 bool isKernel(const llvm::Function& f);
-// The pointer a vload_halfN / vloada_halfN call reads through, or null for other calls.
-const llvm::Value* vectorLoadPointer(const llvm::CallInst& call);
 // The OpenCL object a pointer of type `t` is a handle of ("image2d_ro_t", "sampler_t": clang's
 // opaque opencl.* structs, typed pointers), or "" for any other type.
 llvm::StringRef openclObjectOf(const llvm::Type* t);

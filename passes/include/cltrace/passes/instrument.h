@@ -95,8 +95,9 @@ LoopNest loopNest(const KernelReport& report);
 // How the trace pass packs each instruction's records, indexed by id (for PackedRecordUnpacker).
 std::vector<PackedShape> packedShapes(const KernelReport& report);
 
-// Turns vloadN/vstoreN into the loads and stores of one element each a GPU compiler makes of
-// them, inlines every non-kernel function into its callers, then runs SROA, address space
+// Turns vloadN/vstoreN and the half-precision vload_half/vstore_half families into the loads
+// and stores a GPU compiler makes of them (one per element, one per vector for the aligned
+// vloada_halfN/vstorea_halfN), inlines every non-kernel function into its callers, then runs SROA, address space
 // inference and EarlyCSE (and DCE after it). Returns false with `error` naming the function when
 // something cannot be inlined.
 bool prepareModule(llvm::Module& m, std::string& error);
