@@ -115,13 +115,29 @@ std::optional<std::vector<StoreInst*>> countRunRemovableStores(Function& kernel)
 }
 
 void eraseStoresAndDeadOperands(const std::vector<StoreInst*>& stores) {
-  for (StoreInst* s : stores) {
-    Value* value = s->getValueOperand();
-    Value* pointer = s->getPointerOperand();
-    s->eraseFromParent();
-    RecursivelyDeleteTriviallyDeadInstructions(value);
-    RecursivelyDeleteTriviallyDeadInstructions(pointer);
+  if (stores.empty()) return;
+  Function& f = *stores.front()->getFunction();
+  for (StoreInst* s : stores) s->eraseFromParent();
+  // What no longer reaches a side effect or a branch goes, phis that only feed each other
+  // included (a value carried round a loop for a store that is gone: invariant_loads.h).
+  SmallPtrSet<Instruction*, 32> live;
+  std::vector<Instruction*> work;
+  for (Instruction& i : instructions(f))
+    if (i.isTerminator() || i.mayHaveSideEffects() || i.isEHPad()) {
+      live.insert(&i);
+      work.push_back(&i);
+    }
+  while (!work.empty()) {
+    Instruction* i = work.back();
+    work.pop_back();
+    for (Value* operand : i->operands())
+      if (auto* o = dyn_cast<Instruction>(operand); o && live.insert(o).second) work.push_back(o);
   }
+  std::vector<Instruction*> dead;
+  for (Instruction& i : instructions(f))
+    if (!live.count(&i)) dead.push_back(&i);
+  for (Instruction* i : dead) i->dropAllReferences();
+  for (Instruction* i : dead) i->eraseFromParent();
 }
 
 }  // namespace cltrace::passes

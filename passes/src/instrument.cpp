@@ -467,8 +467,6 @@ class KernelInstrumenter {
     }
     for (const LocalAccess& a : locals) guardLocalAccess(a, localRanges, localOutside);
     if (!waitsForGroup) leaveLoopsOnceOutside(f, outside);
-    // After the guards: the stores' accesses are still counted and bound-checked.
-    if (removable) eraseStoresAndDeadOperands(*removable);
     Value* counts = argByName(f, kCountsParam);
     for (ReturnInst* ret : returnsOf(f)) {
       b.SetInsertPoint(ret);
@@ -482,6 +480,9 @@ class KernelInstrumenter {
       b.CreateStore(b.CreateOr(b.CreateLoad(b.getInt64Ty(), diag), outsideBits),
                     slotPointer(b, counts, b.CreateAdd(slot, b.getInt64(1))));
     }
+    // Last, once everything the count run adds is in place (what no side effect uses goes with
+    // the stores): the stores' accesses are still counted and bound-checked.
+    if (removable) eraseStoresAndDeadOperands(*removable);
   }
 
   // A work-item that went outside a buffer returns at the top of its next loop iteration (its

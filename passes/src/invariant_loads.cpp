@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cltrace/passes/access_enumeration.h"
+#include "cltrace/passes/value_forwarding.h"
 
 using namespace llvm;
 
@@ -43,12 +44,20 @@ bool callMayWriteGlobal(const CallBase& call) {
 
 bool writesGlobalSpace(unsigned space) { return space == kGlobalAddressSpace || space == kGenericAddressSpace; }
 
-// Whether something in `l` may write __global memory.
-bool mayWriteGlobal(const Loop& l) {
+// A plain store of a `type` value to `pointer` (computed the same way).
+bool storesTo(const Instruction& inst, const Value* pointer, const Type* type) {
+  const auto* s = dyn_cast<StoreInst>(&inst);
+  return s && pointer && s->isSimple() && s->getValueOperand()->getType() == type &&
+         sameComputation(s->getPointerOperand(), pointer);
+}
+
+// Whether something in `l` may write __global memory, other than plain stores of `type` values to
+// `pointer` (a load's own address, when given).
+bool mayWriteGlobal(const Loop& l, const Value* pointer = nullptr, const Type* type = nullptr) {
   for (const BasicBlock* bb : l.blocks())
     for (const Instruction& inst : *bb) {
       if (const auto* s = dyn_cast<StoreInst>(&inst)) {
-        if (writesGlobalSpace(s->getPointerAddressSpace())) return true;
+        if (writesGlobalSpace(s->getPointerAddressSpace()) && !storesTo(inst, pointer, type)) return true;
       } else if (const auto* a = dyn_cast<AtomicRMWInst>(&inst)) {
         if (writesGlobalSpace(a->getPointerAddressSpace())) return true;
       } else if (const auto* a = dyn_cast<AtomicCmpXchgInst>(&inst)) {
@@ -84,7 +93,11 @@ class Hoisting {
     const unsigned space = load.getPointerAddressSpace();
     if (space != kGlobalAddressSpace && space != kConstantAddressSpace) return false;
     if (!runsEveryIteration(l, load.getParent(), dt_)) return false;
-    if (space == kGlobalAddressSpace && writesGlobal(l)) return false;
+    // Stores to the load's own address are no obstacle: later iterations take the value last
+    // stored (a GPU compiler's GVN carries it round the back edge of the rotated loop).
+    if (space == kGlobalAddressSpace && writesGlobal(l) &&
+        mayWriteGlobal(l, load.getPointerOperand(), load.getType()))
+      return false;
     return invariantIn(l, load.getPointerOperand(), depth);
   }
 
@@ -116,6 +129,7 @@ class Hoisting {
 struct Candidate {
   LoadInst* load;
   std::vector<BasicBlock*> entries;  // the blocks outside its loop that branch to the loop's header
+  std::vector<StoreInst*> stores;    // the loop's stores to the load's address
 };
 
 }  // namespace
@@ -134,6 +148,9 @@ bool loadInvariantsOnce(Function& kernel) {
       Candidate c{load, {}};
       for (BasicBlock* pred : predecessors(target->getHeader()))
         if (!target->contains(pred)) c.entries.push_back(pred);
+      for (BasicBlock* block : target->blocks())
+        for (Instruction& i : *block)
+          if (storesTo(i, load->getPointerOperand(), load->getType())) c.stores.push_back(cast<StoreInst>(&i));
       candidates.push_back(std::move(c));
     }
   if (candidates.empty()) return false;
@@ -152,6 +169,7 @@ bool loadInvariantsOnce(Function& kernel) {
     slots.push_back(value);
     for (BasicBlock* pred : c.entries)
       new StoreInst(ConstantInt::getTrue(kernel.getContext()), fresh, pred->getTerminator());
+    for (StoreInst* s : c.stores) (new StoreInst(s->getValueOperand(), value, s))->moveAfter(s);
     IRBuilder<> b(load);
     Value* first = b.CreateLoad(b.getInt1Ty(), fresh);
     Instruction* then = SplitBlockAndInsertIfThen(first, load, false);

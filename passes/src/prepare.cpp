@@ -18,6 +18,7 @@
 #include "cltrace/passes/access_enumeration.h"
 #include "cltrace/passes/instrument.h"
 #include "cltrace/passes/invariant_loads.h"
+#include "cltrace/passes/value_forwarding.h"
 
 using namespace llvm;
 
@@ -447,6 +448,9 @@ bool prepareModule(Module& m, std::string& error) {
   // the same loads are recorded here, or the L1 would see reads the GPU never makes (each a hit).
   // Only what no store, barrier or call in between may change; the blocks stay as they are.
   fpm.addPass(EarlyCSEPass(/*UseMemorySSA=*/true));
+  // And a value that reaches a load on every way in, round a loop's back edge or through a join
+  // (`c[i] = 0; for (...) c[i] += a[k];` loads c[i] never), as a GPU compiler's GVN finds it.
+  fpm.addPass(ForwardAvailableValuesPass());
   // What EarlyCSE's folds left unused (the elements of an expanded vloadN no component of which
   // is read) goes, as in a GPU compiler.
   fpm.addPass(DCEPass());

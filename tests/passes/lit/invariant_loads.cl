@@ -72,6 +72,24 @@ __kernel void local_atomic(__global const int* w, __global const int* x, __globa
   out[get_global_id(0)] = l[lid];
 }
 
+// A loop whose only store is to the load's own address: out[n] is read once, and later
+// iterations take the value last stored (the phi at the loop's header takes the sum stored);
+// w[1] stays a load on every iteration (out may be w).
+// CHECK-LABEL: define {{.*}}spir_kernel void @own_address(
+// CHECK: [[KEPT:%cltrace.invariant.*]] = phi float [ undef, %{{.*}} ], [ [[SUM:%[0-9]+]], %{{.*}} ]
+// CHECK: [[W:%.*]] = load float, float addrspace(1)*
+// CHECK: [[OUT:%.*]] = getelementptr inbounds float, float addrspace(1)* %1,
+// CHECK-NEXT: br i1 %cltrace.fresh{{.*}}, label %[[READ:[0-9]+]], label %[[ON:[0-9]+]]
+// CHECK: [[READ]]:
+// CHECK-NEXT: [[V:%.*]] = load float, float addrspace(1)* [[OUT]]
+// CHECK: [[ON]]:
+// CHECK-NEXT: [[AFTER:%cltrace.invariant.*]] = phi float [ [[V]], %[[READ]] ], [ [[KEPT]], %{{.*}} ]
+// CHECK: [[SUM]] = fadd float [[AFTER]], [[W]]
+// CHECK-NEXT: store float [[SUM]], float addrspace(1)* [[OUT]]
+__kernel void own_address(__global const float* w, __global float* out, int n) {
+  for (int k = 0; k < n; ++k) out[n] += w[1];
+}
+
 // A store to __global memory in the loop (out may be w), a barrier or a fence in it, a load only
 // some iterations make: each stays a load on every iteration that runs it.
 // CHECK-LABEL: define {{.*}}spir_kernel void @kept(
@@ -79,9 +97,6 @@ __kernel void local_atomic(__global const int* w, __global const int* x, __globa
 // CHECK: ret void
 __kernel void kept(__global const float* w, __global float* out, int n) {
   for (int k = 0; k < n; ++k) out[k] = w[0];
-  for (int k = 0; k < n; ++k) {
-    out[n] += w[1];
-  }
   float s = 0;
   for (int k = 0; k < n; ++k) {
     s += w[2];

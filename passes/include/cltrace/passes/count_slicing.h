@@ -25,7 +25,9 @@ namespace cltrace::passes {
 // the stores gone the count run writes no buffer of the program's.
 std::optional<std::vector<llvm::StoreInst*>> countRunRemovableStores(llvm::Function& kernel);
 
-// Erases `stores` and whatever becomes dead with them (loads and arithmetic that only fed them).
+// Erases `stores` and then every instruction of their function that reaches no side effect or
+// branch (the loads and arithmetic that only fed them, phis feeding each other included): run
+// it when nothing more is to be added to the function.
 void eraseStoresAndDeadOperands(const std::vector<llvm::StoreInst*>& stores);
 
 }  // namespace cltrace::passes

@@ -13,7 +13,9 @@
 //  - nothing in the loop may write __global memory (a store or atomic to __global or generic
 //    memory, a fence, or a call that may write memory and is given a pointer to other than
 //    private or __local memory, or none: barriers and mem_fence included) — for __constant
-//    memory nothing can.
+//    memory nothing can — but plain stores to the load's own address: later iterations then
+//    take the value last stored (`for (i...) y[j] += A[i][j] * x[i];` reads y[j] once, as the
+//    GPU compiler's GVN carries it round the rotated loop's back edge, and stores it each time).
 // It is hoisted out of the outermost enclosing loop for which all of this holds.
 #pragma once
 

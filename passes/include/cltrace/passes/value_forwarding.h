@@ -1,0 +1,42 @@
+// Loads whose value is already in a register on every way that reaches them (part of prepare).
+//
+// A GPU compiler's GVN replaces a load of an address whose value it holds on every incoming
+// way: stored there, or loaded from there, with nothing in between that may write it. clang's
+// -O0 code loads again, and EarlyCSE only sees a value from a block that dominates the load, so
+// `c[i] = 0; for (k...) c[i] += a[k]; c[i] /= 3;` would load c[i] on every iteration and after
+// the loop, where nvcc loads it never: the value comes round the loop's back edge or meets at a
+// join (a phi). Here such a load is replaced by that value, built with phis in place; no block
+// is added, split or merged (the loop and barrier analyses depend on the blocks as written).
+//
+// Same address means a pointer computed the same way (sameComputation) and the same type.
+// Anything that may write the address ends what is known (alias analysis: a store to another
+// buffer that may be this one, an atomic, a call that may write memory, barriers and fences
+// included). An address from a loop's counter (c[k]) is never known round the back edge: the
+// value must be known on every way in, and the way into the loop cannot hold a c[k] of a k
+// not yet defined (so what one iteration stored is not taken for the next one's c[k]).
+#pragma once
+
+#include <llvm/IR/PassManager.h>
+
+namespace llvm {
+class AAResults;
+class Function;
+class Value;
+}  // namespace llvm
+
+namespace cltrace::passes {
+
+// Whether `a` and `b` compute the same value the same way: one value, or the same pure
+// operation (arithmetic, casts, comparisons, address arithmetic, calls that touch no memory
+// such as get_global_id) of operands that are the same in turn. clang's -O0 code computes
+// `c[i]` anew at every mention, and where no mention dominates another EarlyCSE leaves them apart.
+bool sameComputation(const llvm::Value* a, const llvm::Value* b, unsigned depth = 0);
+
+// Returns whether any load was replaced.
+bool forwardAvailableValues(llvm::Function& f, llvm::AAResults& aa);
+
+struct ForwardAvailableValuesPass : llvm::PassInfoMixin<ForwardAvailableValuesPass> {
+  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
+};
+
+}  // namespace cltrace::passes

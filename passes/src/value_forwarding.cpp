@@ -1,0 +1,236 @@
+#include "cltrace/passes/value_forwarding.h"
+
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/MapVector.h>
+#include <llvm/Analysis/AliasAnalysis.h>
+#include <llvm/Analysis/MemoryLocation.h>
+#include <llvm/IR/CFG.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
+#include <llvm/Transforms/Utils/SSAUpdater.h>
+
+#include <vector>
+
+#include "cltrace/passes/access_enumeration.h"
+
+using namespace llvm;
+
+namespace cltrace::passes {
+
+namespace {
+
+// Arithmetic, a cast, a comparison, address arithmetic or a call that touches no memory.
+bool pureOperation(const Instruction& i) {
+  if (const auto* call = dyn_cast<CallInst>(&i))
+    return call->doesNotAccessMemory() && call->getCalledFunction() && !call->getCalledFunction()->isConvergent();
+  return !i.mayReadOrWriteMemory() && (isa<CastInst>(i) || isa<BinaryOperator>(i) || isa<CmpInst>(i) ||
+                                       isa<GetElementPtrInst>(i) || isa<SelectInst>(i));
+}
+
+}  // namespace
+
+bool sameComputation(const Value* a, const Value* b, unsigned depth) {
+  if (a == b) return true;
+  const auto* x = dyn_cast<Instruction>(a);
+  const auto* y = dyn_cast<Instruction>(b);
+  if (!x || !y || depth > 8 || x->getOpcode() != y->getOpcode() || x->getType() != y->getType() ||
+      x->getNumOperands() != y->getNumOperands() || isa<PHINode>(x))
+    return false;
+  if (!pureOperation(*x)) return false;
+  if (const auto* gx = dyn_cast<GetElementPtrInst>(x))
+    if (gx->getSourceElementType() != cast<GetElementPtrInst>(y)->getSourceElementType()) return false;
+  if (const auto* cx = dyn_cast<CmpInst>(x))
+    if (cx->getPredicate() != cast<CmpInst>(y)->getPredicate()) return false;
+  for (unsigned k = 0; k < x->getNumOperands(); ++k)
+    if (!sameComputation(x->getOperand(k), y->getOperand(k), depth + 1)) return false;
+  return true;
+}
+
+
+namespace {
+
+// The loads and stores of recorded memory by address: each pointer mapped to the first pointer
+// computed the same way (sameComputation).
+class Addresses {
+ public:
+  explicit Addresses(Function& f) {
+    for (BasicBlock& bb : f)
+      for (Instruction& inst : bb) {
+        Value* pointer = nullptr;
+        if (auto* l = dyn_cast<LoadInst>(&inst); l && l->isSimple() && recorded(l->getPointerAddressSpace()))
+          pointer = l->getPointerOperand();
+        else if (auto* s = dyn_cast<StoreInst>(&inst); s && s->isSimple() && s->getPointerAddressSpace() == kGlobalAddressSpace)
+          pointer = s->getPointerOperand();
+        if (pointer) of_[&inst] = canonical(pointer);
+      }
+  }
+  // The address of a plain load or store of recorded memory, or null.
+  Value* of(const Instruction* inst) const { return of_.lookup(inst); }
+
+ private:
+  static bool recorded(unsigned space) { return space == kGlobalAddressSpace || space == kConstantAddressSpace; }
+  Value* canonical(Value* pointer) {
+    for (Value* seen : seen_)
+      if (sameComputation(seen, pointer)) return seen;
+    seen_.push_back(pointer);
+    return pointer;
+  }
+  std::vector<Value*> seen_;
+  DenseMap<const Instruction*, Value*> of_;
+};
+
+// What an instruction does to one address's value: nothing, gives it (a store's value, a load),
+// or may write the address (forgets what was known).
+enum class Effect { None, Gives, Forgets };
+
+// One address's loads and what is known of its value through the function.
+class AddressValues {
+ public:
+  AddressValues(Function& f, AAResults& aa, const Addresses& addresses, Value* address, Type* type,
+                const MemoryLocation& where)
+      : f_(f), type_(type) {
+    for (BasicBlock& bb : f)
+      for (Instruction& inst : bb) {
+        if (addresses.of(&inst) == address) {
+          Value* value = nullptr;
+          if (auto* s = dyn_cast<StoreInst>(&inst); s && s->getValueOperand()->getType() == type)
+            value = s->getValueOperand();
+          else if (auto* l = dyn_cast<LoadInst>(&inst); l && l->getType() == type)
+            value = l;
+          if (value) {
+            effects_[&bb].push_back({&inst, Effect::Gives, value});
+            continue;
+          }
+        }
+        if (inst.mayWriteToMemory() && !isa<DbgInfoIntrinsic>(inst) && isModSet(aa.getModRefInfo(&inst, where)))
+          effects_[&bb].push_back({&inst, Effect::Forgets, nullptr});
+      }
+  }
+
+  // Replaces every load among `loads` whose value is available; returns whether any was.
+  bool forward(const std::vector<LoadInst*>& loads) {
+    findAvailability();
+    std::vector<LoadInst*> chosen;
+    for (LoadInst* load : loads)
+      if (availableAt(load)) chosen.push_back(load);
+    if (chosen.empty()) return false;
+    SmallPtrSet<const Instruction*, 16> replaced(chosen.begin(), chosen.end());
+    // The value at the end of each block that gives one of its own (the last one after the last
+    // write that may change the address); the loads being replaced give none: each is given
+    // the value before it.
+    SSAUpdater ssa;
+    ssa.Initialize(type_, "cltrace.forwarded");
+    for (auto& [block, effects] : effects_)
+      if (Value* last = valueBefore(effects, nullptr, replaced)) ssa.AddAvailableValue(block, last);
+    std::vector<std::pair<LoadInst*, Value*>> values;
+    for (LoadInst* load : chosen) {
+      Value* before = valueBefore(effects_[load->getParent()], load, replaced);
+      values.push_back({load, before ? before : ssa.GetValueInMiddleOfBlock(load->getParent())});
+    }
+    for (auto [load, value] : values) {
+      load->replaceAllUsesWith(value);
+      load->eraseFromParent();
+    }
+    return true;
+  }
+
+ private:
+  struct Step {
+    Instruction* inst;
+    Effect effect;
+    Value* value;  // Gives: the value the address then holds
+  };
+
+  // The value a block's steps up to `stop` (all: null) leave at the address, null when they
+  // leave none of their own (what came in, or forgotten).
+  static Value* valueBefore(const std::vector<Step>& steps, const Instruction* stop,
+                            const SmallPtrSetImpl<const Instruction*>& replaced) {
+    Value* value = nullptr;
+    for (const Step& s : steps) {
+      if (s.inst == stop) break;
+      if (s.effect == Effect::Forgets)
+        value = nullptr;
+      else if (!replaced.count(s.inst))
+        value = s.value;
+    }
+    return value;
+  }
+
+  // What the steps up to `stop` (all: null) leave known: what came in, nothing, or a value.
+  Effect effectBefore(BasicBlock* bb, const Instruction* stop) const {
+    Effect e = Effect::None;
+    auto it = effects_.find(bb);
+    if (it == effects_.end()) return e;
+    for (const Step& s : it->second) {
+      if (s.inst == stop) break;
+      e = s.effect;
+    }
+    return e;
+  }
+
+  // Whether the value is known on entry to each block: on every way in (not for the entry
+  // block or blocks no way reaches); the greatest solution, so that a value that comes round a
+  // loop's back edge counts.
+  void findAvailability() {
+    DenseMap<BasicBlock*, Effect> effect;
+    for (BasicBlock& bb : f_) {
+      effect[&bb] = effectBefore(&bb, nullptr);
+      in_[&bb] = &bb != &f_.getEntryBlock() && pred_begin(&bb) != pred_end(&bb);
+    }
+    auto out = [&](BasicBlock* bb) { return effect[bb] == Effect::Gives || (effect[bb] == Effect::None && in_[bb]); };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (BasicBlock& bb : f_) {
+        if (!in_[&bb]) continue;
+        for (BasicBlock* pred : predecessors(&bb))
+          if (!out(pred)) {
+            in_[&bb] = false;
+            changed = true;
+            break;
+          }
+      }
+    }
+  }
+
+  bool availableAt(LoadInst* load) const {
+    const Effect e = effectBefore(load->getParent(), load);
+    return e == Effect::Gives || (e == Effect::None && in_.lookup(load->getParent()));
+  }
+
+  Function& f_;
+  Type* type_;
+  MapVector<BasicBlock*, std::vector<Step>> effects_;  // a block's steps, in order
+  DenseMap<BasicBlock*, bool> in_;
+};
+
+}  // namespace
+
+bool forwardAvailableValues(Function& f, AAResults& aa) {
+  const Addresses addresses(f);
+  // The loads by address and type, in program order; only an address with a store or a second
+  // load can have a load to replace.
+  MapVector<std::pair<Value*, Type*>, std::vector<LoadInst*>> loads;
+  DenseMap<Value*, unsigned> accesses;
+  for (BasicBlock& bb : f)
+    for (Instruction& inst : bb)
+      if (Value* address = addresses.of(&inst)) {
+        ++accesses[address];
+        if (auto* l = dyn_cast<LoadInst>(&inst)) loads[{address, l->getType()}].push_back(l);
+      }
+  bool changed = false;
+  for (auto& [key, group] : loads) {
+    if (accesses[key.first] < 2) continue;
+    AddressValues values(f, aa, addresses, key.first, key.second, MemoryLocation::get(group.front()));
+    changed |= values.forward(group);
+  }
+  return changed;
+}
+
+PreservedAnalyses ForwardAvailableValuesPass::run(Function& f, FunctionAnalysisManager& am) {
+  if (!forwardAvailableValues(f, am.getResult<AAManager>(f))) return PreservedAnalyses::all();
+  PreservedAnalyses kept;
+  kept.preserveSet<CFGAnalyses>();
+  return kept;
+}
+
+}  // namespace cltrace::passes
