@@ -139,6 +139,7 @@ std::vector<KernelArg> kernelArgs(const Function& f) {
     k.name = metadataString(f, "kernel_arg_name", i);
     if (k.name.empty()) k.name = a.hasName() ? a.getName().str() : "arg" + std::to_string(i);
     k.type = metadataString(f, "kernel_arg_type", i);
+    k.baseType = metadataString(f, "kernel_arg_base_type", i);
     const std::string where = "argument " + std::to_string(i) + " (" + k.type + " " + k.name + ") of kernel '" +
                               f.getName().str() + "'";
     const StringRef object = openclObjectOf(a.getType());

@@ -130,3 +130,19 @@ expect_error "cltrace: error: no local size was given, and kernel 'plain' has no
 expect_error "cltrace: error: local size 8 does not divide global size 12 in dimension 0" \
   "$CLTRACE" run "$work/reqd.cl" --kernel k --global 12,4 -a buffer:float:64 -o "$work/t"
 echo "run options: all checks passed"
+
+# No --kernel and no manifest: a program's only kernel is the one run; several are listed.
+cat > "$work/only.cl" <<'CL'
+int twice(int x) { return 2 * x; }
+__kernel void only(__global int* a) { a[get_global_id(0)] = twice(3); }
+CL
+"$CLTRACE" run "$work/only.cl" --global 8 --local 8 --arg buffer:int:8 -o "$work/only.cltrace" > "$work/only.out" 2>&1 ||
+  fail "the only kernel: $(cat "$work/only.out")"
+"$CLTRACE" stats "$work/only.cltrace" | grep -E "^records: 8$" > /dev/null || fail "the only kernel's records: $("$CLTRACE" stats "$work/only.cltrace")"
+printf '__kernel void a(__global int* x) { x[0] = 1; }\n__kernel void b(__global int* x) { x[1] = 1; }\n' > "$work/two.cl"
+expect_error "no --kernel given and no launch manifest next to $work/two.cl: its kernels are a, b" \
+  "$CLTRACE" run "$work/two.cl" --global 8 --local 8 --arg buffer:int:8 -o "$work/t"
+echo "int f(int x) { return x; }" > "$work/none.cl"
+expect_error "no --kernel given and no launch manifest next to $work/none.cl: the program has no kernel" \
+  "$CLTRACE" predict "$work/none.cl" --global 8 --local 8
+echo "ok: without --kernel, the only kernel runs and several are listed"

@@ -199,6 +199,20 @@ TEST(Standalone, ArgumentErrorsNameTheArgument) {
   // size_t parameters take ulong; a decimal with a leading zero is decimal.
   std::vector<passes::KernelArg> sized = {{"n", "size_t", 0, false}};
   wrapper::checkArgs({wrapper::parseArgSpec("scalar:ulong:010")}, sized);
+  // A typedef of a built-in type is checked as that type (PolyBench's DATA_TYPE), as the
+  // compiler resolves it (kernel_arg_base_type).
+  const passes::InstrumentedKernel typed = passes::instrumentSource(
+      "typedef float DATA_TYPE;\n__kernel void k(__global DATA_TYPE* a, DATA_TYPE alpha) { a[0] = alpha; }", "k", {});
+  ASSERT_EQ(typed.args.size(), 2u);
+  EXPECT_EQ(typed.args[1].type, "DATA_TYPE");
+  EXPECT_EQ(typed.args[1].resolvedType(), "float");
+  wrapper::checkArgs({wrapper::parseArgSpec("buffer:float:4"), wrapper::parseArgSpec("scalar:float:1.5")}, typed.args);
+  expectInvalid([&] {
+    wrapper::checkArgs({wrapper::parseArgSpec("buffer:float:4"), wrapper::parseArgSpec("scalar:double:1.5")}, typed.args);
+  }, "argument 1 (DATA_TYPE alpha): given as double, the kernel expects DATA_TYPE (float)");
+  expectInvalid([&] {
+    wrapper::checkArgs({wrapper::parseArgSpec("buffer:int:4"), wrapper::parseArgSpec("scalar:float:1.5")}, typed.args);
+  }, "argument 0 (DATA_TYPE* a): a buffer of int, the kernel's elements are float");
   passes::KernelArg byValue{"p", "P", 0, false, 8};
   expectInvalid([&] { wrapper::checkArgs({wrapper::parseArgSpec("scalar:long:1")}, {byValue}); },
                 "argument 0 (P p): a struct passed by value (8 bytes): `cltrace run` cannot build one");

@@ -6,6 +6,8 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "cltrace/passes/instrumenter.h"
+#include "cltrace/wrapper/standalone.h"
 
 namespace cltrace::cli {
 
@@ -44,6 +46,22 @@ void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
       ->check(nonEmpty());
 }
 
+namespace {
+
+// The kernel to run when neither --kernel nor a manifest names one: the program's only kernel;
+// otherwise an error that lists them.
+std::string onlyKernelOf(const std::string& path, const std::vector<std::string>& buildOptions) {
+  const std::vector<std::string> kernels = passes::listKernels(passes::compileProgramSource(
+      wrapper::readKernelSource(path), passes::withSourceDirectory(path, buildOptions), {}, path));
+  if (kernels.size() == 1) return kernels.front();
+  std::string list;
+  for (const std::string& k : kernels) list += (list.empty() ? "" : ", ") + k;
+  throw UserError("no --kernel given and no launch manifest next to " + path + ": " +
+                  (kernels.empty() ? "the program has no kernel" : "its kernels are " + list));
+}
+
+}  // namespace
+
 wrapper::RunSpec runSpecOf(const LaunchFlags& f) {
   wrapper::RunSpec spec;
   spec.sourcePath = f.source;
@@ -68,7 +86,7 @@ wrapper::RunSpec runSpecOf(const LaunchFlags& f) {
     if (!std::filesystem::exists(f.source, ec)) throw UserError("cannot open kernel source " + f.source + ": no such file");
     bool manifest = wrapper::applyManifest(spec, !f.kernel.empty(), haveRange, !f.args.empty(),
                                            !f.buildOptions.empty() || !f.defines.empty());
-    if (spec.kernel.empty()) throw UserError("no --kernel given and no launch manifest next to " + f.source);
+    if (spec.kernel.empty()) spec.kernel = onlyKernelOf(f.source, spec.buildOptions);
     if (!manifest && !haveRange) {
       if (!f.local.empty() || !f.offset.empty())
         throw UserError(std::string(f.local.empty() ? "--offset" : "--local") +

@@ -526,9 +526,10 @@ void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::Kern
       // The buffer's contents are made as its TYPE (random floats, iota integers): integers given
       // to floats, or scalars of another size, would be read as other numbers than were made.
       // Vectors of the element (float4 for float*, or float for float4*: a size in other units)
-      // and the other signedness keep the numbers. A pointer to a struct or a typedef name
-      // cannot be checked.
-      const std::string element = p.type.size() > 1 && p.type.back() == '*' ? p.type.substr(0, p.type.size() - 1) : "";
+      // and the other signedness keep the numbers. A typedef of a built-in type is checked as
+      // that type (kernel_arg_base_type); a pointer to a struct cannot be checked.
+      const std::string& base = p.resolvedType();
+      const std::string element = base.size() > 1 && base.back() == '*' ? base.substr(0, base.size() - 1) : "";
       if (isBuiltinType(element) && !sameNumbers(element, s.type))
         throw std::invalid_argument(where + "a buffer of " + s.type + ", the kernel's elements are " + element +
                                     " (give buffer:" + element + ":COUNT...)");
@@ -538,10 +539,11 @@ void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::Kern
                                   "pass it as the program sets it");
     } else {
       if (s.kind != ArgSpec::Kind::Scalar) throw std::invalid_argument(where + "a value needs scalar:TYPE:VALUE");
-      // The type must be the kernel's (size_t is ulong here); a typedef name the kernel uses
-      // cannot be checked.
-      if (isBuiltinType(p.type) && normalTypeName(p.type) != normalTypeName(s.type))
-        throw std::invalid_argument(where + "given as " + s.type + ", the kernel expects " + p.type);
+      // The type must be the kernel's (size_t is ulong here), a typedef's as the type it names.
+      const std::string& base = p.resolvedType();
+      if (isBuiltinType(base) && normalTypeName(base) != normalTypeName(s.type))
+        throw std::invalid_argument(where + "given as " + s.type + ", the kernel expects " + p.type +
+                                    (base != p.type ? " (" + base + ")" : ""));
     }
   }
 }

@@ -19,7 +19,7 @@ class InstrumentError : public std::runtime_error {
 
 struct KernelArg {
   std::string name;          // from kernel_arg_name ("argN" when absent)
-  std::string type;          // kernel_arg_type, e.g. "float*"
+  std::string type;          // kernel_arg_type, e.g. "float*"; a typedef's name as written
   unsigned addressSpace = 0; // of the pointee for pointers (1 global, 2 constant, 3 local), else 0
   bool isPointer = false;
   uint64_t byValueBytes = 0;  // a struct passed by value: its size (isPointer is then false)
@@ -28,6 +28,10 @@ struct KernelArg {
   // isPointer is then false.
   enum class Handle { None, Image, Sampler } handle = Handle::None;
   bool writeOnly = false;  // an image declared write_only (else read_only)
+  // kernel_arg_base_type: typedefs of built-in types resolved (`DATA_TYPE*` -> "float*"); empty:
+  // as `type`.
+  std::string baseType;
+  const std::string& resolvedType() const { return baseType.empty() ? type : baseType; }
 };
 
 struct InstrumentedKernel {
