@@ -131,6 +131,19 @@ bool isUnsupportedObjectType(StringRef type) {
   return type == "event_t" || type == "queue_t" || type == "clk_event_t" || type.startswith("pipe");
 }
 
+// clang's base type names a vector as its element with an attribute: "float
+// __attribute__((ext_vector_type(4)))*" -> "float4*", as OpenCL C writes it.
+std::string vectorTypeNames(std::string type) {
+  const std::string attribute = " __attribute__((ext_vector_type(";
+  for (size_t at; (at = type.find(attribute)) != std::string::npos;) {
+    const size_t lanes = at + attribute.size();
+    const size_t close = type.find(")))", lanes);
+    if (close == std::string::npos) break;
+    type = type.substr(0, at) + type.substr(lanes, close - lanes) + type.substr(close + 3);
+  }
+  return type;
+}
+
 std::vector<KernelArg> kernelArgs(const Function& f) {
   std::vector<KernelArg> args;
   for (const Argument& a : f.args()) {
@@ -139,7 +152,7 @@ std::vector<KernelArg> kernelArgs(const Function& f) {
     k.name = metadataString(f, "kernel_arg_name", i);
     if (k.name.empty()) k.name = a.hasName() ? a.getName().str() : "arg" + std::to_string(i);
     k.type = metadataString(f, "kernel_arg_type", i);
-    k.baseType = metadataString(f, "kernel_arg_base_type", i);
+    k.baseType = vectorTypeNames(metadataString(f, "kernel_arg_base_type", i));
     const std::string where = "argument " + std::to_string(i) + " (" + k.type + " " + k.name + ") of kernel '" +
                               f.getName().str() + "'";
     const StringRef object = openclObjectOf(a.getType());

@@ -206,6 +206,13 @@ TEST(Standalone, ArgumentErrorsNameTheArgument) {
   ASSERT_EQ(typed.args.size(), 2u);
   EXPECT_EQ(typed.args[1].type, "DATA_TYPE");
   EXPECT_EQ(typed.args[1].resolvedType(), "float");
+  // Vectors as OpenCL C writes them (clang's base type spells an attribute).
+  const passes::InstrumentedKernel vectors = passes::instrumentSource(
+      "typedef float4 F4;\n__kernel void k(__global F4* a, F4 f, uint3 u) { a[0] = f; }", "k", {});
+  ASSERT_EQ(vectors.args.size(), 3u);
+  EXPECT_EQ(vectors.args[0].resolvedType(), "float4*");
+  EXPECT_EQ(vectors.args[1].resolvedType(), "float4");
+  EXPECT_EQ(vectors.args[2].resolvedType(), "uint3");
   wrapper::checkArgs({wrapper::parseArgSpec("buffer:float:4"), wrapper::parseArgSpec("scalar:float:1.5")}, typed.args);
   expectInvalid([&] {
     wrapper::checkArgs({wrapper::parseArgSpec("buffer:float:4"), wrapper::parseArgSpec("scalar:double:1.5")}, typed.args);
