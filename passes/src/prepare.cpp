@@ -138,7 +138,6 @@ void expandVectorBuiltins(Module& m) {
   }
 }
 
-
 // A half-precision load or store builtin: vload_half[N], vloada_half[N], vstore_half[N][_rM],
 // vstorea_half[N][_rM] ("_Z16vstore_half4_rteDv4_fmPU3AS1Dh"). It reads or writes N halves at
 // p + offset * stride halves, the stride N except for the aligned 3-vectors (4).
@@ -180,7 +179,8 @@ HalfBuiltin halfBuiltin(const CallInst& call) {
   Type* value = store ? call.getArgOperand(0)->getType() : call.getType();
   auto* vector = dyn_cast<FixedVectorType>(value);
   Type* element = vector ? vector->getElementType() : value;
-  if (!p->getType()->isPointerTy() || !offset->getType()->isIntegerTy() || (vector ? vector->getNumElements() : 1) != n ||
+  const unsigned lanes = vector ? vector->getNumElements() : 1;
+  if (!p->getType()->isPointerTy() || !offset->getType()->isIntegerTy() || lanes != n ||
       !(element->isFloatTy() || (store && element->isDoubleTy())))
     return h;
   h.store = store;
@@ -252,12 +252,12 @@ void expandHalfBuiltins(Module& m) {
     // Where half k is; the aligned forms' whole vector as one value.
     auto at = [&](unsigned k) { return b.CreateGEP(i16, halves, b.CreateAdd(first, b.getInt64(k))); };
     Type* whole = h.lanes == 1 ? i16 : static_cast<Type*>(FixedVectorType::get(i16, h.lanes));
-    const Align wholeAlign(2 * h.stride);
+    const Align wholeAlign(h.aligned ? 2 * h.stride : 2);  // the aligned forms' vector's
     auto wholeAt = [&] { return b.CreatePointerCast(at(0), PointerType::get(whole, space)); };
     if (!h.store) {
       Value* value;
       if (h.aligned || h.lanes == 1) {
-        value = halfBitsToFloat(b, b.CreateAlignedLoad(whole, wholeAt(), h.aligned ? wholeAlign : Align(2)));
+        value = halfBitsToFloat(b, b.CreateAlignedLoad(whole, wholeAt(), wholeAlign));
       } else {
         value = PoisonValue::get(call->getType());
         for (unsigned k = 0; k < h.lanes; ++k)
@@ -273,20 +273,22 @@ void expandHalfBuiltins(Module& m) {
     AllocaInst* scratch = entry.CreateAlloca(ArrayType::get(i16, h.lanes));
     Value* data = call->getArgOperand(0);
     const std::string name = "vstore_half" + (h.lanes > 1 ? std::to_string(h.lanes) : "") + h.rounding.str();
-    const std::string mangled =
-        "_Z" + std::to_string(name.size()) + name + mangledType(data->getType()) + mangledType(offset->getType()) + "PDh";
+    const std::string mangled = "_Z" + std::to_string(name.size()) + name + mangledType(data->getType()) +
+                                mangledType(offset->getType()) + "PDh";
     Type* privateHalf = PointerType::get(Type::getHalfTy(ctx), 0);
-    FunctionCallee convert =
-        m.getOrInsertFunction(mangled, FunctionType::get(b.getVoidTy(), {data->getType(), offset->getType(), privateHalf}, false));
+    FunctionCallee convert = m.getOrInsertFunction(
+        mangled, FunctionType::get(b.getVoidTy(), {data->getType(), offset->getType(), privateHalf}, false));
     if (auto* g = dyn_cast<Function>(convert.getCallee())) g->setCallingConv(call->getCallingConv());
-    CallInst* conversion = b.CreateCall(convert, {data, ConstantInt::get(offset->getType(), 0), b.CreatePointerCast(scratch, privateHalf)});
+    CallInst* conversion = b.CreateCall(
+        convert, {data, ConstantInt::get(offset->getType(), 0), b.CreatePointerCast(scratch, privateHalf)});
     conversion->setCallingConv(call->getCallingConv());
-    for (Attribute::AttrKind kind : {Attribute::NoUnwind, Attribute::WillReturn, Attribute::ArgMemOnly, Attribute::WriteOnly})
+    for (Attribute::AttrKind kind :
+         {Attribute::NoUnwind, Attribute::WillReturn, Attribute::ArgMemOnly, Attribute::WriteOnly})
       conversion->addFnAttr(kind);
     Value* scratchHalves = b.CreatePointerCast(scratch, PointerType::get(i16, 0));
     if (h.aligned || h.lanes == 1) {
       Value* bits = b.CreateLoad(whole, b.CreatePointerCast(scratchHalves, PointerType::get(whole, 0)));
-      b.CreateAlignedStore(bits, wholeAt(), h.aligned ? wholeAlign : Align(2));
+      b.CreateAlignedStore(bits, wholeAt(), wholeAlign);
     } else {
       for (unsigned k = 0; k < h.lanes; ++k)
         b.CreateAlignedStore(b.CreateLoad(i16, b.CreateConstGEP1_64(i16, scratchHalves, k)), at(k), Align(2));
@@ -294,7 +296,6 @@ void expandHalfBuiltins(Module& m) {
     call->eraseFromParent();
   }
 }
-
 
 // The lanes of vector `v` whose values its users may observe, a bit per lane (all for vectors
 // of more than 64 lanes): constant-index extracts take one, shuffles the lanes their own users

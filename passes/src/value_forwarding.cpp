@@ -59,7 +59,8 @@ class Addresses {
         Value* pointer = nullptr;
         if (auto* l = dyn_cast<LoadInst>(&inst); l && l->isSimple() && recorded(l->getPointerAddressSpace()))
           pointer = l->getPointerOperand();
-        else if (auto* s = dyn_cast<StoreInst>(&inst); s && s->isSimple() && s->getPointerAddressSpace() == kGlobalAddressSpace)
+        else if (auto* s = dyn_cast<StoreInst>(&inst);
+                 s && s->isSimple() && s->getPointerAddressSpace() == kGlobalAddressSpace)
           pointer = s->getPointerOperand();
         if (pointer) of_[&inst] = canonical(pointer);
       }
@@ -107,13 +108,15 @@ class AddressValues {
       }
   }
 
-  // Replaces every load among `loads` whose value is available; returns whether any was.
-  bool forward(const std::vector<LoadInst*>& loads) {
+  // Replaces the uses of every load among `loads` whose value is available, and adds the load
+  // to `replaced` (erased by the caller once every address is done: the other addresses'
+  // books still name it).
+  void forward(const std::vector<LoadInst*>& loads, std::vector<LoadInst*>& replacedLoads) {
     findAvailability();
     std::vector<LoadInst*> chosen;
     for (LoadInst* load : loads)
       if (availableAt(load)) chosen.push_back(load);
-    if (chosen.empty()) return false;
+    if (chosen.empty()) return;
     SmallPtrSet<const Instruction*, 16> replaced(chosen.begin(), chosen.end());
     // The value at the end of each block that gives one of its own (the last one after the last
     // write that may change the address); the loads being replaced give none: each is given
@@ -129,9 +132,8 @@ class AddressValues {
     }
     for (auto [load, value] : values) {
       load->replaceAllUsesWith(value);
-      load->eraseFromParent();
+      replacedLoads.push_back(load);
     }
-    return true;
   }
 
  private:
@@ -217,13 +219,14 @@ bool forwardAvailableValues(Function& f, AAResults& aa) {
         ++accesses[address];
         if (auto* l = dyn_cast<LoadInst>(&inst)) loads[{address, l->getType()}].push_back(l);
       }
-  bool changed = false;
+  std::vector<LoadInst*> replaced;
   for (auto& [key, group] : loads) {
     if (accesses[key.first] < 2) continue;
     AddressValues values(f, aa, addresses, key.first, key.second, MemoryLocation::get(group.front()));
-    changed |= values.forward(group);
+    values.forward(group, replaced);
   }
-  return changed;
+  for (LoadInst* load : replaced) load->eraseFromParent();
+  return !replaced.empty();
 }
 
 PreservedAnalyses ForwardAvailableValuesPass::run(Function& f, FunctionAnalysisManager& am) {
