@@ -198,7 +198,7 @@ Type* sameShape(Type* type, Type* element) {
 
 // The floats that half bit patterns `bits` (i16 or a vector of them) stand for, exactly: IEEE
 // binary16 has 5 exponent bits (bias 15) and 10 mantissa bits; every half, subnormals
-// included, is a normal float, and infinities and NaNs keep their sign and payload.
+// included, is a normal float, and infinities and NaNs keep their sign and payload (NaNs quiet).
 Value* halfBitsToFloat(IRBuilder<>& b, Value* bits) {
   Type* i32 = sameShape(bits->getType(), b.getInt32Ty());
   Type* f32 = sameShape(bits->getType(), b.getFloatTy());
@@ -209,7 +209,9 @@ Value* halfBitsToFloat(IRBuilder<>& b, Value* bits) {
   Value* mantissa = b.CreateAnd(h, c(0x3ff));
   Value* fraction = b.CreateShl(mantissa, 13);
   Value* normal = b.CreateOr(b.CreateShl(b.CreateAdd(exponent, c(127 - 15)), 23), fraction);
-  Value* infOrNan = b.CreateOr(c(0x7f800000), fraction);
+  // A signalling NaN comes out quiet, as IEEE 754 converts it (and the library's vload_half).
+  Value* quiet = b.CreateSelect(b.CreateICmpNE(mantissa, c(0)), c(0x400000), c(0));
+  Value* infOrNan = b.CreateOr(b.CreateOr(c(0x7f800000), fraction), quiet);
   // Zero and subnormals: mantissa * 2^-24, exact in a float.
   Value* small = b.CreateBitCast(b.CreateFMul(b.CreateUIToFP(mantissa, f32), ConstantFP::get(f32, 0x1p-24)), i32);
   Value* magnitude = b.CreateSelect(b.CreateICmpEQ(exponent, c(0)), small,

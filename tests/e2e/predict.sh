@@ -142,3 +142,20 @@ for signal in INT TERM; do
 done
 echo "ok: predict's temporary folder is private and removed, also on SIGINT and SIGTERM"
 echo "predict: all checks passed"
+
+# Runs on SMs whose rates differ (workgroup 0 reads one line once: 100%; workgroup 1 reads it
+# twice, the second a hit: 50%): the median of two is neither run's rate, and the headline says
+# which run the counts above are (the first of the two, on SM 1, with 2 reads and 1 miss).
+cat > "$work/split.cl" <<'CL'
+__kernel void split(__global const float* a, __global float* o) {
+  size_t g = get_global_id(0);
+  float s = a[g];
+  if (get_group_id(0) == 1) s += a[g ^ 1];
+  o[g] = s;
+}
+CL
+out=$("$CLTRACE" predict "$work/split.cl" --global 64 --local 32 --arg buffer:float:64 --arg buffer:float:64 --runs 2 --seed 2)
+echo "$out" | grep -Fx "predicted L1 read miss rate: 75.00% (median of 2 runs; relative standard deviation 33.33%, range 50.00%..100.00%; the counts above are a run on SM 1 at 50.00%, the closest to the median)" >/dev/null ||
+  fail "split runs: $out"
+echo "$out" | grep -E "^reads +2$" >/dev/null || fail "split runs' counts: $out"
+echo "ok: runs split between SMs say whose counts are shown"

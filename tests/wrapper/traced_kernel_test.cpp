@@ -576,15 +576,15 @@ TEST(TracedKernel, HalfBuiltinsKeepValuesAndRoundingModes) {
     }
   })CL";
   // 0, -0, the least and the greatest subnormal, the least normal, 1, the greatest half, +inf,
-  // -inf, a quiet NaN, -2, 0x3555, then 0 and 1.5 (read by the vload_half2).
+  // -inf, a quiet NaN, -2, 0x3555, a signalling NaN (read quiet) and 1.5 (read by the vload_half2).
   const std::vector<uint16_t> halves = {0x0000, 0x8000, 0x0001, 0x03ff, 0x0400, 0x3c00, 0x7bff, 0x7c00,
-                                        0xfc00, 0x7e00, 0xc000, 0x3555, 0x0000, 0x3e00, 0, 0};
+                                        0xfc00, 0x7e00, 0xc000, 0x3555, 0x7c01, 0x3e00, 0, 0};
   cl_mem A = env.buffer(halves), Bits = env.buffer(std::vector<uint32_t>(17, 0)),
          B = env.buffer(std::vector<uint16_t>(12, 0));
   wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "hv", {}));
   NDRange r;
-  r.global = {12, 1, 1};
-  r.local = {12, 1, 1};
+  r.global = {13, 1, 1};
+  r.local = {13, 1, 1};
   std::string path = tempPath("hv");
   // x = 1 + 3 * 2^-12: three quarters of the way from 1 to the next half, 1 + 2^-10.
   const float x = 1.0f + 3.0f / 4096.0f;
@@ -594,14 +594,14 @@ TEST(TracedKernel, HalfBuiltinsKeepValuesAndRoundingModes) {
            r, path);
   EXPECT_EQ(env.read<uint32_t>(Bits, 17),
             (std::vector<uint32_t>{0x00000000, 0x80000000, 0x33800000, 0x387fc000, 0x38800000, 0x3f800000, 0x477fe000,
-                                   0x7f800000, 0xff800000, 0x7fc00000, 0xc0000000, 0x3eaaa000, 0, 0, 0, 0,
+                                   0x7f800000, 0xff800000, 0x7fc00000, 0xc0000000, 0x3eaaa000, 0x7fc02000, 0, 0, 0,
                                    0x3fc00000}));
   // rte 1 + 2^-10, rtz 1, rtp 1 + 2^-10, rtn 1; then -x down (rtn) and up (rtp), x up, and
   // 65520 up to infinity (rtp; it is beyond the greatest half).
   EXPECT_EQ(env.read<uint16_t>(B, 12),
             (std::vector<uint16_t>{0x3c01, 0x3c00, 0x3c01, 0x3c00, 0xbc01, 0xbc01, 0, 0, 0xbc00, 0xbc00, 0x3c01, 0x7c00}));
   WholeTrace t = readWholeTrace(path);
-  ASSERT_EQ(t.workItems.size(), 12u);
+  ASSERT_EQ(t.workItems.size(), 13u);
   expectRecords(t.workItems[3], {{AccessKind::Load, 0, 6, 2, 0}, {AccessKind::Store, 1, 256 + 12, 4, 0}}, "work-item 3");
   std::filesystem::remove(path);
 }

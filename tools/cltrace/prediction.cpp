@@ -150,11 +150,20 @@ void printPrediction(std::ostream& out, const Prediction& p) {
                runs.withReads == 1 ? "" : "s");
     if (runs.withReads < runs.count)
       fmt::print(out, " whose L1 sees reads, of {}", runs.count);
-    fmt::print(out, ", SM {}; relative standard deviation {}", p.report.sm, cachesim::rsdText(runs.rsd));
+    // The counts above are the representative run's (the closest to the median): where its rate
+    // is not the median (an even count of runs split between SMs that differ), say so.
+    const std::optional<double>& shown = runs.values[runs.representative];
+    const bool apart = fmt::format("{:.2f}", 100 * *shown) != fmt::format("{:.2f}", 100 * *runs.median);
+    if (!apart) fmt::print(out, ", SM {}", p.report.sm);
+    fmt::print(out, "; relative standard deviation {}", cachesim::rsdText(runs.rsd));
     double lo = *runs.median, hi = *runs.median;
     for (const std::optional<double>& v : runs.values)
       if (v) lo = std::min(lo, *v), hi = std::max(hi, *v);
-    fmt::print(out, ", range {:.2f}%..{:.2f}%)\n", 100 * lo, 100 * hi);
+    fmt::print(out, ", range {:.2f}%..{:.2f}%", 100 * lo, 100 * hi);
+    if (apart)
+      fmt::print(out, "; the counts above are a run on SM {} at {:.2f}%, the closest to the median", p.report.sm,
+                 100 * *shown);
+    fmt::print(out, ")\n");
   }
 
   std::vector<cachesim::InstructionStats> top = s.perInstruction;
