@@ -4,6 +4,8 @@
 #include <llvm/ADT/MapVector.h>
 #include <llvm/Analysis/AliasAnalysis.h>
 #include <llvm/Analysis/MemoryLocation.h>
+#include <llvm/Analysis/ValueTracking.h>
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/CFG.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
@@ -229,8 +231,68 @@ bool forwardAvailableValues(Function& f, AAResults& aa) {
   return !replaced.empty();
 }
 
+namespace {
+
+// The store a block ends with, once nothing that touches memory follows it, or null.
+StoreInst* lastStoreOf(BasicBlock& bb) {
+  for (auto it = bb.getTerminator()->getReverseIterator(); ++it != bb.rend();) {
+    if (auto* s = dyn_cast<StoreInst>(&*it)) return s->isSimple() ? s : nullptr;
+    if (it->mayReadOrWriteMemory()) return nullptr;
+  }
+  return nullptr;
+}
+
+// `then`'s store over its predecessor's, when `then` is an if's branch that only stores to the
+// address the predecessor stored to last, from at most two cheap instructions that are safe to
+// run either way. Returns whether it merged them.
+bool mergeOverwrite(BasicBlock& then) {
+  BasicBlock* from = then.getSinglePredecessor();
+  auto* branch = from ? dyn_cast<BranchInst>(from->getTerminator()) : nullptr;
+  auto* on = dyn_cast<BranchInst>(then.getTerminator());
+  if (!branch || !branch->isConditional() || !on || on->isConditional() || from == &then) return false;
+  BasicBlock* join = on->getSuccessor(0);
+  if (branch->getSuccessor(0) != join && branch->getSuccessor(1) != join) return false;
+  StoreInst* second = nullptr;
+  std::vector<Instruction*> computed;
+  for (Instruction& i : then) {
+    if (&i == on) break;
+    if (auto* s = dyn_cast<StoreInst>(&i); s && !second && s->isSimple()) {
+      second = s;
+    } else if (!second && !i.mayReadOrWriteMemory() && !isa<PHINode>(i) && isSafeToSpeculativelyExecute(&i)) {
+      computed.push_back(&i);
+    } else {
+      return false;
+    }
+  }
+  StoreInst* first = lastStoreOf(*from);
+  if (!second || !first || computed.size() > 2 || first->getPointerAddressSpace() != kGlobalAddressSpace ||
+      first->getValueOperand()->getType() != second->getValueOperand()->getType() ||
+      !sameComputation(first->getPointerOperand(), second->getPointerOperand()))
+    return false;
+  for (Instruction* i : computed) i->moveBefore(branch);
+  IRBuilder<> b(branch);
+  b.SetCurrentDebugLocation(first->getDebugLoc());
+  const bool whenTrue = branch->getSuccessor(0) == &then;
+  Value* value = b.CreateSelect(branch->getCondition(), whenTrue ? second->getValueOperand() : first->getValueOperand(),
+                                whenTrue ? first->getValueOperand() : second->getValueOperand());
+  StoreInst* merged = b.CreateStore(value, first->getPointerOperand());
+  merged->setAlignment(std::min(first->getAlign(), second->getAlign()));
+  first->eraseFromParent();
+  second->eraseFromParent();
+  return true;
+}
+
+}  // namespace
+
+bool mergeConditionalOverwrites(Function& f) {
+  bool changed = false;
+  for (BasicBlock& bb : f) changed |= mergeOverwrite(bb);
+  return changed;
+}
+
 PreservedAnalyses ForwardAvailableValuesPass::run(Function& f, FunctionAnalysisManager& am) {
-  if (!forwardAvailableValues(f, am.getResult<AAManager>(f))) return PreservedAnalyses::all();
+  if (!(forwardAvailableValues(f, am.getResult<AAManager>(f)) | mergeConditionalOverwrites(f)))
+    return PreservedAnalyses::all();
   PreservedAnalyses kept;
   kept.preserveSet<CFGAnalyses>();
   return kept;

@@ -96,3 +96,26 @@ __kernel void moving_address(__global float* c, __global float* d, int n) {
 // CHECK-NEXT: [0] load 4B depth 1 loop 0:
 // CHECK-NEXT: [1] store 4B depth 1 loop 0:
 // CHECK-NEXT: [2] store 4B depth 0:
+
+// A branch that only overwrites what was just stored there: one store of the value chosen (a
+// GPU compiler's select), PolyBench correlation's std_kernel. A branch that also reads memory,
+// or a store followed by an access, keeps both stores.
+__kernel void overwrite(__global float* s, __global float* t, float eps) {
+  int j = get_global_id(0);
+  s[j] = sqrt(s[j]);
+  if (s[j] <= eps) s[j] = 1.0f;
+  t[j] = 2.0f;
+  if (eps > 3.0f) t[j] = s[j + 1];
+  s[j + 2] = 4.0f;
+  t[j + 2] = 0.0f;
+  if (eps > 5.0f) s[j + 2] = 6.0f;
+}
+// CHECK-LABEL: kernel overwrite: 0 loops (max depth 0), 8 sites
+// CHECK-NEXT: [0] load 4B depth 0:
+// CHECK-NEXT: [1] store 4B depth 0: store float %{{[0-9]+}}, float addrspace(1)*
+// CHECK-NEXT: [2] store 4B depth 0: store float 2.000000e+00
+// CHECK-NEXT: [3] load 4B depth 0:
+// CHECK-NEXT: [4] store 4B depth 0:
+// CHECK-NEXT: [5] store 4B depth 0: store float 4.000000e+00
+// CHECK-NEXT: [6] store 4B depth 0: store float 0.000000e+00
+// CHECK-NEXT: [7] store 4B depth 0: store float 6.000000e+00

@@ -35,6 +35,14 @@ bool sameComputation(const llvm::Value* a, const llvm::Value* b, unsigned depth 
 // Returns whether any load was replaced.
 bool forwardAvailableValues(llvm::Function& f, llvm::AAResults& aa);
 
+// A store that an if's branch makes over the value its predecessor stored last, to the same
+// address (`s[j] = v; if (s[j] <= eps) s[j] = 1.0f;`): one store of the value chosen, where
+// the predecessor stored, as a GPU compiler's SimplifyCFG makes of it (the branch's cheap code,
+// at most two instructions safe to run either way, moves before the choice; the branch's block
+// stays, empty). Returns whether any was merged.
+bool mergeConditionalOverwrites(llvm::Function& f);
+
+// Both, forwarding first.
 struct ForwardAvailableValuesPass : llvm::PassInfoMixin<ForwardAvailableValuesPass> {
   llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
 };
