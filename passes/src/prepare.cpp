@@ -60,7 +60,7 @@ const Instruction* genericAccess(Module& m) {
         if (auto* mi = dyn_cast<MemIntrinsic>(&inst); mi && generic(mi->getRawDest())) return &inst;
         if (auto* mt = dyn_cast<MemTransferInst>(&inst); mt && generic(mt->getRawSource())) return &inst;
         // A builtin given a generic pointer that useNamedSpaceOverloads could not resolve
-        // (vload4 of a pointer chosen at run time between global and local memory); the casts
+        // (sincos into a pointer chosen at run time between global and local memory); the casts
         // to_global/to_local/to_private and get_fence only look at the pointer.
         if (auto* call = dyn_cast<CallInst>(&inst); call && !isa<IntrinsicInst>(call) && call->getCalledFunction() &&
                                                     call->getCalledFunction()->isDeclaration()) {
@@ -461,7 +461,7 @@ bool prepareModule(Module& m, std::string& error) {
   mpm.run(m, mam);
   for (Function& f : m)
     if (!f.isDeclaration()) dropUnobservedInserts(f);
-  // Once the pointers' spaces are known, builtins given one (vload4, atomic_fetch_add) are the
+  // Once the pointers' spaces are known, builtins given one (sincos, atomic_fetch_add) are the
   // named-space calls the passes recognise as accesses.
   useNamedSpaceOverloads(m);
   // A branch on a constant (the latch of a `do { ... } while (1)`) has one way: folded, the way

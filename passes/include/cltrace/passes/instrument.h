@@ -102,10 +102,11 @@ std::vector<PackedShape> packedShapes(const KernelReport& report);
 // something cannot be inlined.
 bool prepareModule(llvm::Module& m, std::string& error);
 
-// OpenCL C 2.0 resolves a builtin with pointer parameters (vload4, sincos, atomic_fetch_add) to
-// its generic-address-space overload. Where each generic pointer argument is a cast from a named
-// space, calls that space's overload instead (_Z6vload4mPU3AS4Kf -> _Z6vload4mPKf for a private
-// array): the passes recognise those as accesses, and PoCL's library lacks the generic ones.
+// OpenCL C 2.0 resolves a builtin with pointer parameters (sincos, atomic_fetch_add) to its
+// generic-address-space overload. Where each generic pointer argument is a cast from a named
+// space, calls that space's overload instead (_Z6sincosfPU3AS4f -> _Z6sincosfPf for a private
+// variable): the passes recognise those as accesses, and PoCL's library lacks the generic ones.
+// (vloadN and the half builtins are plain loads and stores by then.)
 // Returns whether anything changed.
 bool useNamedSpaceOverloads(llvm::Module& m);
 
