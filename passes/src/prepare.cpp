@@ -101,33 +101,56 @@ unsigned vectorBuiltinWidth(const CallInst& call, bool& store) {
   return type && type->getNumElements() == n && call.getArgOperand(store ? 2 : 1)->getType()->isPointerTy() ? n : 0;
 }
 
+// The calls of `m` that `matches`, all found before any is rewritten.
+template <typename Matches>
+std::vector<CallInst*> callsWhere(Module& m, Matches matches) {
+  std::vector<CallInst*> calls;
+  for (Function& f : m)
+    for (BasicBlock& bb : f)
+      for (Instruction& i : bb)
+        if (auto* call = dyn_cast<CallInst>(&i); call && matches(*call)) calls.push_back(call);
+  return calls;
+}
+
+// The elements a vector builtin reads or writes: element k at p + offset * stride + k, through
+// `p` taken as a pointer to the element. The address arithmetic goes where `b` stands.
+class ElementAddresses {
+ public:
+  ElementAddresses(IRBuilder<>& b, Type* element, Value* p, Value* offset, unsigned stride)
+      : b_(b),
+        element_(element),
+        base_(b.CreatePointerCast(p, PointerType::get(element, p->getType()->getPointerAddressSpace()))),
+        first_(b.CreateMul(b.CreateZExtOrTrunc(offset, b.getInt64Ty()), b.getInt64(stride))) {}
+  Value* at(unsigned k) const { return b_.CreateGEP(element_, base_, b_.CreateAdd(first_, b_.getInt64(k))); }
+
+ private:
+  IRBuilder<>& b_;
+  Type* element_;
+  Value* base_;
+  Value* first_;
+};
+
 // vloadN(offset, p) and vstoreN(v, offset, p) as the N loads or stores of one element each at
 // p + offset * N + k that a GPU compiler makes of them: OpenCL only requires p to be as aligned
 // as its element, and a GPU's vector load needs the vector's alignment (PTX ld.v4: 16 bytes).
 // As plain loads and stores, the elements a kernel does not use are dropped, same addresses
 // merged and loop invariants hoisted like any other access's.
 void expandVectorBuiltins(Module& m) {
-  std::vector<CallInst*> calls;
-  for (Function& f : m)
-    for (BasicBlock& bb : f)
-      for (Instruction& i : bb)
-        if (auto* call = dyn_cast<CallInst>(&i)) {
-          bool store = false;
-          if (vectorBuiltinWidth(*call, store)) calls.push_back(call);
-        }
-  for (CallInst* call : calls) {
+  for (CallInst* call : callsWhere(m, [](const CallInst& c) {
+         bool store = false;
+         return vectorBuiltinWidth(c, store) != 0;
+       })) {
     bool store = false;
     const unsigned n = vectorBuiltinWidth(*call, store);
     auto* vectorType = cast<FixedVectorType>(store ? call->getArgOperand(0)->getType() : call->getType());
     Type* element = vectorType->getElementType();
     const Align align(m.getDataLayout().getTypeStoreSize(element));
     IRBuilder<> b(call);  // at the call, with its source line
-    Value* p = call->getArgOperand(store ? 2 : 1);
-    p = b.CreatePointerCast(p, PointerType::get(element, p->getType()->getPointerAddressSpace()));
-    Value* first = b.CreateMul(b.CreateZExtOrTrunc(call->getArgOperand(store ? 1 : 0), b.getInt64Ty()), b.getInt64(n));
+    const ElementAddresses elements(b, element, call->getArgOperand(store ? 2 : 1),
+                                    call->getArgOperand(store ? 1 : 0), n);
     Value* loaded = PoisonValue::get(vectorType);
     for (unsigned k = 0; k < n; ++k) {
-      Value* at = b.CreateGEP(element, p, b.CreateAdd(first, b.getInt64(k)));
+      Value* at = elements.at(k);
       if (store)
         b.CreateAlignedStore(b.CreateExtractElement(call->getArgOperand(0), k), at, align);
       else
@@ -236,26 +259,19 @@ std::string mangledType(Type* type) {
 // a store's floats become halves through the builtin itself, on private memory (its rounding
 // modes are the library's), whose halves are then stored.
 void expandHalfBuiltins(Module& m) {
-  std::vector<CallInst*> calls;
-  for (Function& f : m)
-    for (BasicBlock& bb : f)
-      for (Instruction& i : bb)
-        if (auto* call = dyn_cast<CallInst>(&i); call && halfBuiltin(*call).lanes) calls.push_back(call);
   LLVMContext& ctx = m.getContext();
   Type* i16 = Type::getInt16Ty(ctx);
-  for (CallInst* call : calls) {
+  for (CallInst* call : callsWhere(m, [](const CallInst& c) { return halfBuiltin(c).lanes != 0; })) {
     const HalfBuiltin h = halfBuiltin(*call);
     IRBuilder<> b(call);  // at the call, with its source line
     Value* offset = call->getArgOperand(h.store ? 1 : 0);
     Value* p = call->getArgOperand(h.store ? 2 : 1);
     const unsigned space = p->getType()->getPointerAddressSpace();
-    Value* halves = b.CreatePointerCast(p, PointerType::get(i16, space));
-    Value* first = b.CreateMul(b.CreateZExtOrTrunc(offset, b.getInt64Ty()), b.getInt64(h.stride));
     // Where half k is; the aligned forms' whole vector as one value.
-    auto at = [&](unsigned k) { return b.CreateGEP(i16, halves, b.CreateAdd(first, b.getInt64(k))); };
+    const ElementAddresses halves(b, i16, p, offset, h.stride);
     Type* whole = h.lanes == 1 ? i16 : static_cast<Type*>(FixedVectorType::get(i16, h.lanes));
     const Align wholeAlign(h.aligned ? 2 * h.stride : 2);  // the aligned forms' vector's
-    auto wholeAt = [&] { return b.CreatePointerCast(at(0), PointerType::get(whole, space)); };
+    auto wholeAt = [&] { return b.CreatePointerCast(halves.at(0), PointerType::get(whole, space)); };
     if (!h.store) {
       Value* value;
       if (h.aligned || h.lanes == 1) {
@@ -263,7 +279,7 @@ void expandHalfBuiltins(Module& m) {
       } else {
         value = PoisonValue::get(call->getType());
         for (unsigned k = 0; k < h.lanes; ++k)
-          value = b.CreateInsertElement(value, halfBitsToFloat(b, b.CreateAlignedLoad(i16, at(k), Align(2))), k);
+          value = b.CreateInsertElement(value, halfBitsToFloat(b, b.CreateAlignedLoad(i16, halves.at(k), Align(2))), k);
       }
       call->replaceAllUsesWith(value);
       call->eraseFromParent();
@@ -293,7 +309,7 @@ void expandHalfBuiltins(Module& m) {
       b.CreateAlignedStore(bits, wholeAt(), wholeAlign);
     } else {
       for (unsigned k = 0; k < h.lanes; ++k)
-        b.CreateAlignedStore(b.CreateLoad(i16, b.CreateConstGEP1_64(i16, scratchHalves, k)), at(k), Align(2));
+        b.CreateAlignedStore(b.CreateLoad(i16, b.CreateConstGEP1_64(i16, scratchHalves, k)), halves.at(k), Align(2));
     }
     call->eraseFromParent();
   }
