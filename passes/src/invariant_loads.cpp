@@ -1,6 +1,8 @@
 #include "cltrace/passes/invariant_loads.h"
 
+#include <llvm/Analysis/AliasAnalysis.h>
 #include <llvm/Analysis/LoopInfo.h>
+#include <llvm/Analysis/MemoryLocation.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
@@ -51,13 +53,20 @@ bool storesTo(const Instruction& inst, const Value* pointer, const Type* type) {
          sameComputation(s->getPointerOperand(), pointer);
 }
 
-// Whether something in `l` may write __global memory, other than plain stores of `type` values to
-// `pointer` (a load's own address, when given).
-bool mayWriteGlobal(const Loop& l, const Value* pointer = nullptr, const Type* type = nullptr) {
+// Whether something in `l` may write __global memory, other than, when `load` is given, plain
+// stores of its type to its own address and stores that alias analysis shows never touch what
+// it reads (`f[2*i]` against `f[2*i+1]`, two fields of one struct). The load's address is the
+// same in every iteration, so the answer holds across iterations.
+bool mayWriteGlobal(const Loop& l, const LoadInst* load = nullptr, AAResults* aa = nullptr) {
+  const Value* pointer = load ? load->getPointerOperand() : nullptr;
+  const Type* type = load ? load->getType() : nullptr;
   for (const BasicBlock* bb : l.blocks())
     for (const Instruction& inst : *bb) {
       if (const auto* s = dyn_cast<StoreInst>(&inst)) {
-        if (writesGlobalSpace(s->getPointerAddressSpace()) && !storesTo(inst, pointer, type)) return true;
+        if (!writesGlobalSpace(s->getPointerAddressSpace()) || storesTo(inst, pointer, type)) continue;
+        if (load && aa && s->isSimple() && aa->isNoAlias(MemoryLocation::get(s), MemoryLocation::get(load)))
+          continue;
+        return true;
       } else if (const auto* a = dyn_cast<AtomicRMWInst>(&inst)) {
         if (writesGlobalSpace(a->getPointerAddressSpace())) return true;
       } else if (const auto* a = dyn_cast<AtomicCmpXchgInst>(&inst)) {
@@ -75,7 +84,7 @@ bool mayWriteGlobal(const Loop& l, const Value* pointer = nullptr, const Type* t
 // Which loads are read once per entry into which loops.
 class Hoisting {
  public:
-  Hoisting(const DominatorTree& dt, const LoopInfo& li) : dt_(dt), li_(li) {}
+  Hoisting(const DominatorTree& dt, const LoopInfo& li, AAResults& aa) : dt_(dt), li_(li), aa_(aa) {}
 
   // The outermost loop `load` is read once per entry into, or null.
   Loop* target(const LoadInst& load) {
@@ -94,10 +103,9 @@ class Hoisting {
     if (space != kGlobalAddressSpace && space != kConstantAddressSpace) return false;
     if (!runsEveryIteration(l, load.getParent(), dt_)) return false;
     // Stores to the load's own address are no obstacle: later iterations take the value last
-    // stored (a GPU compiler's GVN carries it round the back edge of the rotated loop).
-    if (space == kGlobalAddressSpace && writesGlobal(l) &&
-        mayWriteGlobal(l, load.getPointerOperand(), load.getType()))
-      return false;
+    // stored (a GPU compiler's GVN carries it round the back edge of the rotated loop). Nor are
+    // stores elsewhere: `for (j) { f[2*i] += a[j]; f[2*i+1] += b[j]; }` reads each once.
+    if (space == kGlobalAddressSpace && writesGlobal(l) && mayWriteGlobal(l, &load, &aa_)) return false;
     return invariantIn(l, load.getPointerOperand(), depth);
   }
 
@@ -123,6 +131,7 @@ class Hoisting {
 
   const DominatorTree& dt_;
   const LoopInfo& li_;
+  AAResults& aa_;
   std::map<const Loop*, bool> writes_;
 };
 
@@ -134,10 +143,10 @@ struct Candidate {
 
 }  // namespace
 
-bool loadInvariantsOnce(Function& kernel) {
+bool loadInvariantsOnce(Function& kernel, AAResults& aa) {
   DominatorTree dt(kernel);
   LoopInfo li(dt);
-  Hoisting hoisting(dt, li);
+  Hoisting hoisting(dt, li, aa);  // every query before the function changes
   std::vector<Candidate> candidates;
   for (BasicBlock& bb : kernel)
     for (Instruction& inst : bb) {
@@ -145,7 +154,7 @@ bool loadInvariantsOnce(Function& kernel) {
       Loop* target = load ? hoisting.target(*load) : nullptr;
       if (!target) continue;
       // Taken before any block is split (a split may add a latch the loop does not list).
-      Candidate c{load, {}};
+      Candidate c{load, {}, {}};
       for (BasicBlock* pred : predecessors(target->getHeader()))
         if (!target->contains(pred)) c.entries.push_back(pred);
       for (BasicBlock* block : target->blocks())

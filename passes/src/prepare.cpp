@@ -3,6 +3,7 @@
 // registers. loop-simplify is deliberately not run: it splits a loop with several back edges
 // (a `continue`) into two nested loops, which would give its accesses a second, spurious
 // iteration counter. The trace pass counts iterations at loop headers instead.
+#include <llvm/Analysis/AliasAnalysis.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
@@ -488,7 +489,11 @@ bool prepareModule(Module& m, std::string& error) {
       for (BasicBlock& bb : f) ConstantFoldTerminator(&bb);
   // Loop-invariant loads are read once per entry into their loop, as a GPU compiler hoists them.
   for (Function& f : m)
-    if (isKernel(f)) loadInvariantsOnce(f);
+    if (isKernel(f)) {
+      fam.invalidate(f, PreservedAnalyses::none());  // the function changed since the passes ran
+      loadInvariantsOnce(f, fam.getResult<AAManager>(f));
+      fam.invalidate(f, PreservedAnalyses::none());
+    }
 
   const Function* callee = nullptr;
   if (const CallBase* call = remainingCall(m, callee)) {

@@ -2,7 +2,8 @@
 // the load stays in place behind a flag set on the way into the loop and cleared once it has
 // read; later iterations take the value it read. Only plain __global or __constant loads whose
 // address comes from outside the loop (or from such loads), in a block every iteration runs, in a
-// loop that writes no __global memory (no store, atomic or barrier).
+// loop that writes no __global memory (no store, atomic or barrier) but to the load's own
+// address or where alias analysis shows the load's address is not.
 // RUN: %clang-spir %s -o %t.bc
 // RUN: %opt -passes=cltrace-prepare %t.bc -S -o - | FileCheck %s
 
@@ -143,4 +144,52 @@ __kernel void vector_element(__global const float* w, __global const float* in, 
   float s = 0;
   for (int k = 0; k < n; ++k) s += vload2(0, w + 2).y * in[k];
   out[get_global_id(0)] = s;
+}
+
+// Stores that alias analysis shows never touch the load's address are no obstacle either:
+// several accumulators in one loop (f[2i] and f[2i+1]; two fields of one struct) are each read
+// once, behind a flag of their own, and stored every iteration. a[j] is read every iteration,
+// after the store to f[2i] too (f may be a).
+// CHECK-LABEL: define {{.*}}spir_kernel void @accumulators(
+// CHECK: [[A:%.*]] = getelementptr inbounds float, float addrspace(1)* %1,
+// CHECK-NEXT: load float, float addrspace(1)* [[A]]
+// CHECK: [[F0:%.*]] = getelementptr inbounds float, float addrspace(1)* %0,
+// CHECK-NEXT: br i1 %cltrace.fresh{{.*}}, label %[[READ0:[0-9]+]], label
+// CHECK: [[READ0]]:
+// CHECK-NEXT: load float, float addrspace(1)* [[F0]]
+// CHECK: store float %{{.*}}, float addrspace(1)* [[F0]]
+// CHECK-NEXT: load float, float addrspace(1)* [[A]]
+// CHECK: [[F1:%.*]] = getelementptr inbounds float, float addrspace(1)* %0,
+// CHECK-NEXT: br i1 %cltrace.fresh{{.*}}, label %[[READ1:[0-9]+]], label
+// CHECK: [[READ1]]:
+// CHECK-NEXT: load float, float addrspace(1)* [[F1]]
+// CHECK: store float %{{.*}}, float addrspace(1)* [[F1]]
+// CHECK-LABEL: define {{.*}}spir_kernel void @fields(
+// CHECK-COUNT-2: br i1 %cltrace.fresh
+// CHECK-NOT: br i1 %cltrace.fresh
+// CHECK: ret void
+// A store that may reach the address (f[i + j] is f[i] when j is 0; p may be f): read every
+// iteration.
+// CHECK-LABEL: define {{.*}}spir_kernel void @may_overlap(
+// CHECK-NOT: cltrace.fresh
+// CHECK: ret void
+typedef struct { float v, x; } pair;
+__kernel void accumulators(__global float* f, __global const float* a, int n) {
+  int i = get_global_id(0);
+  for (int j = 0; j < n; j++) {
+    f[2 * i] += a[j];
+    f[2 * i + 1] -= a[j];
+  }
+}
+__kernel void fields(__global pair* p, int n) {
+  int i = get_global_id(0);
+  for (int j = 0; j < n; j++) {
+    p[i].v += j;
+    p[i].x *= 2.0f;
+  }
+}
+__kernel void may_overlap(__global float* f, __global pair* p, int n) {
+  int i = get_global_id(0);
+  for (int j = 0; j < n; j++) { f[i] += j; f[i + j] = 1; }
+  for (int j = 0; j < n; j++) { f[i] += j; p[i].x = 1; }
 }

@@ -15,17 +15,21 @@
 //    private or __local memory, or none: barriers and mem_fence included) — for __constant
 //    memory nothing can — but plain stores to the load's own address: later iterations then
 //    take the value last stored (`for (i...) y[j] += A[i][j] * x[i];` reads y[j] once, as the
-//    GPU compiler's GVN carries it round the rotated loop's back edge, and stores it each time).
+//    GPU compiler's GVN carries it round the rotated loop's back edge, and stores it each time),
+//    and plain stores that alias analysis shows never touch the load's address (several
+//    accumulators in one loop: `f[2*i] += ..; f[2*i+1] += ..;`, or fields of one struct).
 // It is hoisted out of the outermost enclosing loop for which all of this holds.
 #pragma once
 
 namespace llvm {
+class AAResults;
 class Function;
 }
 
 namespace cltrace::passes {
 
-// Returns whether any load changed.
-bool loadInvariantsOnce(llvm::Function& kernel);
+// Returns whether any load changed. `aa` must be the alias analysis of `kernel` as it is on entry
+// (it is not used once the function changes).
+bool loadInvariantsOnce(llvm::Function& kernel, llvm::AAResults& aa);
 
 }  // namespace cltrace::passes
