@@ -76,8 +76,10 @@ uint32_t wideAccessPartLanes(const sched::WarpStep& step, uint32_t warpSize) {
   return warpSize;
 }
 
-void coalesceWideAccess(const sched::WarpStep& step, uint32_t lineShift, uint32_t warpSize,
-                        std::vector<uint64_t>& lines) {
+namespace {
+
+// One access of at most 16 bytes a lane: each part's distinct lines in turn.
+void appendPartLines(const sched::WarpStep& step, uint32_t lineShift, uint32_t warpSize, std::vector<uint64_t>& lines) {
   const uint32_t part = wideAccessPartLanes(step, warpSize);
   // Lanes are in ascending local id and a warp's threads are consecutive local ids from a
   // multiple of the warp size, so each part's lanes are consecutive in the list.
@@ -88,6 +90,36 @@ void coalesceWideAccess(const sched::WarpStep& step, uint32_t lineShift, uint32_
     while (end < step.lanes.size() && (step.lanes[end].localThread % warpSize) / part == which) ++end;
     appendDistinctLines(step, begin, end, lineShift, lines);
     begin = end;
+  }
+}
+
+}  // namespace
+
+void coalesceWideAccess(const sched::WarpStep& step, uint32_t lineShift, uint32_t warpSize,
+                        std::vector<uint64_t>& lines) {
+  uint32_t largest = 0;
+  for (const sched::LaneAccess& lane : step.lanes) {
+    if (lane.size > kMaxLaneAccessBytes) throw laneTooLarge(step, lane);
+    largest = std::max(largest, lane.size);
+  }
+  if (largest <= kWideWordBytes) {
+    appendPartLines(step, lineShift, warpSize, lines);
+    return;
+  }
+  // Wider lanes (a double4, a float8, a struct copied whole) are issued as 16-byte words, one
+  // after the other, as the GPU's several vector loads or stores: word w is bytes [16w, 16w + 16)
+  // of every lane that long, split into parts by its own width.
+  sched::WarpStep word = step;
+  for (uint64_t offset = 0; offset < largest; offset += kWideWordBytes) {
+    word.lanes.clear();
+    for (const sched::LaneAccess& lane : step.lanes) {
+      uint64_t address = 0;
+      // (Bytes past the end of the address space count as its last line, as for any lane.)
+      if ((lane.size <= offset && offset != 0) || __builtin_add_overflow(lane.address, offset, &address)) continue;
+      const auto size = static_cast<uint32_t>(std::min<uint64_t>(kWideWordBytes, lane.size - std::min<uint64_t>(lane.size, offset)));
+      word.lanes.push_back(sched::LaneAccess{lane.localThread, size, address});
+    }
+    appendPartLines(word, lineShift, warpSize, lines);
   }
 }
 

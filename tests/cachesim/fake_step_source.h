@@ -61,13 +61,28 @@ inline std::vector<uint64_t> linesByDefinition(const WarpStep& st, uint32_t line
 // The line requests of a step by the definition (coalescer.h): with `wideAccessSplit`, a load
 // or store whose largest lane access is over 4 bytes is requested in parts of the warp (over 8
 // bytes: quarters, else halves, of `warpSize` lanes, by localThread % warpSize), each part's
-// lines by linesByDefinition, part after part; otherwise the whole step's.
+// lines by linesByDefinition, part after part; otherwise the whole step's. Lanes over 16 bytes
+// go as 16-byte words, one word after the other, each requested as above: word w is bytes
+// [16w, 16w + 16) of each lane longer than 16w (word 0: every lane).
 inline std::vector<uint64_t> requestsByDefinition(const WarpStep& st, uint32_t lineShift, uint32_t warpSize,
                                                   bool wideAccessSplit) {
   uint32_t largest = 0;
   for (const LaneAccess& l : st.lanes) largest = std::max(largest, l.size);
   const bool memory = st.kind == AccessKind::Load || st.kind == AccessKind::Store;
   if (!wideAccessSplit || !memory || largest <= 4) return linesByDefinition(st, lineShift);
+  if (largest > 16) {
+    std::vector<uint64_t> out;
+    for (uint64_t w = 0; 16 * w < largest; ++w) {
+      WarpStep word = st;
+      word.lanes.clear();
+      for (const LaneAccess& l : st.lanes)
+        if (w == 0 || l.size > 16 * w)
+          word.lanes.push_back(LaneAccess{l.localThread, static_cast<uint32_t>(std::min<uint64_t>(16, l.size - 16 * w)),
+                                          l.address + 16 * w});
+      for (uint64_t line : requestsByDefinition(word, lineShift, warpSize, true)) out.push_back(line);
+    }
+    return out;
+  }
   const uint32_t part = std::max(largest > 8 ? warpSize / 4 : warpSize / 2, 1u);
   std::vector<uint64_t> out;
   std::vector<uint32_t> parts;  // in the order they first come

@@ -183,6 +183,31 @@ TEST(Coalescing, WideAccessesAreRequestedPerHalfOrQuarterWarp) {
   EXPECT_EQ(wideRequests(st), (std::vector<uint64_t>{0x20, 0x20, 0x20}));
 }
 
+TEST(Coalescing, LanesOverSixteenBytesGoAsSixteenByteWords) {
+  // 32 consecutive double4s (32 bytes a lane) from 0x1000: the GPU issues two 16-byte loads,
+  // each per quarter-warp; a quarter's 8 lanes span 256 bytes, two lines, and the second word
+  // requests the first's lines again: 16 requests of 8 lines.
+  EXPECT_EQ(wideRequests(testing::load(0, testing::strided(0x1000, 32, 32), 32)),
+            (std::vector<uint64_t>{0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27,  //
+                                   0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27}));
+  // 24-byte lanes from 0x1000: a 16-byte word per quarter (quarter q spans 0x1000 + 192q to
+  // 0x1000 + 192q + 183), then the last 8 bytes per half (0x1010 .. 0x117f, 0x1190 .. 0x12ff).
+  EXPECT_EQ(wideRequests(testing::load(0, testing::strided(0x1000, 24, 32), 24)),
+            (std::vector<uint64_t>{0x20, 0x21, 0x21, 0x22, 0x23, 0x24, 0x24, 0x25,  //
+                                   0x20, 0x21, 0x22, 0x23, 0x24, 0x25}));
+  // Lanes of several sizes: word 1 takes only the lanes longer than 16 bytes. Lanes 0..7 (one
+  // quarter) read 32 bytes each at 0x1000 + 32l, lanes 8..15 4 bytes each at 0x2000 + 4l.
+  sched::WarpStep mixed = testing::load(0, testing::strided(0x1000, 32, 16), 32);
+  for (uint32_t l = 8; l < 16; ++l) mixed.lanes[l] = sched::LaneAccess{l, 4, 0x2000 + 4 * (l - 8)};
+  EXPECT_EQ(wideRequests(mixed), (std::vector<uint64_t>{0x20, 0x21, 0x40, 0x20, 0x21}));
+  // In the simulator, timing off: 16 reads, the second word's 8 hits.
+  Stats s = runOneStep(testing::load(0, testing::strided(0x1000, 32, 32), 32));
+  EXPECT_EQ(s.requestsBeforeCoalescing, 32u);
+  EXPECT_EQ(s.reads, 16u);
+  EXPECT_EQ(s.readMisses, 8u);
+  EXPECT_EQ(s.readHits, 8u);
+}
+
 TEST(Coalescing, WideAccessPartsAreRequestsInTheSimulator) {
   // Doubles a[l / 2]: two reads of line 0x20, the first a miss; timing off: the second hits.
   Stats s = runOneStep(testing::load(0, upsampled(8, 2), 8));

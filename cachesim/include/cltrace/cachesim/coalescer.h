@@ -94,8 +94,13 @@ void coalesceLanes(const sched::WarpStep& step, uint32_t lineShift, std::vector<
 // touch one line each request it. wideAccessPartLanes: the lanes of a warp of `warpSize` in one
 // part, by the largest lane access of `step` (over 8 bytes: a quarter, over 4: a half, else the
 // whole warp). coalesceWideAccess appends to the empty `lines` the distinct lines of each part
-// in turn (a line may come once per part), parts by local id (localThread % warpSize).
+// in turn (a line may come once per part), parts by local id (localThread % warpSize). Lanes of
+// more than kWideWordBytes (a double4, a float8, a struct copied whole) are issued as 16-byte
+// words one after the other, as the GPU's several vector instructions: word w is bytes
+// [16w, 16w + 16) of every lane that long, in parts by its own width (a 32-byte lane: two words,
+// each per quarter-warp; a 24-byte one: a 16-byte word per quarter, then an 8-byte one per half).
 // Throws LaneSizeError for a lane access over kMaxLaneAccessBytes.
+inline constexpr uint32_t kWideWordBytes = 16;
 uint32_t wideAccessPartLanes(const sched::WarpStep& step, uint32_t warpSize);
 void coalesceWideAccess(const sched::WarpStep& step, uint32_t lineShift, uint32_t warpSize,
                         std::vector<uint64_t>& lines);

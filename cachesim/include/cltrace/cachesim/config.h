@@ -93,7 +93,8 @@ struct Config {
   uint64_t seed = 1;
   bool classify = true;   // reuse-distance tracking: cold/capacity/conflict split + histogram
   // Loads and stores of more than 4 bytes a lane are requested per half-warp (8 bytes) or
-  // quarter-warp (16), as Fermi does (coalesceWideAccess); off: the whole warp coalesces.
+  // quarter-warp (16), wider ones as 16-byte words one after the other, as Fermi does
+  // (coalesceWideAccess); off: the whole warp coalesces.
   bool wideAccessSplit = true;
 
   // Derived values (valid after validate()).
