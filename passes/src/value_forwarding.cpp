@@ -3,10 +3,12 @@
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/MapVector.h>
 #include <llvm/Analysis/AliasAnalysis.h>
+#include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/MemoryLocation.h>
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/CFG.h>
+#include <llvm/IR/Dominators.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/Transforms/Utils/SSAUpdater.h>
@@ -112,9 +114,12 @@ class AddressValues {
 
   // Replaces the uses of every load among `loads` whose value is available, and adds the load
   // to `replaced` (erased by the caller once every address is done: the other addresses'
-  // books still name it).
-  void forward(const std::vector<LoadInst*>& loads, std::vector<LoadInst*>& replacedLoads) {
+  // books still name it). A load whose value is available on some ways in but not others is
+  // first made available by loads at the ends of the ways that lack it (readAlongMissingWays).
+  void forward(const std::vector<LoadInst*>& loads, std::vector<LoadInst*>& replacedLoads, const DominatorTree& dt) {
     findAvailability();
+    for (LoadInst* load : loads)
+      if (!availableAt(load) && readAlongMissingWays(load, dt)) findAvailability();
     std::vector<LoadInst*> chosen;
     for (LoadInst* load : loads)
       if (availableAt(load)) chosen.push_back(load);
@@ -196,6 +201,97 @@ class AddressValues {
     }
   }
 
+  // Partial redundancy, as a GPU compiler's GVN removes it (on the loop its LoopRotate has
+  // turned so that the test reads at the bottom): `for (j = 0; j < lim[i]; j++) if (v[j]) out[j]
+  // = i;` reads lim[i] once before the loop and again only after the store (out may be lim), not
+  // on every iteration. When `load` takes the value that comes into its block, and that value
+  // is known on some ways in, it is read instead at the end of each block where a way that
+  // lacks it starts lacking it (after the write that may change it, or where it was never read),
+  // every such block going on to the load's block through blocks of one successor: each such
+  // read runs exactly when the load would have on that way, so no way reads more, and the ways
+  // that have the value read nothing. The address must be computable there (from values that
+  // are defined there). Returns whether it added loads.
+  bool readAlongMissingWays(LoadInst* load, const DominatorTree& dt) {
+    BasicBlock* home = load->getParent();
+    if (effectBefore(home, load) != Effect::None || &*home == &f_.getEntryBlock()) return false;
+    std::vector<BasicBlock*> at;
+    SmallPtrSet<BasicBlock*, 16> onWay;
+    bool reachesValue = false;
+    for (BasicBlock* pred : predecessors(home))
+      if (!cover(pred, at, onWay, reachesValue, 0)) return false;
+    if (!reachesValue || at.empty() || at.size() > kMostReads) return false;
+    std::vector<Value*> pointers;
+    for (BasicBlock* block : at) {
+      Value* pointer = pointerAt(load->getPointerOperand(), block->getTerminator(), dt);
+      if (!pointer) return false;
+      pointers.push_back(pointer);
+    }
+    for (size_t k = 0; k < at.size(); ++k) {
+      Instruction* end = at[k]->getTerminator();
+      auto* read = new LoadInst(load->getType(), materialize(pointers[k], end, dt), load->getName() + ".pre",
+                                false, load->getAlign(), end);
+      read->setDebugLoc(load->getDebugLoc());
+      effects_[at[k]].push_back({read, Effect::Gives, read});
+    }
+    return true;
+  }
+
+  // Whether every way into the end of `block` has the value or passes through a block that can
+  // read it at its end (collected in `at`). `reachesValue` is set when some way has it.
+  bool cover(BasicBlock* block, std::vector<BasicBlock*>& at, SmallPtrSetImpl<BasicBlock*>& onWay,
+             bool& reachesValue, unsigned depth) {
+    const Effect e = effectBefore(block, nullptr);
+    if (e == Effect::Gives || (e == Effect::None && in_.lookup(block))) {
+      reachesValue = true;
+      return true;
+    }
+    if (block->getTerminator()->getNumSuccessors() != 1) return false;
+    if (std::find(at.begin(), at.end(), block) != at.end()) return true;
+    const bool origin = e == Effect::Forgets || block == &f_.getEntryBlock() || pred_empty(block);
+    if (!origin && depth < kMostDepth && !onWay.count(block)) {
+      // Through a block that passes on what comes in: its ways in, or else its own end.
+      onWay.insert(block);
+      const size_t atBefore = at.size();
+      const bool reachedBefore = reachesValue;
+      bool covered = true;
+      for (BasicBlock* pred : predecessors(block))
+        if (!cover(pred, at, onWay, reachesValue, depth + 1)) {
+          covered = false;
+          break;
+        }
+      onWay.erase(block);
+      if (covered) return true;
+      at.resize(atBefore);
+      reachesValue = reachedBefore;
+    }
+    at.push_back(block);
+    return true;
+  }
+
+  // `pointer`, or a computation of it the same way, that is available at `end`: the pointer if
+  // it dominates `end`, else null unless its pure operations can be redone there from values
+  // that do (checked here, made by materialize).
+  static Value* pointerAt(Value* pointer, Instruction* end, const DominatorTree& dt, unsigned depth = 0) {
+    auto* inst = dyn_cast<Instruction>(pointer);
+    if (!inst || dt.dominates(inst, end)) return pointer;
+    if (depth > 6 || isa<PHINode>(inst) || !pureOperation(*inst)) return nullptr;
+    for (Value* operand : inst->operands())
+      if (!pointerAt(operand, end, dt, depth + 1)) return nullptr;
+    return pointer;
+  }
+  static Value* materialize(Value* pointer, Instruction* end, const DominatorTree& dt) {
+    auto* inst = dyn_cast<Instruction>(pointer);
+    if (!inst || dt.dominates(inst, end)) return pointer;
+    Instruction* copy = inst->clone();
+    for (unsigned k = 0; k < copy->getNumOperands(); ++k)
+      copy->setOperand(k, materialize(copy->getOperand(k), end, dt));
+    copy->insertBefore(end);
+    return copy;
+  }
+
+  static constexpr size_t kMostReads = 4;    // loads one load may become
+  static constexpr unsigned kMostDepth = 16;  // blocks walked back on one way
+
   bool availableAt(LoadInst* load) const {
     const Effect e = effectBefore(load->getParent(), load);
     return e == Effect::Gives || (e == Effect::None && in_.lookup(load->getParent()));
@@ -222,10 +318,13 @@ bool forwardAvailableValues(Function& f, AAResults& aa) {
         if (auto* l = dyn_cast<LoadInst>(&inst)) loads[{address, l->getType()}].push_back(l);
       }
   std::vector<LoadInst*> replaced;
+  const DominatorTree dt(f);  // loads are added and replaced, but no block
+  const LoopInfo li(dt);
   for (auto& [key, group] : loads) {
-    if (accesses[key.first] < 2) continue;
+    // One access can only meet its own value round a loop.
+    if (accesses[key.first] < 2 && !li.getLoopFor(group.front()->getParent())) continue;
     AddressValues values(f, aa, addresses, key.first, key.second, MemoryLocation::get(group.front()));
-    values.forward(group, replaced);
+    values.forward(group, replaced, dt);
   }
   for (LoadInst* load : replaced) load->eraseFromParent();
   return !replaced.empty();

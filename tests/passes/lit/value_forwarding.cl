@@ -119,3 +119,26 @@ __kernel void overwrite(__global float* s, __global float* t, float eps) {
 // CHECK-NEXT: [5] store 4B depth 0: store float 4.000000e+00
 // CHECK-NEXT: [6] store 4B depth 0: store float 0.000000e+00
 // CHECK-NEXT: [7] store 4B depth 0: store float 6.000000e+00
+
+// A loop's bound loaded at every test, in a loop that stores on one way only (out may be lim):
+// the value read at one test is still known at the next unless the store ran, so lim[i] is read
+// once before the loop and again only after the store (as the GPU's rotated loop reads it, GVN
+// removing the partial redundancy), at the store's source line. Where every way stores, every
+// test reads.
+__kernel void reread_after_store(__global const int* lim, __global const int* v, __global int* out) {
+  int i = get_global_id(0);
+  for (int j = 0; j < lim[i]; j++)
+    if (v[j] > 0) out[j] = i;
+}
+// CHECK-LABEL: kernel reread_after_store: 1 loops (max depth 1), 4 sites
+// CHECK-NEXT: [0] load 4B depth 0: %{{.*}} = load i32, i32 addrspace(1)* [[LIM:%[0-9]+]]
+// CHECK-NEXT: [1] load 4B depth 1 loop 0:
+// CHECK-NEXT: [2] store 4B depth 1 loop 0:
+// CHECK-NEXT: [3] load 4B depth 1 loop 0: %{{.*}} = load i32, i32 addrspace(1)* [[LIM2:%[0-9]+]]
+__kernel void every_way_stores(__global const int* lim, __global int* out) {
+  int i = get_global_id(0);
+  for (int j = 0; j < lim[i]; j++) out[j] = i;
+}
+// CHECK-LABEL: kernel every_way_stores: 1 loops (max depth 1), 2 sites
+// CHECK-NEXT: [0] load 4B depth 1 loop 0:
+// CHECK-NEXT: [1] store 4B depth 1 loop 0:

@@ -17,8 +17,9 @@ __kernel void wbc(__global const int* in, __global int* out, int n) {
   out[g] = acc;
 }
 
-// The while loop with continue stays one loop (two back edges), the do-while is the other.
+// The while loop with continue stays one loop (two back edges), the do-while is the other;
+// its in[g], the same every time round and with nothing written, is read once before it.
 // CHECK: kernel wbc: 2 loops (max depth 1), 3 sites
 // CHECK-NEXT: [0] load 4B depth 1 loop 0:
-// CHECK-NEXT: [1] load 4B depth 1 loop 1:
+// CHECK-NEXT: [1] load 4B depth 0:
 // CHECK-NEXT: [2] store 4B depth 0:

@@ -14,6 +14,12 @@
 // included). An address from a loop's counter (c[k]) is never known round the back edge: the
 // value must be known on every way in, and the way into the loop cannot hold a c[k] of a k
 // not yet defined (so what one iteration stored is not taken for the next one's c[k]).
+//
+// A load whose value is known on some ways in is read instead at the end of each block where a
+// way without it starts (after the write, or where nothing was read), when that block goes on to
+// the load through blocks of one successor, and the address can be computed there: GVN's
+// partial-redundancy elimination on the rotated loop, so `for (j...; j < lim[i]; ...) if (v[j])
+// out[j] = i;` reads lim[i] before the loop and after the store only. No way reads more.
 #pragma once
 
 #include <llvm/IR/PassManager.h>
