@@ -125,6 +125,9 @@ def main():
         fail("width and height must be at least 16 pixels")
 
     plt.rcParams["font.size"] = max(5.0, min(10.0, height / 60.0, width / 120.0))
+    # SVG element ids (clip paths and the like) are random unless salted: the same plot twice
+    # would differ.
+    plt.rcParams["svg.hashsalt"] = "cltrace"
     # A quarter pixel more: the backends truncate or round the size, both give the request.
     fig = plt.figure(figsize=((width + 0.25) / DPI, (height + 0.25) / DPI), dpi=DPI)
     fig.patch.set_facecolor("white")

@@ -114,6 +114,7 @@ class HitTracker {
     }
     p.lanes.clear();
     p.lines.clear();
+    p.index.clear();
     p.state.clear();
     for (const sched::LaneAccess& l : step.lanes) {
       // As the simulator would refuse it, before a line list of a gigabyte-wide lane is made.
@@ -126,7 +127,7 @@ class HitTracker {
       lane.first = l.address >> lineShift_;
       lane.last = (l.address + std::max<uint64_t>(l.size, 1) - 1) >> lineShift_;
       for (uint64_t line = lane.first; line <= lane.last; ++line)
-        if (std::find(p.lines.begin(), p.lines.end(), line) == p.lines.end()) p.lines.push_back(line);
+        if (p.find(line) == p.lines.size()) p.add(line);
       p.lanes.push_back(lane);
     }
     p.state.assign(p.lines.size(), kPending);
@@ -138,9 +139,9 @@ class HitTracker {
     auto it = pending_.find(Key{e.warpKey, e.step});
     if (it == pending_.end()) return;
     Pending& p = it->second;
-    const auto pos = std::find(p.lines.begin(), p.lines.end(), e.line);
-    if (pos == p.lines.end()) return;
-    uint8_t& s = p.state[size_t(pos - p.lines.begin())];
+    const size_t pos = p.find(e.line);
+    if (pos == p.lines.size()) return;
+    uint8_t& s = p.state[pos];
     if (s != kPending) return;
     s = isPlotMiss(e.outcome) ? kMiss : kHit;
     if (--p.remaining == 0) {
@@ -178,13 +179,31 @@ class HitTracker {
     std::vector<uint64_t> lines;  // distinct lines of the step
     std::vector<uint8_t> state;   // per line
     size_t remaining = 0;
+    // Position of each line in `lines`, once there are more than a scan should search (a memcpy
+    // lane of a megabyte touches 8192 lines: scanning for each made a plot take minutes).
+    std::unordered_map<uint64_t, size_t> index;
+    static constexpr size_t kScanLimit = 64;
+
+    // Position of `line` in `lines`, or lines.size().
+    size_t find(uint64_t line) const {
+      if (lines.size() <= kScanLimit) return size_t(std::find(lines.begin(), lines.end(), line) - lines.begin());
+      const auto it = index.find(line);
+      return it == index.end() ? lines.size() : it->second;
+    }
+    void add(uint64_t line) {
+      lines.push_back(line);
+      if (lines.size() == kScanLimit + 1)
+        for (size_t i = 0; i < lines.size(); ++i) index.emplace(lines[i], i);
+      else if (lines.size() > kScanLimit + 1)
+        index.emplace(line, lines.size() - 1);
+    }
   };
 
   void emit(const Pending& p) {
     for (const Lane& lane : p.lanes) {
       bool miss = false, unresolved = false;
       for (uint64_t line = lane.first; line <= lane.last; ++line) {
-        const size_t i = size_t(std::find(p.lines.begin(), p.lines.end(), line) - p.lines.begin());
+        const size_t i = p.find(line);
         miss |= p.state[i] == kMiss;
         unresolved |= p.state[i] == kPending;
       }

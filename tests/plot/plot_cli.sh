@@ -26,6 +26,7 @@ expect_error "unknown colouring 'rainbow'" "$CLTRACE" plot "$trace" --color rain
 expect_error "--seed: '-1' is negative" "$CLTRACE" plot "$trace" --seed -1 -o "$work/x.png"
 expect_error "--seed: '18446744073709551616' does not fit in 64 bits" "$CLTRACE" plot "$trace" --seed 18446744073709551616 -o "$work/x.png"
 expect_error "--raster: must not be empty" "$CLTRACE" plot "$trace" --raster "" -o "$work/x.png"
+expect_error "name the same file" "$CLTRACE" plot "$trace" --raster "$work/same.svg" -o "$work/./same.svg"
 expect_error "round-robbin" "$CLTRACE" plot "$trace" --policies warp,round-robbin -o "$work/x.png"
 expect_error "apt-get install python3-matplotlib" env CLTRACE_PYTHON=/bin/false \
   "$CLTRACE" plot "$trace" -o "$work/x.png"
@@ -50,7 +51,11 @@ for color in thread warp workgroup hit; do
   "$CLTRACE" plot "$trace" --color "$color" --width 640 --height 480 --policies warp,random \
     -o "$work/$color.svg" >/dev/null
   grep -q '<svg[^>]*width="640px" height="480px"' "$work/$color.svg" || fail "$color: SVG size"
-  echo "ok: $color PNG 900x350, SVG 640x480"
+  # The same plot again is the same file, byte for byte (SVG ids are salted, not random).
+  "$CLTRACE" plot "$trace" --color "$color" --width 640 --height 480 --policies warp,random \
+    -o "$work/$color-again.svg" >/dev/null
+  cmp -s "$work/$color.svg" "$work/$color-again.svg" || fail "$color: two SVGs of one plot differ"
+  echo "ok: $color PNG 900x350, SVG 640x480 (the same twice)"
 done
 
 # The smallest height the option takes renders, titles and all (room for them is kept apart).

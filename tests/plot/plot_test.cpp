@@ -310,6 +310,44 @@ TEST(Points, HitColouringWithTimingCountsLatencyMissesAsHits) {
   EXPECT_TRUE(isPlotMiss(cachesim::Outcome::WriteMiss));
 }
 
+TEST(Points, HitColouringOfStepsTouchingManyLines) {
+  // Instruction 0: both threads of a warp load 4 bytes of their warp's hot line (set 10 + warp,
+  // linear indexing): one cold miss. Instruction 1: the even thread loads 66 lines of a region
+  // of its warp's own (cold misses), the odd one its hot line again (a hit: 16 ways hold every
+  // line of the run). 67 lines in one step, past the scan the tracker uses for small steps.
+  constexpr uint64_t kBase = 0x100000, kLine = 128;
+  auto trace = sched::test::buildTrace(tinyRange(), [&](const Item& it, Emit& e) {
+    const uint64_t g = it.global[0], warp = g / 2;
+    const uint64_t hot = kBase + (4096 + 10 + warp) * kLine;
+    e.load(0, hot);
+    if (g % 2 == 0)
+      e.access(AccessKind::Load, 1, kBase + warp * 128 * kLine, {}, 66 * kLine);
+    else
+      e.load(1, hot);
+  });
+  std::vector<TraceBuffer> buffers(1);
+  buffers[0].name = "big";
+  buffers[0].size = 1 << 20;
+  buffers[0].virtualBase = kBase;
+  sched::MemoryWorkgroupSource source(tinyRange(), trace);
+  ElementMap map(buffers);
+  CollectOptions o = tinyOptions(ColorBy::Hit);
+  o.cache.timing = false;
+  o.cache.setIndex = cachesim::SetIndexFunction::Linear;
+  o.cache.size = 65536;
+  o.cache.associativity = 16;
+  std::vector<Point> pts;
+  CollectStats st = collectPoints(source, map, o, [&](const Point& p) { pts.push_back(p); });
+  ASSERT_EQ(pts.size(), 16u);
+  std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
+  // Issue order (tinyGpu): wg0 w0 load 0, w1 load 0, w0 load 1, w1 load 1; wg1 w1 first.
+  // Lanes of instruction 1 at x 4..7 and 12..15: the even thread's (big) first.
+  const std::vector<double> miss = {1, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1, 1, 1, 0, 1, 0};
+  for (size_t i = 0; i < 16; ++i) EXPECT_EQ(pts[i].value, miss[i]) << "x " << i;
+  EXPECT_EQ(st.misses, 12u);
+  EXPECT_EQ(st.unresolved, 0u);
+}
+
 TEST(Points, HitColouringResolvesStepsThatStallOnMshrs) {
   // Each warp loads two lines in one step (lanes 128 bytes apart) with one MSHR per warp: the
   // second request stalls and is retried after the first fill. Every lane still gets its outcome.

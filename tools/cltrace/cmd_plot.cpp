@@ -176,7 +176,15 @@ void runPlot(const PlotOptions& o) {
   }
   requireRereadable(o.trace, "plot");
   requireNotInput(o.trace, o.output, "-o");
-  if (!o.raster.empty()) requireNotInput(o.trace, o.raster, "--raster");
+  if (!o.raster.empty()) {
+    requireNotInput(o.trace, o.raster, "--raster");
+    // The image would overwrite the raster it is drawn from (neither need exist yet).
+    std::error_code ec1, ec2;
+    const auto raster = std::filesystem::weakly_canonical(std::filesystem::absolute(o.raster), ec1);
+    const auto image = std::filesystem::weakly_canonical(std::filesystem::absolute(o.output), ec2);
+    if ((!ec1 && !ec2 && raster == image) || o.raster == o.output)
+      throw UserError("--raster " + o.raster + " and -o " + o.output + " name the same file; give them two");
+  }
   // Before the long part: can we draw at all?
   const std::string script = findPlotScript();
   const std::string python = findPython();
