@@ -10,6 +10,10 @@ expect_error "no kernel named 'nope'; kernels in this program: mm" "$CLTRACE" in
 expect_error "local size 5 does not divide global size 64 in dimension 0" \
   "$CLTRACE" run "$mm" --global 64,64 --local 5,16 -o "$work/t"
 expect_error "global size is zero in dimension 0" "$CLTRACE" run "$mm" --global 0,64 --local 1,16 -o "$work/t"
+# An empty size in a list is an error, not a dimension fewer (64,,64 is no 2-D size).
+expect_error "--global: '64,,64' has an empty size" "$CLTRACE" run "$mm" --global 64,,64 --local 16,,16 -o "$work/t"
+expect_error "--local: ',16' has an empty size" "$CLTRACE" run "$mm" --global 64 --local ,16 -o "$work/t"
+expect_error "--offset: '0,' has an empty size" "$CLTRACE" run "$mm" --offset 0, -o "$work/t"
 # Work-groups past PoCL's limits (4096 work-items, 4096 per dimension): which limit, by name.
 expect_error "the local size 8192 in dimension 0 is more than the device's 4096 (CL_DEVICE_MAX_WORK_ITEM_SIZES)" \
   "$CLTRACE" run "$KERNELS/vadd.cl" --global 8192 --local 8192 -o "$work/t"

@@ -11,12 +11,47 @@
 
 namespace cltrace::cli {
 
+std::vector<uint64_t> sizesOf(const std::vector<std::string>& lists) {
+  std::vector<uint64_t> sizes;
+  for (const std::string& list : lists) {
+    size_t begin = 0;
+    for (;;) {
+      const size_t end = std::min(list.find(',', begin), list.size());
+      const std::string item = list.substr(begin, end - begin);
+      if (item.empty()) throw std::invalid_argument("'" + list + "' has an empty size (sizes are X[,Y[,Z]])");
+      sizes.push_back(wrapper::parseUnsigned(item));
+      if (end == list.size()) break;
+      begin = end + 1;
+    }
+  }
+  return sizes;
+}
+
+namespace {
+
+// CLI11 check of one X[,Y[,Z]] list. (CLI11's own splitting would drop empty items: `64,,64`
+// would be a 2-D size.)
+CLI::Validator sizeList() {
+  return CLI::Validator(
+      [](std::string& v) {
+        try {
+          sizesOf({v});
+          return std::string();
+        } catch (const std::invalid_argument& e) {
+          return std::string(e.what());
+        }
+      },
+      "X[,Y[,Z]]");
+}
+
+}  // namespace
+
 void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
   sub.add_option("source", f.source, "OpenCL C source file")->required();
   sub.add_option("-k,--kernel", f.kernel, "kernel name (default: from the launch manifest)")->check(nonEmpty());
-  addRepeatable(sub, "--global", f.global, "global size X[,Y[,Z]]", ',')->transform(unsignedInteger());
-  addRepeatable(sub, "--local", f.local, "local size X[,Y[,Z]]", ',')->transform(unsignedInteger());
-  addRepeatable(sub, "--offset", f.offset, "global offset X[,Y[,Z]]", ',')->transform(unsignedInteger());
+  addRepeatable(sub, "--global", f.global, "global size X[,Y[,Z]]")->check(sizeList());
+  addRepeatable(sub, "--local", f.local, "local size X[,Y[,Z]]")->check(sizeList());
+  addRepeatable(sub, "--offset", f.offset, "global offset X[,Y[,Z]]")->check(sizeList());
   addRepeatable(sub, "-a,--arg", f.args,
                 "kernel argument, one per flag, in order: "
                 "buffer:TYPE:COUNT[:zeros|iota|random[:SEED]|fill:V|file:PATH], scalar:TYPE:VALUE, local:BYTES, "
@@ -71,15 +106,16 @@ wrapper::RunSpec runSpecOf(const LaunchFlags& f) {
     spec.buildOptions = passes::splitOptions(f.buildOptions);
     for (const auto& d : f.defines) spec.buildOptions.push_back("-D" + d);
     for (const auto& i : f.includes) spec.buildOptions.push_back("-I" + i);
-    bool haveRange = !f.global.empty();
+    const std::vector<uint64_t> global = sizesOf(f.global), local = sizesOf(f.local), offset = sizesOf(f.offset);
+    bool haveRange = !global.empty();
     if (haveRange) {
-      if (f.global.size() > 3) throw UserError("--global takes at most 3 sizes");
-      if (!f.local.empty() && f.local.size() != f.global.size())
+      if (global.size() > 3) throw UserError("--global takes at most 3 sizes");
+      if (!local.empty() && local.size() != global.size())
         throw UserError("--local needs as many sizes as --global");
-      if (!f.offset.empty() && f.offset.size() != f.global.size())
+      if (!offset.empty() && offset.size() != global.size())
         throw UserError("--offset needs as many sizes as --global");
-      spec.range = NDRange::fromSizes(f.global, f.local, f.offset);
-      spec.localFromKernel = f.local.empty();  // the kernel's reqd_work_group_size, if it has one
+      spec.range = NDRange::fromSizes(global, local, offset);
+      spec.localFromKernel = local.empty();  // the kernel's reqd_work_group_size, if it has one
     }
     // (Said before the manifest is looked for, which a missing source would otherwise lack.)
     std::error_code ec;
@@ -103,8 +139,8 @@ wrapper::RunSpec runSpecOf(const LaunchFlags& f) {
                                       spec.range.dims));
         for (size_t d = 0; d < into.size(); ++d) into[d] = d < sizes.size() ? sizes[d] : unused;
       };
-      replace(f.local, spec.range.local, 1, "--local");
-      replace(f.offset, spec.range.offset, 0, "--offset");
+      replace(local, spec.range.local, 1, "--local");
+      replace(offset, spec.range.offset, 0, "--offset");
     }
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());

@@ -15,7 +15,8 @@ namespace cltrace::cli {
 struct LaunchFlags {
   std::string source;
   std::string kernel;
-  std::vector<uint64_t> global, local, offset;
+  // As given: one X[,Y[,Z]] list per flag (checked when parsed; sizesOf reads them).
+  std::vector<std::string> global, local, offset;
   std::vector<std::string> args;
   std::vector<std::string> defines, includes;
   std::string buildOptions;
@@ -27,6 +28,9 @@ struct LaunchFlags {
 };
 
 void addLaunchFlags(CLI::App& sub, LaunchFlags& f);
+// The sizes of --global/--local/--offset lists (X[,Y[,Z]], one list per flag), in order.
+// Throws std::invalid_argument naming an empty item or one that is no unsigned number.
+std::vector<uint64_t> sizesOf(const std::vector<std::string>& lists);
 // Builds the run specification (manifest first, flags override). Throws UserError.
 wrapper::RunSpec runSpecOf(const LaunchFlags& f);
 wrapper::LaunchOptions launchOptionsOf(const LaunchFlags& f);
