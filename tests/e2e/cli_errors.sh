@@ -145,6 +145,28 @@ grep -qF "warning: $idle" "$work/idle.txt" && grep -qF "cltrace: warning: $idle"
 echo "ok: idle SM reported"
 expect_error "invalid value '1000000000' for configuration key 'runs': too large (at most 100000)" \
   "$CLTRACE" simulate "$work/mt.cltrace" --runs 1000000000
+# A value an option does not take is a command-line mistake: exit status 2, the option named,
+# before any work. (An SM index past the SM count depends on the configuration: status 1.)
+usage_mistake() {
+  local words=$1 rc=0 out; shift
+  out=$("$@" 2>&1) || rc=$?
+  [ "$rc" -eq 2 ] || fail "expected exit status 2 from: $* (got $rc: $out)"
+  echo "$out" | grep -F -- "$words" >/dev/null || fail "expected '$words' from: $* (got: $out)"
+  echo "ok: exit status 2: $words"
+}
+usage_mistake "--runs: configuration key 'runs': must be at least 1" "$CLTRACE" simulate "$work/mt.cltrace" --runs 0
+usage_mistake "--sm: invalid value 'foo' for configuration key 'sm'" "$CLTRACE" simulate "$work/mt.cltrace" --sm foo
+usage_mistake "--seed: invalid value 'x' for configuration key 'seed'" "$CLTRACE" simulate "$work/mt.cltrace" --seed x
+usage_mistake "--policy: scheduler: policy must be one of" "$CLTRACE" schedule "$work/mt.cltrace" --policy foo -o "$work/s"
+usage_mistake "--format: scheduler: format must be one of" "$CLTRACE" schedule "$work/mt.cltrace" --format xml -o "$work/s"
+usage_mistake "--color: plot: unknown colouring 'foo'" "$CLTRACE" plot "$work/mt.cltrace" --color foo -o "$work/p.png"
+usage_mistake "--policies: scheduler: policy must be one of" "$CLTRACE" plot "$work/mt.cltrace" --policies warp,foo -o "$work/p.png"
+usage_mistake "--policy: invalid value 'foo' for configuration key 'scheduling'" "$CLTRACE" predict "$KERNELS/vadd.cl" --policy foo
+rc=0
+"$CLTRACE" simulate "$work/mt.cltrace" --sm 20 > /dev/null 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "--sm 20 of 15 SMs: exit status $rc, not 1"
+"$CLTRACE" simulate "$work/mt.cltrace" --sm 20 --set sm_count=32 > /dev/null 2>&1 || fail "--sm 20 of 32 SMs refused"
+echo "ok: an SM index is checked against the SM count given"
 # An empty value is not "not given".
 for opt in --runs --seed --sm --config; do expect_error "$opt: must not be empty" "$CLTRACE" simulate "$work/mt.cltrace" "$opt" ""; done
 expect_error "--config: must not be empty" "$CLTRACE" predict "$KERNELS/vadd.cl" --config ""

@@ -265,10 +265,12 @@ const CommandRegistration registration("plot", [](CLI::App& app) {
   cmd->add_option("trace", o->trace, "Trace file")->required();
   cmd->add_option("--color", o->color,
                   "Colour by thread (global id), warp, workgroup, or hit (L1 hit/miss from the cache simulator)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(cli::parsedBy([](const std::string& v) { plot::parseColorBy(v); }, "COLOUR"));
   cmd->add_option("--policies", o->policies,
                   "Comma-separated panels: warp, sequential, round-robin, random")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(cli::parsedBy([](const std::string& v) { parsePolicies(v); }, "POLICIES"));
   cmd->add_option("--width", o->width, "Image width in pixels (16 to 32768; width x height at most 8192 x 8192)")
       ->capture_default_str()
       ->transform(unsignedInteger());

@@ -95,14 +95,17 @@ cli::CommandRegistration registration("predict", [](CLI::App& app) {
   cli::addRepeatable(*sub, "--set", f->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)");
   CLI::Option* policy =
       sub->add_option("--policy", f->policy, "scheduling policy: warp[:INTER_WARP], sequential, round-robin, random")
-          ->capture_default_str();
+          ->capture_default_str()
+          ->check(cli::configValue("scheduling"));
   CLI::Option* runs =
       sub->add_option("--runs", f->runs, "simulation runs (median and spread reported)")
           ->capture_default_str()
-          ->transform(cli::unsignedInteger());
-  sub->add_option("--seed", f->seed, "seed of the first run");
+          ->transform(cli::unsignedInteger())
+          ->check(cli::configValue("runs"));
+  sub->add_option("--seed", f->seed, "seed of the first run")->check(cli::configValue("seed"));
   CLI::Option* sm = sub->add_option("--sm", f->sm, "SM whose L1 is simulated: an index, all, or random (per run)")
-                        ->capture_default_str();
+                        ->capture_default_str()
+                        ->check(cli::configValue("sm"));
   cli::addThreadsOption(*sub, f->threads);
   sub->add_flag("--json", f->json, "print JSON instead of text");
   sub->add_option("--keep-trace", f->keepTrace, "also keep the trace file at this path")->check(cli::nonEmpty());

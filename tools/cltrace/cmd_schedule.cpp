@@ -84,11 +84,13 @@ const CommandRegistration registration("schedule", [](CLI::App& app) {
       app.add_subcommand("schedule", "Reorder a trace into the order a Fermi GPU would issue it");
   cmd->add_option("trace", o->trace, "Trace file")->required();
   cmd->add_option("--policy", o->policy, "sequential, round-robin, random or warp")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(parsedBy([](const std::string& v) { sched::parsePolicy(v); }, "POLICY"));
   CLI::Option* interWarp = cmd->add_option("--inter-warp", o->interWarp,
                                            "Warp order on an SM (warp policy): loose-round-robin, "
                                            "greedy-then-oldest, two-level")
-                               ->capture_default_str();
+                               ->capture_default_str()
+                               ->check(parsedBy([](const std::string& v) { sched::parseInterWarpOrder(v); }, "ORDER"));
   cmd->add_option("--warp-size", o->warpSize, "Threads per warp")->capture_default_str()->transform(unsignedInteger());
   cmd->add_option("--seed", o->seed, "Seed of the random policy")->capture_default_str()->transform(unsignedInteger());
   cmd->add_option("--sms", o->sms, "Number of SMs (GTX480: 15, GTX470: 14)")
@@ -101,7 +103,8 @@ const CommandRegistration registration("schedule", [](CLI::App& app) {
       ->capture_default_str()
       ->transform(unsignedInteger());
   cmd->add_option("--format", o->format, "binary (read back by the cache simulator), text or csv")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(parsedBy([](const std::string& v) { sched::parseOutputFormat(v); }, "FORMAT"));
   cmd->add_option("-o,--output", o->output, "Output file")->required();
   cmd->callback([o, interWarp] {
     o->interWarpGiven = interWarp->count() > 0;

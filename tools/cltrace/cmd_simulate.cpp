@@ -131,9 +131,12 @@ const CommandRegistration registration("simulate", [](CLI::App& app) {
       ->check(nonEmpty());
   addRepeatable(*cmd, "--set", o->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)");
   cmd->add_option("--runs", o->runs, "Runs with seeds seed, seed+1, ...; reports the median miss rate")
-      ->check(nonEmpty());
-  cmd->add_option("--seed", o->seed, "Seed of the first run")->check(nonEmpty());
-  cmd->add_option("--sm", o->sm, "SM whose L1 is simulated: an index, all, or random (per run)")->check(nonEmpty());
+      ->check(nonEmpty())
+      ->check(configValue("runs"));
+  cmd->add_option("--seed", o->seed, "Seed of the first run")->check(nonEmpty())->check(configValue("seed"));
+  cmd->add_option("--sm", o->sm, "SM whose L1 is simulated: an index, all, or random (per run)")
+      ->check(nonEmpty())
+      ->check(configValue("sm"));
   addThreadsOption(*cmd, o->threads);
   cmd->add_flag("--json", o->json, "Print JSON (keys in docs/cachesim.md) instead of text");
   cmd->callback([o, cmd] {

@@ -51,6 +51,26 @@ CLI::Option* addRepeatable(CLI::App& app, const std::string& name, std::vector<T
   return o;
 }
 
+// CLI11 check that `parse` takes the value (it throws std::invalid_argument, whose message is
+// the error, otherwise): a value an option does not take is a command-line mistake (exit 2),
+// found before any work.
+template <typename Parse>
+CLI::Validator parsedBy(Parse parse, const std::string& what) {
+  return CLI::Validator(
+      [parse](std::string& v) {
+        try {
+          parse(v);
+          return std::string();
+        } catch (const std::invalid_argument& e) {
+          return std::string(e.what());
+        }
+      },
+      what);
+}
+// The value of an option that stands for configuration key `key` (--runs, --sm, --seed), as the
+// key takes it alone (limits that depend on other keys are checked with the whole configuration).
+CLI::Validator configValue(const std::string& key);
+
 // CLI11 check for options whose empty value would otherwise read as "not given".
 inline CLI::Validator nonEmpty() {
   return CLI::Validator([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },

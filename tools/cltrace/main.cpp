@@ -42,6 +42,18 @@ CLI::Validator unsignedInteger() {
       "UINT");
 }
 
+CLI::Validator configValue(const std::string& key) {
+  // Only the value itself: an SM index is checked against the SM count of the configuration the
+  // command builds later (--set sm_count=32 --sm 20), not the default preset's.
+  return parsedBy(
+      [key](const std::string& v) {
+        cachesim::Config c = cachesim::Config::fromPreset("gtx480-16k");
+        c.set(key, v);
+        if (key != "sm") c.validate();  // (an index is checked against the SM count given)
+      },
+      "VALUE");
+}
+
 void requireRereadable(const std::string& input, const std::string& command) {
   std::error_code ec;
   const std::filesystem::file_status st = std::filesystem::status(input, ec);
