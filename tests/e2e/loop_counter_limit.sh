@@ -16,3 +16,15 @@ iters=$("$CLTRACE" dump "$work/long.cltrace" | sed -n 's/^wi 0 .* load instr 0 .
 grep -qx "cltrace: warning: workgroup 0, work-item 0: a loop counter stopped at 4294967294 (instruction 0, loop level 0): later iterations of that loop look alike, so the order of its lanes past that point is approximate" \
   "$work/schedule.err" || fail "schedule's warning: $(cat "$work/schedule.err")"
 echo "ok: a loop counter stops at 2^32 - 2, and the scheduler says so"
+# simulate says it too, on stderr and among its report's warnings (text and JSON), so that a
+# program reading the JSON sees it.
+"$CLTRACE" simulate "$work/long.cltrace" --json > "$work/sim.json" 2> "$work/sim.err" || fail "simulate --json"
+python3 - "$work/sim.json" <<'PY' || fail "JSON warnings: $(cat "$work/sim.json")"
+import json, sys
+warnings = json.load(open(sys.argv[1]))["warnings"]
+assert any("a loop counter stopped at 4294967294" in w for w in warnings), warnings
+PY
+grep -q "cltrace: warning: workgroup 0, work-item 0: a loop counter stopped" "$work/sim.err" || fail "simulate stderr: $(cat "$work/sim.err")"
+"$CLTRACE" simulate "$work/long.cltrace" 2> /dev/null | grep -q "^warning: workgroup 0, work-item 0: a loop counter stopped" ||
+  fail "simulate's text report has no warning"
+echo "ok: simulate's report carries the scheduler's warning"

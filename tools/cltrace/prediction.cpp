@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <thread>
 
 #include "cltrace/cachesim/coalescer.h"
@@ -28,10 +29,14 @@ std::string instructionText(const Prediction& p, uint32_t id) {
   return "";
 }
 
-void printDiagnostics(const sched::Scheduler& s) {
-  for (const sched::Diagnostic& d : s.diagnostics()) fmt::print(stderr, "cltrace: warning: {}\n", d.message);
+// The scheduler's diagnostics of a run (a barrier not every work-item reaches, ...), each as a
+// warning of the report.
+std::vector<std::string> diagnosticsOf(const sched::Scheduler& s) {
+  std::vector<std::string> out;
+  for (const sched::Diagnostic& d : s.diagnostics()) out.push_back(d.message);
   if (s.diagnosticCount() > s.diagnostics().size())
-    fmt::print(stderr, "cltrace: warning: {} more diagnostics not shown\n", s.diagnosticCount() - s.diagnostics().size());
+    out.push_back(fmt::format("{} more diagnostics not shown", s.diagnosticCount() - s.diagnostics().size()));
+  return out;
 }
 
 // Runs `config` over the steps `factory` makes, on `threads` threads (0: one per hardware
@@ -79,11 +84,19 @@ cachesim::Report simulateTrace(const std::string& tracePath, const cachesim::Con
   try {
     // --threads 1 keeps everything on one thread; otherwise the file is decoded on a thread of
     // its own, ahead of the scheduler.
+    // Said on stderr as soon as the first run has them, and kept for the report (its text and
+    // JSON warnings); the first run is over before simulate returns.
+    auto diagnostics = std::make_shared<std::vector<std::string>>();
+    auto onFirstRunDone = [diagnostics](const sched::Scheduler& s) {
+      *diagnostics = diagnosticsOf(s);
+      for (const std::string& d : *diagnostics) fmt::print(stderr, "cltrace: warning: {}\n", d);
+    };
     cachesim::Report report =
         simulateSteps(config,
-                      cachesim::traceStepSourceFactory(tracePath, config, printDiagnostics,
+                      cachesim::traceStepSourceFactory(tracePath, config, onFirstRunDone,
                                                        cachesim::defaultPreparedTraceBytes(), threads != 1),
                       threads);
+    report.warnings.insert(report.warnings.begin(), diagnostics->begin(), diagnostics->end());
     const TraceReader reader(tracePath);
     for (const std::string& text : reader.header().instructionTexts)
       report.instructionSources.push_back(instructionSource(text));
