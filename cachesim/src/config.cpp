@@ -341,11 +341,16 @@ void Config::set(const std::string& key, const json& value) {
       double d = value.get<double>();
       if (key != "latency_sigma" && std::isfinite(d) && d >= 0 && d < 1.8e19 && std::floor(d) == d) {
         set(key, std::to_string(static_cast<uint64_t>(d)));
-      } else if (key != "latency_sigma" && std::isfinite(d) && std::fabs(d) >= 1.8e19) {
+      } else if (key != "latency_sigma" && std::isfinite(d) && std::fabs(d) >= 1.8e19 && std::fabs(d) < 1e30) {
         // Spelled out in digits, so that integer keys say "too large" rather than misreading 1.8e+19.
-        char digits[400];
+        char digits[40];
         std::snprintf(digits, sizeof digits, "%.0f", d);
         set(key, std::string(digits));
+      } else if (key != "latency_sigma" && std::isfinite(d) && std::fabs(d) >= 1e30) {
+        // Far past every integer key's range: said as written (1e+300), not in 301 digits.
+        findKey(key);  // unknown keys are reported as such
+        throw std::invalid_argument("invalid value " + value.dump() + " for configuration key '" + key + "': " +
+                                    (d < 0 ? "expected a non-negative integer" : "too large"));
       } else {
         set(key, value.dump());
       }

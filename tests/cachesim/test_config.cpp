@@ -166,6 +166,11 @@ TEST(Config, ExactMessagesForOddNumbers) {
   EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig(huge); })
                 .find("invalid value '18446744073709551616' for configuration key 'size': too large"),
             std::string::npos);
+  // Far past it, as written rather than in 301 digits.
+  std::string vast = writeTemp("cachesim_vast.json", R"({"size": 1e300})");
+  EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig(vast); })
+                .find("invalid value 1e+300 for configuration key 'size': too large"),
+            std::string::npos);
   std::string fraction = writeTemp("cachesim_fraction.json", R"({"associativity": 4.5})");
   EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig(fraction); })
                 .find("invalid value '4.5' for configuration key 'associativity': expected a non-negative integer"),

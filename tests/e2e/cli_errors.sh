@@ -167,6 +167,9 @@ rc=0
 [ "$rc" -eq 1 ] || fail "--sm 20 of 15 SMs: exit status $rc, not 1"
 "$CLTRACE" simulate "$work/mt.cltrace" --sm 20 --set sm_count=32 > /dev/null 2>&1 || fail "--sm 20 of 32 SMs refused"
 echo "ok: an SM index is checked against the SM count given"
+# A trace given where the kernel source goes: said once, not as compiler errors quoting binary.
+expect_error "kernel source '$work/mt.cltrace' is not OpenCL C source: it holds binary data" \
+  "$CLTRACE" run "$work/mt.cltrace" --kernel k --global 4 --local 4 -o "$work/t"
 # An empty value is not "not given".
 for opt in --runs --seed --sm --config; do expect_error "$opt: must not be empty" "$CLTRACE" simulate "$work/mt.cltrace" "$opt" ""; done
 expect_error "--config: must not be empty" "$CLTRACE" predict "$KERNELS/vadd.cl" --config ""

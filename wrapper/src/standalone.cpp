@@ -230,7 +230,12 @@ std::string readKernelSource(const std::string& path) {
   if (!in) throw std::invalid_argument("cannot open kernel source '" + path + "'");
   std::ostringstream s;
   s << in.rdbuf();
-  return s.str();
+  std::string text = s.str();
+  // A trace or a binary given by mistake: said here, not as pages of compiler errors quoting it.
+  if (const size_t nul = text.find('\0'); nul != std::string::npos)
+    throw std::invalid_argument("kernel source '" + path + "' is not OpenCL C source: it holds binary data (a NUL byte at offset " +
+                                std::to_string(nul) + ")");
+  return text;
 }
 
 namespace {

@@ -113,7 +113,8 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
                         bool warmUp = false,
                         const std::function<void(const passes::KernelReport&)>& instrumented = {});
 
-// The text of a kernel source file; std::invalid_argument naming the path when unreadable.
+// The text of a kernel source file; std::invalid_argument naming the path when unreadable or
+// not text (a NUL byte: a trace or a binary given by mistake).
 std::string readKernelSource(const std::string& path);
 
 // Checks the specs against the kernel's parameters; throws std::invalid_argument naming the
