@@ -32,16 +32,7 @@ namespace {
 // CLI11 check of one X[,Y[,Z]] list. (CLI11's own splitting would drop empty items: `64,,64`
 // would be a 2-D size.)
 CLI::Validator sizeList() {
-  return CLI::Validator(
-      [](std::string& v) {
-        try {
-          sizesOf({v});
-          return std::string();
-        } catch (const std::invalid_argument& e) {
-          return std::string(e.what());
-        }
-      },
-      "X[,Y[,Z]]");
+  return parsedBy([](const std::string& v) { sizesOf({v}); }, "X[,Y[,Z]]");
 }
 
 }  // namespace
