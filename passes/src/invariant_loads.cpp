@@ -110,17 +110,29 @@ class Hoisting {
   }
 
   // Whether `v` is computed from values defined outside `l` by arithmetic, casts, calls that
-  // touch no memory, and loads read once per entry into `l` themselves (`w[idx[0]]`).
+  // touch no memory, and loads read once per entry into `l` themselves (`w[idx[0]]`) whose
+  // value stays the same: not one the loop stores to (`p = f[0]; f[0] = p + 1; s += d[p];`
+  // reads f[0] once, but d[p] is another address every iteration).
   bool invariantIn(const Loop& l, const Value* v, unsigned depth) {
     const auto* inst = dyn_cast<Instruction>(v);
     if (!inst || !l.contains(inst)) return true;
     if (depth > 16) return false;
-    if (const auto* load = dyn_cast<LoadInst>(inst)) return hoistableIn(l, *load, depth + 1);
+    if (const auto* load = dyn_cast<LoadInst>(inst))
+      return hoistableIn(l, *load, depth + 1) && !storedIn(l, *load);
     if (!isa<GetElementPtrInst>(inst) && !isa<CastInst>(inst) && !isa<BinaryOperator>(inst) && !pureCall(inst))
       return false;
     for (const Value* operand : inst->operands())  // a call's callee too: a function, invariant
       if (!invariantIn(l, operand, depth + 1)) return false;
     return true;
+  }
+
+  // Whether `l` stores to `load`'s own address (the only stores that may change what it reads
+  // once it is read once per entry).
+  static bool storedIn(const Loop& l, const LoadInst& load) {
+    for (const BasicBlock* bb : l.blocks())
+      for (const Instruction& inst : *bb)
+        if (storesTo(inst, load.getPointerOperand(), load.getType())) return true;
+    return false;
   }
 
   bool writesGlobal(const Loop& l) {

@@ -193,3 +193,34 @@ __kernel void may_overlap(__global float* f, __global pair* p, int n) {
   for (int j = 0; j < n; j++) { f[i] += j; f[i + j] = 1; }
   for (int j = 0; j < n; j++) { f[i] += j; p[i].x = 1; }
 }
+
+// An address from a load read once whose value the loop changes (it stores to the load's own
+// address): f[0] is read once, behind its flag, but d[p] and c[p] are other addresses every
+// iteration, read every iteration (a __constant load included).
+// CHECK-LABEL: define {{.*}}spir_kernel void @moving_index(
+// CHECK-COUNT-1: br i1 %cltrace.fresh
+// CHECK-NOT: br i1 %cltrace.fresh
+// CHECK: ret void
+// CHECK-LABEL: define {{.*}}spir_kernel void @moving_constant_index(
+// CHECK-COUNT-1: br i1 %cltrace.fresh
+// CHECK-NOT: br i1 %cltrace.fresh
+// CHECK: ret void
+__kernel void moving_index(__global uint* f, __global uint* out, int n) {
+  __global uint* d = f + 1;
+  uint s = 0;
+  for (int j = 0; j < n; j++) {
+    uint p = f[0];
+    f[0] = p + 1;
+    s += d[p];
+  }
+  out[0] = s;
+}
+__kernel void moving_constant_index(__global int* f, __constant int* c, __global int* out, int n) {
+  int s = 0;
+  for (int j = 0; j < n; j++) {
+    int p = f[0];
+    f[0] = p + 1;
+    s += c[p];
+  }
+  out[0] = s;
+}
