@@ -299,6 +299,14 @@ TEST(Standalone, ImageAndSamplerSpecs) {
   const wrapper::ArgSpec repeat = wrapper::parseArgSpec("sampler:repeat:nearest:normalized");
   EXPECT_EQ(repeat.addressing, cl_addressing_mode(CL_ADDRESS_REPEAT));
   EXPECT_TRUE(repeat.normalizedCoords);
+  // Names in any case, as OpenCL spells its constants.
+  const wrapper::ArgSpec upper = wrapper::parseArgSpec("image:R/FLOAT:8");
+  EXPECT_EQ(upper.format.image_channel_order, cl_channel_order(CL_R));
+  EXPECT_EQ(upper.format.image_channel_data_type, cl_channel_type(CL_FLOAT));
+  EXPECT_EQ(upper.type, "float");
+  const wrapper::ArgSpec upperSampler = wrapper::parseArgSpec("sampler:CLAMP_TO_EDGE:Linear");
+  EXPECT_EQ(upperSampler.addressing, cl_addressing_mode(CL_ADDRESS_CLAMP_TO_EDGE));
+  EXPECT_EQ(upperSampler.filter, cl_filter_mode(CL_FILTER_LINEAR));
 
   auto message = [](const std::string& spec) { return messageOf<std::invalid_argument>([&] { wrapper::parseArgSpec(spec); }); };
   EXPECT_EQ(message("image:rgba/unorm_int8"), "argument 'image:rgba/unorm_int8': expected image:ORDER/TYPE:WIDTH[xHEIGHT[xDEPTH]][:INIT]");

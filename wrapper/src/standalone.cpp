@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <chrono>
@@ -316,12 +317,20 @@ std::string imageFormatName(const cl_image_format& f) {
   return order && type ? std::string(order) + "/" + type : "";
 }
 
+// Names in any case (R/FLOAT, CLAMP_TO_EDGE, as OpenCL spells its constants), as the
+// configuration's names are read.
+std::string lowerCase(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
 // The format and sizes of image:ORDER/TYPE:SIZES into `a`; `a.type` and `a.count` become the
 // channel values' type and number, which the initialiser fills as a buffer's elements.
 void parseImage(const std::string& format, const std::string& sizes, ArgSpec& a) {
   auto refuse = [&](const std::string& why) { return std::invalid_argument("argument '" + a.text + "': " + why); };
   const size_t slash = format.find('/');
-  const std::string order = format.substr(0, slash), type = slash == std::string::npos ? "" : format.substr(slash + 1);
+  const std::string lower = lowerCase(format);
+  const std::string order = lower.substr(0, slash), type = slash == std::string::npos ? "" : lower.substr(slash + 1);
   uint64_t channels = 0;
   for (const auto& [name, o] : kImageOrders)
     if (order == name) {
@@ -393,7 +402,9 @@ void requireImageSupported(cl_context context, cl_device_id device, cl_mem_objec
 }
 
 // sampler:ADDRESSING:FILTER[:normalized] (split at ':' into `p`) into `a`.
-void parseSampler(const std::vector<std::string>& p, ArgSpec& a) {
+void parseSampler(const std::vector<std::string>& given, ArgSpec& a) {
+  std::vector<std::string> p;
+  for (const std::string& part : given) p.push_back(lowerCase(part));
   auto refuse = [&](const std::string& why) { return std::invalid_argument("argument '" + a.text + "': " + why); };
   static const std::pair<const char*, cl_addressing_mode> kModes[] = {
       {"none", CL_ADDRESS_NONE}, {"clamp_to_edge", CL_ADDRESS_CLAMP_TO_EDGE}, {"clamp", CL_ADDRESS_CLAMP},
