@@ -103,7 +103,10 @@ def main():
                          "bins hold points, 1 under 10%%, else 0)")
     args = ap.parse_args()
 
-    ext = os.path.splitext(args.output)[1].lower()
+    # From the name's last dot, as cltrace plot reads it (a file named ".png" is a PNG; splitext
+    # would call it a name without an extension).
+    name = os.path.basename(args.output)
+    ext = name[name.rfind("."):].lower() if "." in name else ""
     if ext not in (".png", ".svg"):
         fail(f"{args.output}: output must end in .png or .svg")
     try:

@@ -65,6 +65,11 @@ for color in thread hit; do
   [ "$(png_size "$work/tiny-$color.png")" = 400x16 ] || fail "$color: PNG is $(png_size "$work/tiny-$color.png")"
 done
 echo "ok: a 400x16 plot"
+# A file named ".png" is a PNG, for the script as for cltrace.
+mkdir -p "$work/dot"
+"$CLTRACE" plot "$trace" --width 400 --height 300 -o "$work/dot/.png" > /dev/null || fail "a plot named .png failed"
+[ "$(png_size "$work/dot/.png")" = 400x300 ] || fail ".png is $(png_size "$work/dot/.png")"
+echo "ok: a plot named .png"
 
 # Hit colouring on one SM without timing (the thesis model): the miss counts are deterministic.
 "$CLTRACE" plot "$trace" --color hit --set sm_count=1 --set timing=off --policies warp \
