@@ -114,7 +114,8 @@ void coalesceWideAccess(const sched::WarpStep& step, uint32_t lineShift, uint32_
     word.lanes.clear();
     for (const sched::LaneAccess& lane : step.lanes) {
       uint64_t address = 0;
-      // (Bytes past the end of the address space count as its last line, as for any lane.)
+      // (A word that would start past the end of the address space is left out: an earlier word
+      // of the lane reached its last line, where bytes past the end count, as for any lane.)
       if ((lane.size <= offset && offset != 0) || __builtin_add_overflow(lane.address, offset, &address)) continue;
       const auto size = static_cast<uint32_t>(std::min<uint64_t>(kWideWordBytes, lane.size - std::min<uint64_t>(lane.size, offset)));
       word.lanes.push_back(sched::LaneAccess{lane.localThread, size, address});
