@@ -8,7 +8,8 @@
 // the loop was entered; later iterations reuse the value. A load qualifies when, for its loop:
 //  - it is a plain (not volatile, not atomic) load of __global or __constant memory;
 //  - its address is computed from values defined outside the loop (arithmetic, casts, calls
-//    that touch no memory, such as get_global_id, and loads that qualify themselves and that the loop does not store to: w[idx[0]]);
+//    that touch no memory, such as get_global_id, and loads that qualify themselves and that
+//    the loop does not store to: w[idx[0]]);
 //  - its block runs on every iteration (it dominates the loop's latches);
 //  - nothing in the loop may write __global memory (a store or atomic to __global or generic
 //    memory, a fence, or a call that may write memory and is given a pointer to other than
