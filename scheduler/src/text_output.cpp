@@ -1,5 +1,7 @@
 // Text (thesis listing 5.3) and CSV writers, format names, writeSchedule.
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 #include <ostream>
 #include <stdexcept>
@@ -71,15 +73,28 @@ class StreamWriter : public StepWriter {
   void close() override {
     if (closed_) return;
     closed_ = true;
-    buf_.flushTo(*out_);
-    out_->flush();
-    if (owned_) owned_->close();
-    if (out_->fail()) throw ScheduleFileError("cannot write scheduled file " + name_);
+    write([&] {
+      buf_.flushTo(*out_);
+      out_->flush();
+      if (owned_) owned_->close();
+    });
+    if (out_->fail())
+      throw ScheduleFileError("cannot write scheduled file " + name_ +
+                              (error_ != 0 ? std::string(": ") + std::strerror(error_) : std::string()));
   }
 
  protected:
   void maybeFlush() {
-    if (buf_.size() >= (1 << 16)) buf_.flushTo(*out_);
+    if (buf_.size() >= (1 << 16)) write([&] { buf_.flushTo(*out_); });
+  }
+  // Runs `io` on the stream, keeping why the first failure failed (the streams do not say; the
+  // system call's errno does: "No space left on device").
+  template <typename Io>
+  void write(Io io) {
+    errno = 0;
+    const bool failed = out_->fail();
+    io();
+    if (!failed && out_->fail() && error_ == 0) error_ = errno;
   }
 
   std::unique_ptr<std::ofstream> owned_;
@@ -87,6 +102,7 @@ class StreamWriter : public StepWriter {
   std::string name_;
   LineBuffer buf_;
   bool closed_ = false;
+  int error_ = 0;  // errno of the first failed write, 0 if unknown
 };
 
 // First line: "<lane width> <workgroups>"; then one line per memory access:

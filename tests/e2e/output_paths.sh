@@ -10,6 +10,13 @@ if mknod -m 666 "$work/full" c 1 7 2>/dev/null; then  # (root only)
   [ -c "$work/full" ] || fail "the device node was removed"
   expect_error "$work/full" "$CLTRACE" predict "$vadd" --runs 1 --keep-trace "$work/full"
   [ -c "$work/full" ] || fail "the device node was removed by predict --keep-trace"
+  # A scheduled file in every format says why too.
+  "$CLTRACE" run "$vadd" -o "$work/vadd.cltrace" > /dev/null || fail "run vadd"
+  for format in binary text csv; do
+    expect_error "cannot write scheduled file '$work/full': No space left on device" \
+      "$CLTRACE" schedule "$work/vadd.cltrace" --format "$format" -o "$work/full"
+  done
+  [ -c "$work/full" ] || fail "the device node was removed by schedule"
 fi
 # A pipe, directly or through a link: refused before anything is written; both stay.
 mkfifo "$work/fifo"
