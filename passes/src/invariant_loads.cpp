@@ -53,6 +53,15 @@ bool storesTo(const Instruction& inst, const Value* pointer, const Type* type) {
          sameComputation(s->getPointerOperand(), pointer);
 }
 
+// The plain stores in `l` to `load`'s own address (storesTo).
+std::vector<StoreInst*> ownAddressStores(const Loop& l, const LoadInst& load) {
+  std::vector<StoreInst*> stores;
+  for (BasicBlock* block : l.blocks())
+    for (Instruction& inst : *block)
+      if (storesTo(inst, load.getPointerOperand(), load.getType())) stores.push_back(cast<StoreInst>(&inst));
+  return stores;
+}
+
 // Whether something in `l` may write __global memory, other than, when `load` is given, plain
 // stores of its type to its own address and stores that alias analysis shows never touch what
 // it reads (`f[2*i]` against `f[2*i+1]`, two fields of one struct). The load's address is the
@@ -118,21 +127,12 @@ class Hoisting {
     if (!inst || !l.contains(inst)) return true;
     if (depth > 16) return false;
     if (const auto* load = dyn_cast<LoadInst>(inst))
-      return hoistableIn(l, *load, depth + 1) && !storedIn(l, *load);
+      return hoistableIn(l, *load, depth + 1) && ownAddressStores(l, *load).empty();
     if (!isa<GetElementPtrInst>(inst) && !isa<CastInst>(inst) && !isa<BinaryOperator>(inst) && !pureCall(inst))
       return false;
     for (const Value* operand : inst->operands())  // a call's callee too: a function, invariant
       if (!invariantIn(l, operand, depth + 1)) return false;
     return true;
-  }
-
-  // Whether `l` stores to `load`'s own address (the only stores that may change what it reads
-  // once it is read once per entry).
-  static bool storedIn(const Loop& l, const LoadInst& load) {
-    for (const BasicBlock* bb : l.blocks())
-      for (const Instruction& inst : *bb)
-        if (storesTo(inst, load.getPointerOperand(), load.getType())) return true;
-    return false;
   }
 
   bool writesGlobal(const Loop& l) {
@@ -169,9 +169,7 @@ bool loadInvariantsOnce(Function& kernel, AAResults& aa) {
       Candidate c{load, {}, {}};
       for (BasicBlock* pred : predecessors(target->getHeader()))
         if (!target->contains(pred)) c.entries.push_back(pred);
-      for (BasicBlock* block : target->blocks())
-        for (Instruction& i : *block)
-          if (storesTo(i, load->getPointerOperand(), load->getType())) c.stores.push_back(cast<StoreInst>(&i));
+      c.stores = ownAddressStores(*target, *load);
       candidates.push_back(std::move(c));
     }
   if (candidates.empty()) return false;

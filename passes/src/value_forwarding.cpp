@@ -213,7 +213,7 @@ class AddressValues {
   // are defined there). Returns whether it added loads.
   bool readAlongMissingWays(LoadInst* load, const DominatorTree& dt) {
     BasicBlock* home = load->getParent();
-    if (effectBefore(home, load) != Effect::None || &*home == &f_.getEntryBlock()) return false;
+    if (effectBefore(home, load) != Effect::None || home == &f_.getEntryBlock()) return false;
     std::vector<BasicBlock*> at;
     SmallPtrSet<BasicBlock*, 16> onWay;
     bool reachesValue = false;

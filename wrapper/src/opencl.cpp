@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "cltrace/wrapper/standalone.h"
+
 namespace cltrace::wrapper {
 
 OpenCLError::OpenCLError(const std::string& what, cl_int code)
@@ -270,11 +272,6 @@ cl_device_id defaultDevice() {
 
 namespace {
 
-std::string lowered(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string deviceList(const std::vector<DeviceEntry>& devices) {
   std::string list;
   for (const DeviceEntry& d : devices)
@@ -304,7 +301,7 @@ cl_device_id selectDevice(const std::string& spec) {
   }
   std::vector<const DeviceEntry*> matches;
   for (const DeviceEntry& d : devices)
-    if (lowered(d.name).find(lowered(wanted)) != std::string::npos) matches.push_back(&d);
+    if (lowerCase(d.name).find(lowerCase(wanted)) != std::string::npos) matches.push_back(&d);
   if (matches.size() == 1) return matches.front()->id;
   throw std::invalid_argument(origin + " '" + wanted + "' " +
                               (matches.empty() ? "names no device" : "names more than one device") +

@@ -213,6 +213,11 @@ std::vector<uint8_t> initialContents(const ArgSpec& a, const std::string& where)
 
 }  // namespace
 
+std::string lowerCase(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
 uint64_t parseUnsigned(const std::string& text) {
   if (!text.empty() && text[0] == '-') throw std::invalid_argument("'" + text + "' is negative");
   const bool hex = text.size() > 2 && (text.compare(0, 2, "0x") == 0 || text.compare(0, 2, "0X") == 0);
@@ -317,18 +322,12 @@ std::string imageFormatName(const cl_image_format& f) {
   return order && type ? std::string(order) + "/" + type : "";
 }
 
-// Names in any case (R/FLOAT, CLAMP_TO_EDGE, as OpenCL spells its constants), as the
-// configuration's names are read.
-std::string lowerCase(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // The format and sizes of image:ORDER/TYPE:SIZES into `a`; `a.type` and `a.count` become the
 // channel values' type and number, which the initialiser fills as a buffer's elements.
 void parseImage(const std::string& format, const std::string& sizes, ArgSpec& a) {
   auto refuse = [&](const std::string& why) { return std::invalid_argument("argument '" + a.text + "': " + why); };
   const size_t slash = format.find('/');
+  // Names in any case (R/FLOAT, as OpenCL spells CL_R and CL_FLOAT), as the configuration's.
   const std::string lower = lowerCase(format);
   const std::string order = lower.substr(0, slash), type = slash == std::string::npos ? "" : lower.substr(slash + 1);
   uint64_t channels = 0;

@@ -30,7 +30,7 @@ struct KernelArg {
   bool writeOnly = false;  // an image declared write_only (else read_only)
   // kernel_arg_base_type: typedefs of built-in types resolved (`DATA_TYPE*` -> "float*"); empty:
   // as `type`.
-  std::string baseType;
+  std::string baseType = {};
   const std::string& resolvedType() const { return baseType.empty() ? type : baseType; }
 };
 

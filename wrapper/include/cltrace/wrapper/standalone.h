@@ -58,6 +58,8 @@ ArgSpec parseArgSpec(const std::string& text);
 // Throws std::invalid_argument "'TEXT' is negative", "... is not a non-negative integer" or
 // "... does not fit in 64 bits".
 uint64_t parseUnsigned(const std::string& text);
+// `text` in lower case (ASCII), for names read in any case.
+std::string lowerCase(std::string text);
 // Bytes of one element of an OpenCL type name ("float4" -> 16); throws for unknown types.
 uint64_t typeSize(const std::string& type);
 
