@@ -467,8 +467,15 @@ std::string compileOpenCL(const std::string& source, const std::vector<std::stri
   // -gline-tables-only: each access's line and column, for its description (describe); the
   // prefix map names the program "kernel.cl" and an embedded header "embedded/NAME" in them.
   // The instrumented kernels leave without it (instrumentBitcode).
+  // -O1 with clang's own optimization passes off: the code is -O0's (every access where the
+  // source has it), but with the type-based alias tags a GPU compiler reasons with, so a float
+  // load is read once in a loop that stores only ints, as the GPU reads it. Without lifetime
+  // markers (their cleanups route a loop's `continue` and `break` through a switch, another
+  // loop shape) and without the "do not unroll" tags -O1 puts on every loop (the device would
+  // keep the instrumented loops rolled).
   std::vector<std::string> argv = {CLTRACE_CLANG_PATH, "-cl-std=CL1.2", "-target", "spir64",
-                                   "-O0", "-Xclang", "-disable-O0-optnone", "-fgnu89-inline",
+                                   "-O1", "-Xclang", "-disable-llvm-passes", "-Xclang", "-disable-lifetime-markers",
+                                   "-funroll-loops", "-fgnu89-inline",
                                    "-emit-llvm", "-cl-kernel-arg-info", "-gline-tables-only",
                                    "-fdebug-prefix-map=" + dir.path().string() + "/="};
   if (!headers.empty()) argv.insert(argv.end(), {"-I", headerDir.string()});

@@ -231,6 +231,7 @@ class AddressValues {
       auto* read = new LoadInst(load->getType(), materialize(pointers[k], end, dt), load->getName() + ".pre",
                                 false, load->getAlign(), end);
       read->setDebugLoc(load->getDebugLoc());
+      read->setAAMetadata(load->getAAMetadata());  // the same address and type: its alias tags hold
       effects_[at[k]].push_back({read, Effect::Gives, read});
     }
     return true;
@@ -376,6 +377,9 @@ bool mergeOverwrite(BasicBlock& then) {
                                 whenTrue ? first->getValueOperand() : second->getValueOperand());
   StoreInst* merged = b.CreateStore(value, first->getPointerOperand());
   merged->setAlignment(std::min(first->getAlign(), second->getAlign()));
+  // What both stores' alias tags say (their type's), so that later loads of other types still
+  // tell it apart.
+  merged->setAAMetadata(first->getAAMetadata().merge(second->getAAMetadata()));
   first->eraseFromParent();
   second->eraseFromParent();
   return true;
