@@ -425,6 +425,9 @@ TEST_F(Manifest, SizesAreNonNegativeIntegersThatFit) {
   EXPECT_EQ(apply("{" + k + R"("global": [1024], "local": [64.9]})"), R"("local"[0]: 64.9 is not a non-negative integer)");
   EXPECT_EQ(apply("{" + k + R"("global": [8, -1024], "local": [1, 1]})"), R"("global"[1]: -1024 is not a non-negative integer)");
   EXPECT_EQ(apply("{" + k + R"("global": [1e30], "local": [64]})"), R"("global"[0]: 1e+30 does not fit in 64 bits)");
+  // Past 2^64 - 1 in digits: said in digits, as written.
+  EXPECT_EQ(apply("{" + k + R"("global": [18446744073709551616], "local": [64]})"),
+            R"("global"[0]: 18446744073709551616 does not fit in 64 bits)");
   EXPECT_EQ(apply("{" + k + R"("global": ["64"], "local": [64]})"), R"("global"[0]: "64" is not a non-negative integer)");
   EXPECT_EQ(apply("{" + k + R"("global": 64, "local": [64]})"), R"("global": must be an array of 1 to 3 sizes, not number)");
   EXPECT_EQ(apply("{" + k + R"("global": [1, 1, 1, 1], "local": [1]})"), R"("global": must be an array of 1 to 3 sizes, not 4 sizes)");
@@ -470,6 +473,10 @@ TEST_F(Manifest, EveryKeyKnownOnceAndOfItsType) {
             R"("args"[0]: argument 'buffer:int:4:zeros:1': zeros takes no value, but ':1' follows it)");
   EXPECT_EQ(apply(R"({"kernel": "k", "build_options": "-DX", )" + range + "}"),
             R"("build_options": must be an array of strings, not string)");
+  // A NUL spelt in JSON would end the option (or name) as a C string sees it.
+  EXPECT_EQ(apply(R"({"kernel": "k", "build_options": ["-DX", "-DN=4\u0000 -DM"], )" + range + "}"),
+            R"("build_options"[1]: holds a NUL character (\u0000))");
+  EXPECT_EQ(apply(R"({"kernel": "k\u0000x", )" + range + "}"), R"("kernel": holds a NUL character (\u0000))");
   EXPECT_EQ(apply("[1]"), "must be a JSON object, not array");
   EXPECT_EQ(apply(R"({"kernel": "k",)"),
             "parse error at line 1, column 16: syntax error while parsing object key - unexpected end of input; "

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -602,7 +603,24 @@ nlohmann::json readManifest(const std::filesystem::path& path) {
 
 std::string manifestString(const nlohmann::json& v, const std::string& where) {
   if (!v.is_string()) throw std::invalid_argument(where + ": must be a string, not " + v.type_name());
-  return v.get<std::string>();
+  std::string text = v.get<std::string>();
+  // JSON can spell one ("\u0000"); a C string (a build option, a kernel name) would end there.
+  if (text.find('\0') != std::string::npos) throw std::invalid_argument(where + ": holds a NUL character (\\u0000)");
+  return text;
+}
+
+// A JSON number as the manifest most likely wrote it: an integer read as a double for being
+// past 2^64 - 1 in digits (18446744073709551616), not as 1.8446744073709552e+19.
+std::string manifestNumberText(const nlohmann::json& v) {
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 1e30) {
+      char digits[40];
+      std::snprintf(digits, sizeof digits, "%.0f", d);
+      return digits;
+    }
+  }
+  return v.dump();
 }
 
 std::vector<std::string> manifestStrings(const nlohmann::json& j, const std::string& key) {
@@ -622,7 +640,7 @@ std::vector<uint64_t> manifestSizes(const nlohmann::json& j, const std::string& 
                                 (v.is_array() ? std::to_string(v.size()) + " sizes" : v.type_name()));
   std::vector<uint64_t> sizes;
   for (size_t i = 0; i < v.size(); ++i) {
-    const std::string where = "\"" + key + "\"[" + std::to_string(i) + "]: " + v[i].dump();
+    const std::string where = "\"" + key + "\"[" + std::to_string(i) + "]: " + manifestNumberText(v[i]);
     if (v[i].is_number_unsigned()) sizes.push_back(v[i].get<uint64_t>());
     else if (v[i].is_number_float() && v[i].get<double>() >= 0x1p64) throw std::invalid_argument(where + " does not fit in 64 bits");
     else throw std::invalid_argument(where + " is not a non-negative integer");
