@@ -1,8 +1,13 @@
 #include "cltrace/passes/invariant_loads.h"
 
+#include <llvm/ADT/Triple.h>
 #include <llvm/Analysis/AliasAnalysis.h>
+#include <llvm/Analysis/AssumptionCache.h>
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/MemoryLocation.h>
+#include <llvm/Analysis/ScalarEvolution.h>
+#include <llvm/Analysis/ScalarEvolutionExpressions.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
@@ -147,6 +152,124 @@ class Hoisting {
   std::map<const Loop*, bool> writes_;
 };
 
+// Loads of the value the loop's previous iteration stored (`CDF[x] = w[x] + CDF[x - 1];`):
+// a GPU compiler's loop load elimination reads it once, before the loop, and keeps the stored
+// value in a register for the next iteration. Such a load is read only in the first iteration
+// after its loop was entered; later ones take the value stored. A load qualifies when, in its
+// innermost loop:
+//  - it and the store are plain __global accesses of one type, each in a block every iteration
+//    runs, the load before the store (it dominates it), neither in an inner loop;
+//  - the store's address is the load's plus one iteration's step (scalar evolution: the load's
+//    address steps by s each iteration and the store's minus the load's is s), so the store of
+//    one iteration writes exactly what the next iteration's load reads;
+//  - nothing else in the loop may write there in between: every other store is one that type
+//    rules or distinct objects keep apart whatever the iteration (alias analysis asked without
+//    sizes or offsets, which hold within one iteration only), and there is no atomic, fence,
+//    barrier or call that may write __global memory.
+class CarriedStores {
+ public:
+  CarriedStores(Function& kernel, const DominatorTree& dt, const LoopInfo& li, AAResults& aa)
+      : tlii_(Triple(kernel.getParent()->getTargetTriple())),
+        tli_(tlii_),
+        ac_(kernel),
+        se_(kernel, tli_, ac_, const_cast<DominatorTree&>(dt), const_cast<LoopInfo&>(li)),
+        dt_(dt),
+        li_(li),
+        aa_(aa) {}
+
+  // The store whose value `load` takes in the next iteration of its innermost loop, or null.
+  StoreInst* storeFor(LoadInst& load) {
+    Loop* l = li_.getLoopFor(load.getParent());
+    if (!l || !load.isSimple() || load.getPointerAddressSpace() != kGlobalAddressSpace) return nullptr;
+    if (!runsEveryIteration(*l, load.getParent(), dt_)) return nullptr;
+    StoreInst* carried = nullptr;
+    for (BasicBlock* block : l->blocks())
+      for (Instruction& inst : *block) {
+        if (auto* s = dyn_cast<StoreInst>(&inst)) {
+          if (!carried && nextIterationReads(*s, load, *l)) {
+            carried = s;
+            continue;
+          }
+          if (writesGlobalSpace(s->getPointerAddressSpace()) && !apartInEveryIteration(*s, load)) return nullptr;
+        } else if (isa<AtomicRMWInst>(inst) || isa<AtomicCmpXchgInst>(inst) || isa<FenceInst>(inst)) {
+          return nullptr;  // an atomic on __local memory too: rare in such loops, not worth telling apart
+        } else if (const auto* call = dyn_cast<CallBase>(&inst)) {
+          if (isa<DbgInfoIntrinsic>(call) || call->isLifetimeStartOrEnd()) continue;
+          if (callMayWriteGlobal(*call)) return nullptr;
+        }
+      }
+    return carried;
+  }
+
+ private:
+  // Whether `s`, a plain store of `load`'s type in `l` after it, writes in each iteration what
+  // `load` reads in the next.
+  bool nextIterationReads(StoreInst& s, LoadInst& load, const Loop& l) {
+    if (!s.isSimple() || s.getPointerAddressSpace() != kGlobalAddressSpace ||
+        s.getValueOperand()->getType() != load.getType() || li_.getLoopFor(s.getParent()) != &l ||
+        !runsEveryIteration(l, s.getParent(), dt_) || !dt_.dominates(&load, &s))
+      return false;
+    return oneStepAhead(s.getPointerOperand(), load.getPointerOperand(), l, 0);
+  }
+
+  // Whether `ahead`, in each iteration of `l`, is what `v` is in the next: `v` steps by s each
+  // iteration and `ahead` minus `v` is s. Elements of one array are compared by their index
+  // (`a[r * n + c]` and `a[(r - 1) * n + c]`: clang's index is a 32-bit int widened to 64 bits,
+  // which scalar evolution cannot always carry through the widening; equal ints widen alike).
+  bool oneStepAhead(Value* ahead, Value* v, const Loop& l, unsigned depth) {
+    if (depth > 4 || ahead->getType() != v->getType()) return false;
+    if (const auto* rec = dyn_cast<SCEVAddRecExpr>(se_.getSCEV(v)); rec && rec->getLoop() == &l && rec->isAffine()) {
+      const SCEV* apart = se_.getMinusSCEV(se_.getSCEV(ahead), rec);
+      if (!isa<SCEVCouldNotCompute>(apart) && se_.getMinusSCEV(apart, rec->getStepRecurrence(se_))->isZero())
+        return true;
+    }
+    auto* x = dyn_cast<Instruction>(ahead);
+    auto* y = dyn_cast<Instruction>(v);
+    if (!x || !y || x->getOpcode() != y->getOpcode()) return false;
+    if (isa<SExtInst>(x) || isa<ZExtInst>(x) || isa<BitCastInst>(x) || isa<AddrSpaceCastInst>(x))
+      return oneStepAhead(x->getOperand(0), y->getOperand(0), l, depth + 1);
+    // One index differs (one step ahead); the base, the other indices and the element type are
+    // the same and the same in every iteration, so the next iteration's address is `ahead`'s.
+    const auto* gx = dyn_cast<GetElementPtrInst>(x);
+    const auto* gy = dyn_cast<GetElementPtrInst>(y);
+    if (!gx || !gy || gx->getSourceElementType() != gy->getSourceElementType() ||
+        gx->getNumOperands() != gy->getNumOperands())
+      return false;
+    int differing = -1;
+    for (unsigned k = 0; k < gx->getNumOperands(); ++k) {
+      if (sameComputation(gx->getOperand(k), gy->getOperand(k)) && l.isLoopInvariant(gx->getOperand(k)) &&
+          l.isLoopInvariant(gy->getOperand(k)))
+        continue;
+      if (differing >= 0 || k == 0) return false;
+      differing = static_cast<int>(k);
+    }
+    return differing > 0 && oneStepAhead(x->getOperand(differing), y->getOperand(differing), l, depth + 1);
+  }
+
+  // Whether alias analysis keeps `s` and `load` apart with no size or offset known, so that the
+  // answer holds between different iterations' addresses (type rules, distinct objects). Scoped
+  // no-alias tags (an inlined helper's `restrict` parameters) hold within one call, one
+  // iteration, and are left out.
+  bool apartInEveryIteration(const StoreInst& s, const LoadInst& load) {
+    return aa_.isNoAlias(MemoryLocation::getBeforeOrAfter(s.getPointerOperand(), typeTags(s)),
+                         MemoryLocation::getBeforeOrAfter(load.getPointerOperand(), typeTags(load)));
+  }
+  static AAMDNodes typeTags(const Instruction& access) {
+    AAMDNodes tags = access.getAAMetadata();
+    tags.Scope = nullptr;
+    tags.NoAlias = nullptr;
+    return tags;
+  }
+
+  TargetLibraryInfoImpl tlii_;
+  TargetLibraryInfo tli_;
+  AssumptionCache ac_;
+  ScalarEvolution se_;
+  const DominatorTree& dt_;
+  const LoopInfo& li_;
+  AAResults& aa_;
+};
+
 struct Candidate {
   LoadInst* load;
   std::vector<BasicBlock*> entries;  // the blocks outside its loop that branch to the loop's header
@@ -159,17 +282,23 @@ bool loadInvariantsOnce(Function& kernel, AAResults& aa) {
   DominatorTree dt(kernel);
   LoopInfo li(dt);
   Hoisting hoisting(dt, li, aa);  // every query before the function changes
+  CarriedStores carried(kernel, dt, li, aa);
   std::vector<Candidate> candidates;
   for (BasicBlock& bb : kernel)
     for (Instruction& inst : bb) {
       auto* load = dyn_cast<LoadInst>(&inst);
-      Loop* target = load ? hoisting.target(*load) : nullptr;
+      if (!load) continue;
+      Loop* target = hoisting.target(*load);
+      StoreInst* previous = target ? nullptr : carried.storeFor(*load);
+      if (previous) target = li.getLoopFor(load->getParent());
       if (!target) continue;
       // Taken before any block is split (a split may add a latch the loop does not list).
       Candidate c{load, {}, {}};
       for (BasicBlock* pred : predecessors(target->getHeader()))
         if (!target->contains(pred)) c.entries.push_back(pred);
-      c.stores = ownAddressStores(*target, *load);
+      // Read once, the load takes the value last stored at its address: by the loop's stores
+      // to it (loop-invariant), or by the previous iteration's store (carried).
+      c.stores = previous ? std::vector<StoreInst*>{previous} : ownAddressStores(*target, *load);
       candidates.push_back(std::move(c));
     }
   if (candidates.empty()) return false;

@@ -232,6 +232,48 @@ TEST(TracedKernel, LoopBoundReadBackFromAStoreIsCountedAsTheTraceRunGoes) {
   std::filesystem::remove(path);
 }
 
+// A running sum along each work-item's row (Rodinia particlefilter's CDF): c[x - 1] is what the
+// previous iteration stored, read in the first iteration only and kept after (invariant_loads.h,
+// carried stores). Work-item g, iteration k (x = k + 1): c[x] loaded (the `+=`) and stored, and
+// in iteration 0 c[x - 1] loaded too: 3 + 2 + 2 = 7 records. The sums are what the kernel
+// computes without cltrace.
+TEST(TracedKernel, ValueStoredForTheNextIterationIsReadOnceAndKept) {
+  OpenCLEnv env;
+  const char* src = R"CL(
+  __kernel void runningSum(__global float* c, int n) {
+    int g = get_global_id(0);
+    for (int x = 1; x < n; x++) c[g * n + x] += c[g * n + x - 1];
+  })CL";
+  cl_mem c = env.buffer(std::vector<float>{1, 2, 3, 4, 10, 20, 30, 40});
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "runningSum", {}));
+  NDRange r;
+  r.global = {2, 1, 1};
+  r.local = {2, 1, 1};
+  std::string path = tempPath("running_sum");
+  const int n = 4;
+  k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(c), wrapper::ArgBinding::ofScalar(&n, sizeof n)}, r, path);
+  EXPECT_EQ(env.read<float>(c, 8), (std::vector<float>{1, 3, 6, 10, 10, 30, 60, 100}));
+  WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 2u);
+  for (uint64_t g = 0; g < 2; ++g) {
+    const auto& recs = t.workItems[g];
+    ASSERT_EQ(recs.size(), 7u) << "work-item " << g;
+    const uint64_t row = 16 * g;  // c at address 0, 4 floats a row
+    // In source order: the right-hand side c[x - 1] first, then c[x] and its store.
+    const std::vector<std::pair<AccessKind, uint64_t>> want = {
+        {AccessKind::Load, row + 0},  {AccessKind::Load, row + 4},  {AccessKind::Store, row + 4},
+        {AccessKind::Load, row + 8},  {AccessKind::Store, row + 8}, {AccessKind::Load, row + 12},
+        {AccessKind::Store, row + 12}};
+    const std::vector<uint32_t> iteration = {0, 0, 0, 1, 1, 2, 2};
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(recs[i].kind, uint8_t(want[i].first)) << g << "/" << i;
+      EXPECT_EQ(recs[i].address, want[i].second) << g << "/" << i;
+      EXPECT_EQ(recs[i].iterations[0], iteration[i]) << g << "/" << i;
+    }
+  }
+  std::filesystem::remove(path);
+}
+
 TEST(TracedKernel, WorkItemsInLoopsNestedTooDeepAreCountedAndWarnedAbout) {
   OpenCLEnv env;
   // Work-items 0 and 1 run 8 nested loops once each (a load and a store past the 7 counters a

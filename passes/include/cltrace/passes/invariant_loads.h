@@ -20,6 +20,9 @@
 //    and plain stores that alias analysis shows never touch the load's address (several
 //    accumulators in one loop: `f[2*i] += ..; f[2*i+1] += ..;`, or fields of one struct).
 // It is hoisted out of the outermost enclosing loop for which all of this holds.
+// A load of what the previous iteration of its loop stored (`c[x] = w[x] + c[x - 1];`) is read
+// the same way, once per entry into the loop, later iterations taking the value stored, as a
+// GPU compiler's loop load elimination keeps it in a register (conditions at CarriedStores).
 #pragma once
 
 namespace llvm {
