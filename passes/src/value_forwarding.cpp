@@ -324,7 +324,12 @@ bool forwardAvailableValues(Function& f, AAResults& aa) {
   for (auto& [key, group] : loads) {
     // One access can only meet its own value round a loop.
     if (accesses[key.first] < 2 && !li.getLoopFor(group.front()->getParent())) continue;
-    AddressValues values(f, aa, addresses, key.first, key.second, MemoryLocation::get(group.front()));
+    // What may write the address is asked once for the group: with the alias tags every load of
+    // it has in common (a load of a may_alias type, or an element of an expanded vload4, has
+    // none: an int store may then change what a float-tagged load of the same address read).
+    MemoryLocation where = MemoryLocation::get(group.front());
+    for (const LoadInst* load : group) where.AATags = where.AATags.merge(load->getAAMetadata());
+    AddressValues values(f, aa, addresses, key.first, key.second, where);
     values.forward(group, replaced, dt);
   }
   for (LoadInst* load : replaced) load->eraseFromParent();

@@ -72,3 +72,31 @@ __kernel void reread_union(__global word* u, __global float* out) {
 // CHECK-NEXT: [1] store 4B depth 0: store i32 1
 // CHECK-NEXT: [2] load 4B depth 0: {{.*}} = load float
 // CHECK-NEXT: [3] store 4B depth 0: store float
+
+// A later load of the address with a broader tag (a may_alias type; an element of an expanded
+// vload4, which has none) may see what the int store wrote (g may be f): read again.
+typedef float __attribute__((may_alias)) any_float;
+__kernel void broader_tag(__global float* f, __global int* g, __global float* out) {
+  int i = get_global_id(0);
+  float a = f[i];
+  g[i] = 0x40400000;
+  float b = ((__global any_float*)f)[i];
+  out[i] = a + 10.0f * b;
+}
+// CHECK-LABEL: kernel broader_tag: 0 loops (max depth 0), 4 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [1] store 4B depth 0: store i32 1077936128
+// CHECK-NEXT: [2] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [3] store 4B depth 0: store float
+__kernel void vload_after_int_store(__global float* f, __global int* g, __global float* out) {
+  size_t o = get_global_id(0);
+  float a = f[o * 4 + 1];
+  g[o * 4 + 1] = 0x40400000;
+  float b = vload4(o, f).y;
+  out[o] = a + 10.0f * b;
+}
+// CHECK-LABEL: kernel vload_after_int_store: 0 loops (max depth 0), 4 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [1] store 4B depth 0: store i32 1077936128
+// CHECK-NEXT: [2] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [3] store 4B depth 0: store float
