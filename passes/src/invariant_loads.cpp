@@ -8,6 +8,7 @@
 #include <llvm/Analysis/ScalarEvolution.h>
 #include <llvm/Analysis/ScalarEvolutionExpressions.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
@@ -34,22 +35,32 @@ bool pureCall(const Instruction* inst) {
   return call && call->doesNotAccessMemory() && call->getCalledFunction();
 }
 
+// Whether a write through `pointer` may reach __global memory: a __global or generic pointer,
+// or a private one that is not known to point into private variables (a global address cast
+// to an integer and back, `*(float*)(ulong)&a[x]`, which PoCL runs as the global store it is).
+bool mayReachGlobal(const Value* pointer) {
+  const unsigned space = pointer->getType()->getPointerAddressSpace();
+  if (space == kGlobalAddressSpace || space == kGenericAddressSpace) return true;
+  if (space != 0 /* private */) return false;
+  SmallVector<const Value*, 4> objects;
+  getUnderlyingObjects(pointer, objects);
+  return !all_of(objects, [](const Value* o) { return isa<AllocaInst>(o); });
+}
+
 // Whether a call may write __global memory: one that may write memory at all, unless every
-// pointer it is given is private or __local (an atomic on __local memory, vstore4 to a private
-// array). A call given no pointer (a barrier, mem_fence, printf's format aside) may.
+// pointer it is given is private (into private variables) or __local (an atomic on __local
+// memory, vstore4 to a private array). A call given no pointer (a barrier, mem_fence, printf's
+// format aside) may.
 bool callMayWriteGlobal(const CallBase& call) {
   if (call.onlyReadsMemory()) return false;
   bool pointers = false;
   for (const Value* arg : call.args()) {
-    const auto* type = dyn_cast<PointerType>(arg->getType());
-    if (!type) continue;
+    if (!arg->getType()->isPointerTy()) continue;
     pointers = true;
-    if (type->getAddressSpace() != 0 /* private */ && type->getAddressSpace() != kLocalAddressSpace) return true;
+    if (mayReachGlobal(arg)) return true;
   }
   return !pointers;
 }
-
-bool writesGlobalSpace(unsigned space) { return space == kGlobalAddressSpace || space == kGenericAddressSpace; }
 
 // A plain store of a `type` value to `pointer` (computed the same way).
 bool storesTo(const Instruction& inst, const Value* pointer, const Type* type) {
@@ -77,14 +88,14 @@ bool mayWriteGlobal(const Loop& l, const LoadInst* load = nullptr, AAResults* aa
   for (const BasicBlock* bb : l.blocks())
     for (const Instruction& inst : *bb) {
       if (const auto* s = dyn_cast<StoreInst>(&inst)) {
-        if (!writesGlobalSpace(s->getPointerAddressSpace()) || storesTo(inst, pointer, type)) continue;
+        if (!mayReachGlobal(s->getPointerOperand()) || storesTo(inst, pointer, type)) continue;
         if (load && aa && s->isSimple() && aa->isNoAlias(MemoryLocation::get(s), MemoryLocation::get(load)))
           continue;
         return true;
       } else if (const auto* a = dyn_cast<AtomicRMWInst>(&inst)) {
-        if (writesGlobalSpace(a->getPointerAddressSpace())) return true;
+        if (mayReachGlobal(a->getPointerOperand())) return true;
       } else if (const auto* a = dyn_cast<AtomicCmpXchgInst>(&inst)) {
-        if (writesGlobalSpace(a->getPointerAddressSpace())) return true;
+        if (mayReachGlobal(a->getPointerOperand())) return true;
       } else if (isa<FenceInst>(inst)) {
         return true;
       } else if (const auto* call = dyn_cast<CallBase>(&inst)) {
@@ -190,7 +201,7 @@ class CarriedStores {
             carried = s;
             continue;
           }
-          if (writesGlobalSpace(s->getPointerAddressSpace()) && !apartInEveryIteration(*s, load)) return nullptr;
+          if (mayReachGlobal(s->getPointerOperand()) && !apartInEveryIteration(*s, load)) return nullptr;
         } else if (isa<AtomicRMWInst>(inst) || isa<AtomicCmpXchgInst>(inst) || isa<FenceInst>(inst)) {
           return nullptr;  // an atomic on __local memory too: rare in such loops, not worth telling apart
         } else if (const auto* call = dyn_cast<CallBase>(&inst)) {

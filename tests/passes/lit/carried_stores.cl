@@ -45,6 +45,10 @@ __kernel void rows(__global float* a, __global int* visits, int n, int m) {
 // CHECK-NOT: cltrace.fresh
 // CHECK-LABEL: define {{.*}}spir_kernel void @with_barrier(
 // CHECK-NOT: cltrace.fresh
+// CHECK-LABEL: define {{.*}}spir_kernel void @through_integer(
+// CHECK-NOT: cltrace.fresh
+// CHECK-LABEL: define {{.*}}spir_kernel void @invariant_through_integer(
+// CHECK-NOT: cltrace.fresh
 // CHECK: ret void
 __kernel void other_store(__global float* a, __global float* b, int n) {
   for (int x = 1; x < n; x++) { a[x] = a[x - 1] + 1.0f; b[x] = 2.0f; }
@@ -67,5 +71,22 @@ __kernel void with_barrier(__global float* a, int n) {
   for (int x = 1; x < n; x++) {
     a[x] = a[x - 1] + 1.0f;
     barrier(CLK_GLOBAL_MEM_FENCE);
+  }
+}
+// A private pointer made from a global address through an integer writes global memory on
+// PoCL: such a store, not into a private variable, may reach the address (here it does), for a
+// carried load and for a loop-invariant one alike.
+__kernel void through_integer(__global float* a, __global int* o, int n) {
+  for (int x = 1; x < n; x++) {
+    float v = a[x - 1];
+    o[x] = (int)v;
+    a[x] = v + 1.0f;
+    *(float*)(ulong)&a[x] = 42.0f + x;
+  }
+}
+__kernel void invariant_through_integer(__global float* a, __global int* o, int n, int m) {
+  for (int x = 0; x < n; x++) {
+    o[x] = (int)a[m];
+    *(float*)(ulong)&a[m] = 42.0f + x;
   }
 }
