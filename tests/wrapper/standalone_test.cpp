@@ -425,6 +425,7 @@ TEST_F(Manifest, SizesAreNonNegativeIntegersThatFit) {
   EXPECT_EQ(apply("{" + k + R"("global": [1024], "local": [64.9]})"), R"("local"[0]: 64.9 is not a non-negative integer)");
   EXPECT_EQ(apply("{" + k + R"("global": [8, -1024], "local": [1, 1]})"), R"("global"[1]: -1024 is not a non-negative integer)");
   EXPECT_EQ(apply("{" + k + R"("global": [1e30], "local": [64]})"), R"("global"[0]: 1e+30 does not fit in 64 bits)");
+  EXPECT_EQ(apply("{" + k + R"("global": [64.0], "local": [64]})"), R"("global"[0]: 64.0 is not a non-negative integer)");
   // Past 2^64 - 1 in digits: said in digits, as written.
   EXPECT_EQ(apply("{" + k + R"("global": [18446744073709551616], "local": [64]})"),
             R"("global"[0]: 18446744073709551616 does not fit in 64 bits)");

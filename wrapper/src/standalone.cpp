@@ -610,11 +610,12 @@ std::string manifestString(const nlohmann::json& v, const std::string& where) {
 }
 
 // A JSON number as the manifest most likely wrote it: an integer read as a double for being
-// past 2^64 - 1 in digits (18446744073709551616), not as 1.8446744073709552e+19.
+// past the 64-bit range in digits (18446744073709551616), not as 1.8446744073709552e+19; any
+// other number as read (64.0 stays 64.0).
 std::string manifestNumberText(const nlohmann::json& v) {
   if (v.is_number_float()) {
     const double d = v.get<double>();
-    if (std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 1e30) {
+    if (std::floor(d) == d && std::fabs(d) >= 0x1p63 && std::fabs(d) < 1e30) {
       char digits[40];
       std::snprintf(digits, sizeof digits, "%.0f", d);
       return digits;
