@@ -168,6 +168,15 @@ __kernel void vector_element(__global const float* w, __global const float* in, 
 // CHECK-COUNT-2: br i1 %cltrace.fresh
 // CHECK-NOT: br i1 %cltrace.fresh
 // CHECK: ret void
+// Arguments declared restrict do not overlap, as the kernel's author says: w[i] read once.
+// Without restrict, y may be w: read every iteration.
+// CHECK-LABEL: define {{.*}}spir_kernel void @restricted(
+// CHECK-COUNT-1: br i1 %cltrace.fresh
+// CHECK-NOT: br i1 %cltrace.fresh
+// CHECK: ret void
+// CHECK-LABEL: define {{.*}}spir_kernel void @unrestricted(
+// CHECK-NOT: cltrace.fresh
+// CHECK: ret void
 // A store that may reach the address (f[i + j] is f[i] when j is 0; p may be f): read every
 // iteration.
 // CHECK-LABEL: define {{.*}}spir_kernel void @may_overlap(
@@ -187,6 +196,15 @@ __kernel void fields(__global pair* p, int n) {
     p[i].v += j;
     p[i].x *= 2.0f;
   }
+}
+__kernel void restricted(__global const float* restrict w, __global const float* restrict x,
+                         __global float* restrict y, int n) {
+  int i = get_global_id(0);
+  for (int k = 0; k < n; k++) y[k] += w[i] * x[k];
+}
+__kernel void unrestricted(__global const float* w, __global const float* x, __global float* y, int n) {
+  int i = get_global_id(0);
+  for (int k = 0; k < n; k++) y[k] += w[i] * x[k];
 }
 __kernel void may_overlap(__global float* f, __global pair* p, int n) {
   int i = get_global_id(0);
