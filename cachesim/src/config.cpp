@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -343,9 +342,7 @@ void Config::set(const std::string& key, const json& value) {
         set(key, std::to_string(static_cast<uint64_t>(d)));
       } else if (key != "latency_sigma" && std::isfinite(d) && std::fabs(d) >= 1.8e19 && std::fabs(d) < 1e30) {
         // Spelled out in digits, so that integer keys say "too large" rather than misreading 1.8e+19.
-        char digits[40];
-        std::snprintf(digits, sizeof digits, "%.0f", d);
-        set(key, std::string(digits));
+        set(key, wholeNumberDigits(d));
       } else if (key != "latency_sigma" && std::isfinite(d) && std::fabs(d) >= 1e30) {
         // Far past every integer key's range: said as written (1e+300), not in 301 digits.
         findKey(key);  // unknown keys are reported as such

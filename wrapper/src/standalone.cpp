@@ -8,7 +8,6 @@
 #include <cmath>
 #include <chrono>
 #include <climits>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -615,11 +614,7 @@ std::string manifestString(const nlohmann::json& v, const std::string& where) {
 std::string manifestNumberText(const nlohmann::json& v) {
   if (v.is_number_float()) {
     const double d = v.get<double>();
-    if (std::floor(d) == d && std::fabs(d) >= 0x1p63 && std::fabs(d) < 1e30) {
-      char digits[40];
-      std::snprintf(digits, sizeof digits, "%.0f", d);
-      return digits;
-    }
+    if (std::floor(d) == d && std::fabs(d) >= 0x1p63 && std::fabs(d) < 1e30) return wholeNumberDigits(d);
   }
   return v.dump();
 }

@@ -2,6 +2,7 @@
 // nlohmann's parser lacks. Header-only: the libraries that parse JSON bring nlohmann themselves.
 #pragma once
 
+#include <cstdio>
 #include <exception>
 #include <set>
 #include <stdexcept>
@@ -27,6 +28,15 @@ Json parseGuardedJson(Input&& in, int maxDepth, const std::string& tooDeep, Twic
     return true;
   };
   return Json::parse(std::forward<Input>(in), guard);
+}
+
+// A whole number the parser read as a double (an integer past the 64-bit range, such as
+// 18446744073709551616) in decimal digits, as the input most likely wrote it, rather than as
+// 1.8446744073709552e+19. For magnitudes below 1e30 (callers quote larger ones as parsed).
+inline std::string wholeNumberDigits(double d) {
+  char digits[40];
+  std::snprintf(digits, sizeof digits, "%.0f", d);
+  return digits;
 }
 
 // nlohmann's message without its tag ("[json.exception.parse_error.101] "), which says nothing
