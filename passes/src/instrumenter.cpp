@@ -229,30 +229,6 @@ void rejectHiddenAccesses(const Function& kernel) {
     }
 }
 
-// A kernel may call another kernel as an ordinary function. The callee keeps its kernel calling
-// convention, which the inliner will not cross: call a plain copy of it instead.
-void callKernelsAsFunctions(Module& m) {
-  std::map<Function*, Function*> copies;
-  for (Function& f : m)
-    for (BasicBlock& bb : f)
-      for (Instruction& inst : bb) {
-        auto* call = dyn_cast<CallInst>(&inst);
-        Function* callee = call ? call->getCalledFunction() : nullptr;
-        if (!callee || !isKernel(*callee)) continue;
-        Function*& copy = copies[callee];
-        if (!copy) {
-          ValueToValueMapTy map;
-          copy = CloneFunction(callee, map);
-          copy->setName(callee->getName() + ".as_function");
-          copy->setCallingConv(CallingConv::SPIR_FUNC);
-          copy->setLinkage(GlobalValue::InternalLinkage);
-          copy->clearMetadata();
-        }
-        call->setCalledFunction(copy);
-        call->setCallingConv(CallingConv::SPIR_FUNC);
-      }
-}
-
 // Only the traced kernel is needed on the device; the others would be built for nothing (and
 // could fail where it does not).
 void keepOnlyKernel(Module& m, const Function& kernel) {
@@ -542,10 +518,10 @@ InstrumentedKernel instrumentBitcode(const std::string& bitcode, const std::stri
                             (available.empty() ? "(none)" : available));
     }
     out.args = kernelArgs(*f);
-    callKernelsAsFunctions(*m);
     keepOnlyKernel(*m, *f);
   }
   if (!prepareModule(*m, error)) throw InstrumentError(error);
+  keepOnlyKernel(*m, *m->getFunction(kernel));  // kernels it called are copied in by now
   rejectHiddenAccesses(*m->getFunction(kernel));
   std::unique_ptr<Module> countModule = CloneModule(*m);
 

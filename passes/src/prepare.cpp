@@ -15,6 +15,9 @@
 #include <llvm/Transforms/Scalar/InferAddressSpaces.h>
 #include <llvm/Transforms/Utils/Local.h>
 #include <llvm/Transforms/Scalar/SROA.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include <map>
 
 #include "cltrace/passes/access_enumeration.h"
 #include "cltrace/passes/instrument.h"
@@ -26,6 +29,30 @@ using namespace llvm;
 namespace cltrace::passes {
 
 namespace {
+
+// A kernel may call another kernel as an ordinary function. The callee keeps its kernel calling
+// convention, which the inliner will not cross: call a plain copy of it instead.
+void callKernelsAsFunctions(Module& m) {
+  std::map<Function*, Function*> copies;
+  for (Function& f : m)
+    for (BasicBlock& bb : f)
+      for (Instruction& inst : bb) {
+        auto* call = dyn_cast<CallInst>(&inst);
+        Function* callee = call ? call->getCalledFunction() : nullptr;
+        if (!callee || !isKernel(*callee)) continue;
+        Function*& copy = copies[callee];
+        if (!copy) {
+          ValueToValueMapTy map;
+          copy = CloneFunction(callee, map);
+          copy->setName(callee->getName() + ".as_function");
+          copy->setCallingConv(CallingConv::SPIR_FUNC);
+          copy->setLinkage(GlobalValue::InternalLinkage);
+          copy->clearMetadata();
+        }
+        call->setCalledFunction(copy);
+        call->setCallingConv(CallingConv::SPIR_FUNC);
+      }
+}
 
 // A call to a function with a body that survived inlining (recursion, indirect calls).
 const CallBase* remainingCall(Module& m, const Function*& callee) {
@@ -432,6 +459,7 @@ bool useNamedSpaceOverloads(Module& m) {
 }
 
 bool prepareModule(Module& m, std::string& error) {
+  callKernelsAsFunctions(m);
   for (Function& f : m) {
     if (f.isDeclaration() || isKernel(f)) continue;
     f.removeFnAttr(Attribute::NoInline);

@@ -97,7 +97,8 @@ std::vector<PackedShape> packedShapes(const KernelReport& report);
 
 // Turns vloadN/vstoreN and the half-precision vload_half/vstore_half families into the loads
 // and stores a GPU compiler makes of them (one per element, one per vector for the aligned
-// vloada_halfN/vstorea_halfN), inlines every non-kernel function into its callers, then runs SROA, address space
+// vloada_halfN/vstorea_halfN), inlines every non-kernel function into its callers (and a copy of a
+// kernel that another kernel calls as a function), then runs SROA, address space
 // inference and EarlyCSE (and DCE after it). Returns false with `error` naming the function when
 // something cannot be inlined.
 bool prepareModule(llvm::Module& m, std::string& error);
