@@ -160,6 +160,12 @@ struct Enumerator {
     StringRef name = callee->getName();
     if (const FenceBuiltin* fence = fenceBuiltin(name)) {
       addFence(call, fence->kind, fence->flags);
+    } else if (demangledStem(name) == "atomic_init" && call.arg_size() == 2 &&
+               call.getArgOperand(0)->getType()->isPointerTy()) {
+      // OpenCL C 2.0's atomic_init is a plain store of the initial value, not an atomic operation.
+      Value* p = call.getArgOperand(0);
+      if (addressSpaceOf(p) == kGlobalAddressSpace)
+        add(call, AccessKind::Store, p, storeSize(dl, call.getArgOperand(1)->getType()));
     } else if (isAtomicBuiltin(name) && call.arg_size() > 0 &&
                call.getArgOperand(0)->getType()->isPointerTy()) {
       Value* p = call.getArgOperand(0);

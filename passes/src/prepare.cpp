@@ -54,6 +54,87 @@ void callKernelsAsFunctions(Module& m) {
       }
 }
 
+// A GPU compiler copies a small block (a memcpy, memmove or memset of a constant length up to
+// 128 bytes, NVPTX's limit before it copies in a loop) with loads and stores as wide as both
+// pointers' alignment allows, up to 8 bytes: `pd[i] = ps[i]` of a 16-byte struct of floats is
+// four 4-byte loads and four 4-byte stores, each coalesced across the warp on its own, not one
+// 16-byte access. Blocks that touch no global or constant memory are left as they are; longer
+// or variable ones stay one access.
+struct ExpandSmallMemoryBlocksPass : PassInfoMixin<ExpandSmallMemoryBlocksPass> {
+  static constexpr uint64_t kMaxExpandedBytes = 128;
+  static constexpr uint64_t kWidestPiece = 8;
+
+  static bool traced(unsigned space) { return space == kGlobalAddressSpace || space == kConstantAddressSpace; }
+
+  // The pieces of a block of `length` bytes whose ends are aligned to `align`: (offset, bytes).
+  static std::vector<std::pair<uint64_t, uint64_t>> pieces(uint64_t length, uint64_t align) {
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    uint64_t width = std::min(align, kWidestPiece);
+    for (uint64_t offset = 0; offset < length; offset += width) {
+      while (width > length - offset) width /= 2;
+      out.emplace_back(offset, width);
+    }
+    return out;
+  }
+
+  static Value* pieceAddress(IRBuilder<>& b, Value* raw, uint64_t offset, uint64_t bytes) {
+    const unsigned space = raw->getType()->getPointerAddressSpace();
+    Value* at = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), b.CreatePointerCast(raw, b.getInt8PtrTy(space)), offset);
+    return b.CreatePointerCast(at, b.getIntNTy(unsigned(bytes * 8))->getPointerTo(space));
+  }
+
+  static bool expand(MemIntrinsic& mi) {
+    auto* length = dyn_cast<ConstantInt>(mi.getLength());
+    if (!length || length->isZero() || length->getZExtValue() > kMaxExpandedBytes) return false;
+    const uint64_t bytes = length->getZExtValue();
+    IRBuilder<> b(&mi);
+    const bool isVolatile = mi.isVolatile();
+    if (auto* mt = dyn_cast<MemTransferInst>(&mi)) {
+      if (!traced(mt->getSourceAddressSpace()) && !traced(mt->getDestAddressSpace())) return false;
+      const Align align = std::min(mt->getSourceAlign().valueOrOne(), mt->getDestAlign().valueOrOne());
+      // Every piece is read before any is written, which a memmove of overlapping blocks needs.
+      std::vector<Value*> values;
+      for (auto [offset, width] : pieces(bytes, align.value())) {
+        LoadInst* v = b.CreateAlignedLoad(b.getIntNTy(unsigned(width * 8)), pieceAddress(b, mt->getRawSource(), offset, width),
+                                          commonAlignment(align, offset), isVolatile);
+        values.push_back(v);
+      }
+      size_t i = 0;
+      for (auto [offset, width] : pieces(bytes, align.value()))
+        b.CreateAlignedStore(values[i++], pieceAddress(b, mt->getRawDest(), offset, width), commonAlignment(align, offset),
+                             isVolatile);
+    } else if (auto* ms = dyn_cast<MemSetInst>(&mi)) {
+      if (!traced(ms->getDestAddressSpace())) return false;
+      const Align align = ms->getDestAlign().valueOrOne();
+      for (auto [offset, width] : pieces(bytes, align.value())) {
+        IntegerType* type = b.getIntNTy(unsigned(width * 8));
+        // The byte in every byte of the piece: byte * 0x0101...01.
+        Value* value = b.CreateMul(b.CreateZExt(ms->getValue(), type),
+                                   ConstantInt::get(type, APInt::getSplat(unsigned(width * 8), APInt(8, 1))));
+        b.CreateAlignedStore(value, pieceAddress(b, ms->getRawDest(), offset, width), commonAlignment(align, offset),
+                             isVolatile);
+      }
+    } else {
+      return false;
+    }
+    mi.eraseFromParent();
+    return true;
+  }
+
+  PreservedAnalyses run(Function& f, FunctionAnalysisManager&) {
+    std::vector<MemIntrinsic*> blocks;
+    for (BasicBlock& bb : f)
+      for (Instruction& inst : bb)
+        if (auto* mi = dyn_cast<MemIntrinsic>(&inst)) blocks.push_back(mi);
+    bool changed = false;
+    for (MemIntrinsic* mi : blocks) changed |= expand(*mi);
+    if (!changed) return PreservedAnalyses::all();
+    PreservedAnalyses kept;
+    kept.preserveSet<CFGAnalyses>();
+    return kept;
+  }
+};
+
 // A call to a function with a body that survived inlining (recursion, indirect calls).
 const CallBase* remainingCall(Module& m, const Function*& callee) {
   for (Function& f : m) {
@@ -491,6 +572,9 @@ bool prepareModule(Module& m, std::string& error) {
   // inlined, most point back to a named address space (a kernel's __global parameter, say),
   // and the passes see the access as the global access it is.
   fpm.addPass(InferAddressSpacesPass(kGenericAddressSpace));
+  // Small block copies and fills as the loads and stores a GPU compiler makes of them, once the
+  // pointers' spaces are known.
+  fpm.addPass(ExpandSmallMemoryBlocksPass());
   // A GPU compiler loads a value once where clang at -O0 loads it at every mention
   // (`(p->x - a) * (p->x - a)`: two loads of p->x), and forwards a stored value to a load of it:
   // the same loads are recorded here, or the L1 would see reads the GPU never makes (each a hit).

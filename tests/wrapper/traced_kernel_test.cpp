@@ -554,6 +554,38 @@ TEST(TracedKernel, KernelCallingAKernelWithAStructByValue) {
   std::filesystem::remove(path);
 }
 
+// A struct assigned whole (a 16-byte memcpy, 4-byte aligned) is four 4-byte loads and four
+// 4-byte stores, as a GPU compiler copies it, and the values arrive.
+TEST(TracedKernel, StructCopyIsOneAccessPerAlignedWord) {
+  OpenCLEnv env;
+  const char* src = R"CL(
+  typedef struct { float x, y, z; int id; } P;
+  __kernel void cp(__global const P* ps, __global P* pd) {
+    int i = get_global_id(0);
+    pd[i] = ps[i];
+  })CL";
+  std::vector<int32_t> in(8);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = int32_t(100 + i);
+  cl_mem A = env.buffer(in), B = env.buffer(std::vector<int32_t>(8, 0));
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "cp", {}));
+  NDRange r;
+  r.global = {2, 1, 1};
+  r.local = {2, 1, 1};
+  std::string path = tempPath("cp");
+  k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(B)}, r, path);
+  EXPECT_EQ(env.read<int32_t>(B, 8), in);
+  WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 2u);
+  const uint64_t bBase = 256;  // ps (32 bytes) at 0, pd at 256
+  for (uint64_t w = 0; w < 2; ++w) {
+    std::vector<Want> want;
+    for (uint32_t f = 0; f < 4; ++f) want.push_back({AccessKind::Load, f, 16 * w + 4 * f, 4, 0});
+    for (uint32_t f = 0; f < 4; ++f) want.push_back({AccessKind::Store, 4 + f, bBase + 16 * w + 4 * f, 4, 0});
+    expectRecords(t.workItems[w], want, "work-item " + std::to_string(w));
+  }
+  std::filesystem::remove(path);
+}
+
 // The half-precision builtins read and write halves at p + offset * N (4 for aligned 3-vectors).
 TEST(TracedKernel, HalfPrecisionBuiltinsAreRecorded) {
   OpenCLEnv env;
