@@ -59,7 +59,7 @@ void callKernelsAsFunctions(Module& m) {
 // pointers' alignment allows, up to 8 bytes: `pd[i] = ps[i]` of a 16-byte struct of floats is
 // four 4-byte loads and four 4-byte stores, each coalesced across the warp on its own, not one
 // 16-byte access. Blocks that touch no global or constant memory are left as they are; longer
-// or variable ones stay one access.
+// or variable ones stay one access; one of no bytes goes.
 struct ExpandSmallMemoryBlocksPass : PassInfoMixin<ExpandSmallMemoryBlocksPass> {
   static constexpr uint64_t kMaxExpandedBytes = 128;
   static constexpr uint64_t kWidestPiece = 8;
@@ -85,7 +85,7 @@ struct ExpandSmallMemoryBlocksPass : PassInfoMixin<ExpandSmallMemoryBlocksPass> 
 
   static bool expand(MemIntrinsic& mi) {
     auto* length = dyn_cast<ConstantInt>(mi.getLength());
-    if (!length || length->isZero() || length->getZExtValue() > kMaxExpandedBytes) return false;
+    if (!length || length->getZExtValue() > kMaxExpandedBytes) return false;
     const uint64_t bytes = length->getZExtValue();
     IRBuilder<> b(&mi);
     const bool isVolatile = mi.isVolatile();

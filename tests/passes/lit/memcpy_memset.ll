@@ -38,7 +38,8 @@ entry:
   ret void
 }
 
-; A fill: the byte in every byte of each piece (7 * 0x0101 = 0x0707 = 1799).
+; A fill: the byte in every byte of each piece (7 * 0x0101 = 0x0707 = 1799). Blocks of no
+; bytes are no access.
 ; CHECK: kernel fill: 0 loops (max depth 0), 3 sites
 ; CHECK-NEXT: [0] store 2B depth 0: store i16 1799, i16 addrspace(1)* %{{[0-9]+}}, align 2
 ; CHECK-NEXT: [1] store 2B depth 0: store i16 1799
@@ -46,6 +47,8 @@ entry:
 define spir_kernel void @fill(i8 addrspace(1)* %dst) {
 entry:
   call void @llvm.memset.p1i8.i64(i8 addrspace(1)* align 2 %dst, i8 7, i64 5, i1 false)
+  call void @llvm.memset.p1i8.i64(i8 addrspace(1)* align 2 %dst, i8 7, i64 0, i1 false)
+  call void @llvm.memcpy.p1i8.p1i8.i64(i8 addrspace(1)* %dst, i8 addrspace(1)* %dst, i64 0, i1 true)
   ret void
 }
 
