@@ -56,7 +56,7 @@ wrapped=$(EDGE_PLATFORM=rusticl "$CLTRACE" wrap --out "$work/edge-rusticl" -- "$
 grep -q "the program's twice launch 8 failed (CL_INVALID_WORK_" "$work/err" || fail "refused launch: $(cat "$work/err")"
 [ ! -e "$work/edge-rusticl/twice-8.cltrace" ] || fail "a trace of the refused launch was left"
 EDGE_PLATFORM=Portable "$CLTRACE" wrap --out "$work/edge-pocl" -- "$EDGE_HOST" > /dev/null 2>&1
-[ "$(cut -f2 "$work/edge-rusticl/launches.tsv" | tr '\n' ' ')" = "hist accum scale shape one fill twice overlap embed bump bump bump bump bump bump bump " ] ||
+[ "$(cut -f2 "$work/edge-rusticl/launches.tsv" | tr '\n' ' ')" = "hist accum scale shape one fill twice overlap embed bump bump bump bump bump bump bump mark " ] ||
   fail "edge launches on rusticl: $(cat "$work/edge-rusticl/launches.tsv")"
 # overlap-9: a sub-buffer and its parent alias on the stand-in as on rusticl.
 # rusticl runs no launch from a callback: its last bump is launch 17, PoCL's 18.

@@ -17,6 +17,8 @@
 //            up while it waits for that queue); on PoCL the last callback enqueues
 //  17 mark   (not on other platforms: rusticl 22.3 hangs on an enqueue from a callback), then
 //  17/18 bump the kernel whose arguments the callbacks set
+//  19 mark   a kernel of the first context on the second context's queue, which the driver refuses
+//  20 mark   after the program closed standard error and opened a file of its own as fd 2
 // $EDGE_PLATFORM, when set, names part of the platform to use (default: the first platform).
 // Prints one line per launch; exits 1 when any result is wrong.
 #define CL_TARGET_OPENCL_VERSION 120
@@ -31,6 +33,9 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "host_check.h"
 
@@ -376,6 +381,45 @@ int main() {
     const std::vector<int> m = readBack<int>(q, marked, 64);
     report("kernel enqueued in a callback m[63]", m[0] == 9 && m[63] == 9, long(m[63]));
   }
+
+  // 19: a kernel of the first context enqueued on the second context's queue, with a buffer of
+  // the second context: the driver refuses it (CL_INVALID_CONTEXT) and nothing runs.
+  {
+    cl_kernel stray = clCreateKernel(prog, "mark", &err);
+    CHECK(err);
+    clSetKernelArg(stray, 0, sizeof fillOut, &fillOut);  // a driver may refuse this already
+    const size_t sixtyFour = 64;
+    const cl_int refused = clEnqueueNDRangeKernel(q2, stray, 1, nullptr, &sixtyFour, &sixtyFour, 0, nullptr, nullptr);
+    CHECK(clFinish(q2));
+    f = readBack<int>(q2, fillOut, n);
+    report("kernel of another context refused, fill[9]", refused != CL_SUCCESS && f[9] == 209, long(refused));
+    clReleaseKernel(stray);
+  }
+
+  // 20: standard error closed and a file of the program's own opened in its place (fd 2), then
+  // a launch: nothing but what the program writes goes into that file.
+  {
+    char path[] = "/tmp/edge_host_fd2_XXXXXX";
+    const int made = mkstemp(path);
+    if (made < 0) return 3;
+    close(made);
+    fflush(stderr);
+    close(STDERR_FILENO);
+    const int own = open(path, O_RDWR | O_TRUNC);
+    const size_t sixtyFour = 64;
+    CHECK(clEnqueueNDRangeKernel(q, mark, 1, nullptr, &sixtyFour, &sixtyFour, 0, nullptr, nullptr));
+    CHECK(clFinish(q));
+    const char data[] = "the program's own data\n";
+    const bool wrote = own == STDERR_FILENO && write(own, data, sizeof data - 1) == ssize_t(sizeof data - 1);
+    char back[256] = {};
+    const ssize_t got = pread(own, back, sizeof back - 1, 0);
+    close(own);
+    unlink(path);
+    report("own file at fd 2 holds its data alone, bytes", wrote && got == ssize_t(sizeof data - 1) &&
+                                                               std::strcmp(back, data) == 0,
+           long(got));
+  }
+
   clReleaseKernel(mark);
   clReleaseKernel(shared.next);
   clReleaseKernel(bump);

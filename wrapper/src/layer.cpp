@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "cltrace/wrapper/device_activity.h"
+#include "cltrace/wrapper/diagnostics.h"
 #include "cltrace/wrapper/layer_entry.h"
 #include "cltrace/wrapper/local_size.h"
 #include "cltrace/wrapper/traced_kernel.h"
@@ -136,8 +137,8 @@ struct Settings {
       if (std::isdigit(static_cast<unsigned char>(*bytes)) && *end == '\0' && v >= 1 && v <= (1ull << 60))
         traceBufferBytes = v;
       else
-        std::fprintf(stderr, "cltrace: warning: CLTRACE_TRACE_BUFFER_BYTES='%s' is not a byte count from 1 to 2^60; "
-                     "using %llu\n", bytes, static_cast<unsigned long long>(traceBufferBytes));
+        writeToStandardError("cltrace: warning: CLTRACE_TRACE_BUFFER_BYTES='" + std::string(bytes) +
+                             "' is not a byte count from 1 to 2^60; using " + std::to_string(traceBufferBytes));
     }
     // Seconds (`cltrace wrap --trace-timeout` sets it); anything else keeps the worked-out limit.
     if (const char* seconds = std::getenv("CLTRACE_TRACE_TIMEOUT"); seconds && *seconds) {
@@ -146,8 +147,8 @@ struct Settings {
       if (std::isdigit(static_cast<unsigned char>(*seconds)) && *end == '\0' && v >= 1 && v <= 1'000'000'000)
         traceTimeoutSeconds = v;
       else
-        std::fprintf(stderr, "cltrace: warning: CLTRACE_TRACE_TIMEOUT='%s' is not a number of seconds from 1 to "
-                     "10^9; using 50 times the count run, at least 120\n", seconds);
+        writeToStandardError("cltrace: warning: CLTRACE_TRACE_TIMEOUT='" + std::string(seconds) +
+                             "' is not a number of seconds from 1 to 10^9; using 50 times the count run, at least 120");
     }
   }
 };
@@ -215,7 +216,8 @@ State& state() {
   return *s;
 }
 
-void message(const std::string& text) { std::fprintf(stderr, "cltrace: %s\n", text.c_str()); }
+// (Through a copy of stderr: the program may close fd 2 and open a file of its own there.)
+void message(const std::string& text) { writeToStandardError("cltrace: " + text); }
 
 // Launches are numbered over every process of one `cltrace wrap` (a program that runs another
 // OpenCL program, or forks), so that no two write the same trace file: the number is taken
@@ -939,6 +941,22 @@ void setArgs(cl_kernel kernel, const KernelInfo& info) {
     for (const auto& [index, pointer] : info.svmValues) target->clSetKernelArgSVMPointer(kernel, index, pointer);
 }
 
+// Whether the queue, the kernel and the events waited for all belong to one context (what the
+// driver cannot tell is left to it: true).
+bool sameContext(cl_command_queue queue, cl_kernel kernel, cl_uint nEvents, const cl_event* events) {
+  cl_context queueContext = nullptr, other = nullptr;
+  if (target->clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof queueContext, &queueContext, nullptr) != CL_SUCCESS)
+    return true;
+  if (target->clGetKernelInfo(kernel, CL_KERNEL_CONTEXT, sizeof other, &other, nullptr) == CL_SUCCESS &&
+      other != queueContext)
+    return false;
+  for (cl_uint i = 0; events && i < nEvents; ++i)
+    if (target->clGetEventInfo(events[i], CL_EVENT_CONTEXT, sizeof other, &other, nullptr) == CL_SUCCESS &&
+        other != queueContext)
+      return false;
+  return true;
+}
+
 cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims,
                                         const size_t* offset, const size_t* global, const size_t* local,
                                         cl_uint nEvents, const cl_event* events, cl_event* event) {
@@ -984,6 +1002,9 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
     return err;
   };
   if (dims < 1 || dims > 3 || !global) return runNothing("has no valid range");
+  // A traced launch runs in place of the program's, so the driver never sees the enqueue: what
+  // it would refuse for mixing contexts (CL_INVALID_CONTEXT) goes to it as it is.
+  if (!sameContext(queue, kernel, nEvents, events)) return runNothing("mixes contexts");
   bool empty = false, uneven = false;
   for (cl_uint d = 0; d < dims; ++d) {
     empty = empty || global[d] == 0;
@@ -1289,6 +1310,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetLayerInfo(cl_layer_info name, size_t size, 
 
 CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint numEntries, const _cl_icd_dispatch* targetDispatch,
                                             cl_uint* numEntriesRet, const _cl_icd_dispatch** layerDispatch) {
+  cltrace::wrapper::keepStandardError();  // as it is when the program starts using OpenCL
   cl_int err = cltrace::wrapper::layer::initDispatch(numEntries, targetDispatch, dispatch, numEntriesRet, layerDispatch);
   if (err != CL_SUCCESS) return err;
   target = targetDispatch;

@@ -18,6 +18,7 @@
 #include "cltrace/packed_record.h"
 #include "cltrace/unit_record.h"
 #include "cltrace/wrapper/device_activity.h"
+#include "cltrace/wrapper/diagnostics.h"
 #include "cltrace/wrapper/watchdog.h"
 
 namespace cltrace::wrapper {
@@ -644,8 +645,7 @@ std::string strayedRunMessage(const std::string& name, double seconds) {
 // Runs on the watchdog's thread while the caller is blocked in the driver: says why, removes the
 // partial trace file (`partialPath`, empty for none) and ends the process (std::quick_exit).
 [[noreturn]] void giveUpHungRun(const std::string& message, const std::string& partialPath) {
-  std::fprintf(stderr, "cltrace: error: %s\n", message.c_str());
-  std::fflush(stderr);
+  writeToStandardError("cltrace: error: " + message);
   if (!partialPath.empty()) std::remove(partialPath.c_str());
   // No destructors (another thread is stuck in the driver); at_quick_exit handlers clean up
   // with system calls alone (cltrace predict's temporary folder).
