@@ -17,6 +17,7 @@
 #include <llvm/Transforms/Utils/PromoteMemToReg.h>
 
 #include <map>
+#include <set>
 #include <vector>
 
 #include "cltrace/passes/access_enumeration.h"
@@ -285,7 +286,29 @@ struct Candidate {
   LoadInst* load;
   std::vector<BasicBlock*> entries;  // the blocks outside its loop that branch to the loop's header
   std::vector<StoreInst*> stores;    // the loop's stores to the load's address
+  std::vector<LoadInst*> after;      // loads of its address just after the loop (afterLoop)
 };
+
+// Loads of loop-invariant `load`'s address at the start of `l`'s exit blocks, before anything
+// that may write memory, in blocks only `l` branches to: once the loop has read it, the value
+// kept is what memory holds there (the loop writes the address only through the stores that
+// update it), so such a load is read only when the loop did not read (`for (k...) c[i] += a[k];
+// o[i] = c[i];` reads c[i] once, as a GPU compiler's GVN takes the value stored in the loop).
+std::vector<LoadInst*> afterLoop(const Loop& l, const LoadInst& load) {
+  std::vector<LoadInst*> out;
+  SmallVector<BasicBlock*, 4> exits;
+  l.getUniqueExitBlocks(exits);
+  for (BasicBlock* exit : exits) {
+    if (!all_of(predecessors(exit), [&](const BasicBlock* p) { return l.contains(p); })) continue;
+    for (Instruction& inst : *exit) {
+      if (auto* other = dyn_cast<LoadInst>(&inst); other && other->isSimple() && other->getType() == load.getType() &&
+                                                   sameComputation(other->getPointerOperand(), load.getPointerOperand()))
+        out.push_back(other);
+      if (inst.mayWriteToMemory()) break;
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -310,9 +333,16 @@ bool loadInvariantsOnce(Function& kernel, AAResults& aa) {
       // Read once, the load takes the value last stored at its address: by the loop's stores
       // to it (loop-invariant), or by the previous iteration's store (carried).
       c.stores = previous ? std::vector<StoreInst*>{previous} : ownAddressStores(*target, *load);
+      if (!previous) c.after = afterLoop(*target, *load);  // (a carried load's address moves)
       candidates.push_back(std::move(c));
     }
   if (candidates.empty()) return false;
+  // A load after a loop that is read once itself (in an outer loop) keeps that way; and each
+  // load is taken after one loop only.
+  std::set<const LoadInst*> taken;
+  for (const Candidate& c : candidates) taken.insert(c.load);
+  for (Candidate& c : candidates)
+    c.after.erase(remove_if(c.after, [&](const LoadInst* l) { return !taken.insert(l).second; }), c.after.end());
 
   // Per load: `fresh` (set on every edge into its loop, cleared once it has read) and `value`,
   // private variables that mem2reg turns into phis.
@@ -329,16 +359,21 @@ bool loadInvariantsOnce(Function& kernel, AAResults& aa) {
     for (BasicBlock* pred : c.entries)
       new StoreInst(ConstantInt::getTrue(kernel.getContext()), fresh, pred->getTerminator());
     for (StoreInst* s : c.stores) (new StoreInst(s->getValueOperand(), value, s))->moveAfter(s);
-    IRBuilder<> b(load);
-    Value* first = b.CreateLoad(b.getInt1Ty(), fresh);
-    Instruction* then = SplitBlockAndInsertIfThen(first, load, false);
-    load->moveBefore(then);
-    IRBuilder<> t(then);
-    t.CreateStore(load, value);
-    t.CreateStore(t.getFalse(), fresh);
-    IRBuilder<> after(&*then->getSuccessor(0)->getFirstInsertionPt());
-    Value* kept = after.CreateLoad(load->getType(), value);
-    load->replaceUsesWithIf(kept, [&](Use& u) { return cast<Instruction>(u.getUser())->getParent() != then->getParent(); });
+    // The load in the loop, and those after it, read only while `fresh`.
+    std::vector<LoadInst*> reads = {load};
+    reads.insert(reads.end(), c.after.begin(), c.after.end());
+    for (LoadInst* read : reads) {
+      IRBuilder<> b(read);
+      Value* first = b.CreateLoad(b.getInt1Ty(), fresh);
+      Instruction* then = SplitBlockAndInsertIfThen(first, read, false);
+      read->moveBefore(then);
+      IRBuilder<> t(then);
+      t.CreateStore(read, value);
+      t.CreateStore(t.getFalse(), fresh);
+      IRBuilder<> after(&*then->getSuccessor(0)->getFirstInsertionPt());
+      Value* kept = after.CreateLoad(read->getType(), value);
+      read->replaceUsesWithIf(kept, [&](Use& u) { return cast<Instruction>(u.getUser())->getParent() != then->getParent(); });
+    }
   }
   DominatorTree updated(kernel);
   PromoteMemToReg(slots, updated);

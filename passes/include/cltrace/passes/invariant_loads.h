@@ -19,7 +19,9 @@
 //    GPU compiler's GVN carries it round the rotated loop's back edge, and stores it each time),
 //    and plain stores that alias analysis shows never touch the load's address (several
 //    accumulators in one loop: `f[2*i] += ..; f[2*i+1] += ..;`, or fields of one struct).
-// It is hoisted out of the outermost enclosing loop for which all of this holds.
+// It is hoisted out of the outermost enclosing loop for which all of this holds. A load of the
+// same address just after that loop reads only when the loop did not (`o[i] = c[i];` after
+// `for (k...) c[i] += a[k];`).
 // A load of what the previous iteration of its loop stored (`c[x] = w[x] + c[x - 1];`) is read
 // the same way, once per entry into the loop, later iterations taking the value stored, as a
 // GPU compiler's loop load elimination keeps it in a register (conditions at CarriedStores).
