@@ -1,0 +1,28 @@
+// Block copies and fills (memcpy, memmove, memset) as the loads and stores a GPU compiler makes
+// of them (part of prepare).
+//
+// A GPU compiler copies a small block (a memcpy, memmove or memset of a constant length under
+// 128 bytes; NVPTX copies longer ones in a loop) with loads and stores as wide as the pointers'
+// alignment allows, up to 8 bytes: `pd[i] = ps[i]` of a 16-byte struct of floats is four 4-byte
+// loads and four 4-byte stores, each coalesced across the warp on its own, not one 16-byte
+// access. A copy of 1, 2, 4 or 8 bytes is one integer load and one store (LLVM's instcombine),
+// each split by its own pointer's alignment; other lengths take the narrower alignment of the
+// two for both. Blocks that touch no global or constant memory are left as they are; longer or
+// variable ones stay one access; one of no bytes goes.
+#pragma once
+
+#include <llvm/IR/PassManager.h>
+
+namespace cltrace::passes {
+
+struct ExpandSmallMemoryBlocksPass : llvm::PassInfoMixin<ExpandSmallMemoryBlocksPass> {
+  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
+};
+
+// A store of an undefined value (the padding of a private struct copied to global memory, once
+// the struct's fields are registers) is no store to a GPU compiler (instcombine drops it).
+struct DropUndefinedStoresPass : llvm::PassInfoMixin<DropUndefinedStoresPass> {
+  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
+};
+
+}  // namespace cltrace::passes
