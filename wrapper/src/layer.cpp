@@ -1004,7 +1004,8 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
   if (dims < 1 || dims > 3 || !global) return runNothing("has no valid range");
   // A traced launch runs in place of the program's, so the driver never sees the enqueue: what
   // it would refuse for mixing contexts (CL_INVALID_CONTEXT) goes to it as it is.
-  if (!sameContext(queue, kernel, nEvents, events)) return runNothing("mixes contexts");
+  if (!sameContext(queue, kernel, nEvents, events))
+    return runUntraced("cannot trace " + which + ": its kernel, queue and events are not all of one context");
   bool empty = false, uneven = false;
   for (cl_uint d = 0; d < dims; ++d) {
     empty = empty || global[d] == 0;
