@@ -16,6 +16,7 @@
 #include <llvm/Transforms/Utils/Local.h>
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Utils/Cloning.h>
+#include <llvm/Transforms/Vectorize/LoadStoreVectorizer.h>
 
 #include <map>
 
@@ -510,6 +511,7 @@ bool prepareModule(Module& m, std::string& error) {
   // What EarlyCSE's folds left unused (the elements of an expanded vloadN no component of which
   // is read) goes, as in a GPU compiler.
   fpm.addPass(DCEPass());
+  fpm.addPass(LoadStoreVectorizerPass());
   mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.run(m, mam);
   for (Function& f : m)
