@@ -72,10 +72,6 @@ std::vector<Function*> kernelsOf(Module& m) {
 
 namespace {
 
-bool isRecordedSpace(unsigned as) {
-  return as == kGlobalAddressSpace || as == kConstantAddressSpace;
-}
-
 // Reading program-scope data is not a buffer access.
 bool isProgramScopeData(const Value* pointer) { return onlyProgramScopeData(pointer); }
 

@@ -19,8 +19,6 @@ namespace {
 constexpr uint64_t kCopiedInALoopFrom = 128;
 constexpr uint64_t kWidestPiece = 8;
 
-bool traced(unsigned space) { return space == kGlobalAddressSpace || space == kConstantAddressSpace; }
-
 // The pieces of a block of `length` bytes whose ends are aligned to `align`: (offset, bytes).
 std::vector<std::pair<uint64_t, uint64_t>> pieces(uint64_t length, uint64_t align) {
   std::vector<std::pair<uint64_t, uint64_t>> out;
@@ -45,7 +43,7 @@ bool expand(MemIntrinsic& mi) {
   IRBuilder<> b(&mi);
   const bool isVolatile = mi.isVolatile();
   if (auto* mt = dyn_cast<MemTransferInst>(&mi)) {
-    if (!traced(mt->getSourceAddressSpace()) && !traced(mt->getDestAddressSpace())) return false;
+    if (!isRecordedSpace(mt->getSourceAddressSpace()) && !isRecordedSpace(mt->getDestAddressSpace())) return false;
     const Align source = mt->getSourceAlign().valueOrOne(), dest = mt->getDestAlign().valueOrOne();
     const bool oneWord = bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8;
     const Align loadAlign = oneWord ? source : std::min(source, dest);
@@ -73,7 +71,7 @@ bool expand(MemIntrinsic& mi) {
       b.CreateAlignedStore(values[i++], pieceAddress(b, mt->getRawDest(), offset, width),
                            commonAlignment(storeAlign, offset), isVolatile);
   } else if (auto* ms = dyn_cast<MemSetInst>(&mi)) {
-    if (!traced(ms->getDestAddressSpace())) return false;
+    if (!isRecordedSpace(ms->getDestAddressSpace())) return false;
     const Align align = ms->getDestAlign().valueOrOne();
     for (auto [offset, width] : pieces(bytes, align.value())) {
       IntegerType* type = b.getIntNTy(unsigned(width * 8));

@@ -60,7 +60,7 @@ InstructionShape shapeOf(const Access& a) {
 // (An image is a global pointer to an opencl.image* struct: a handle, not a buffer.)
 bool isBufferPointer(const Type* t) {
   auto* pt = dyn_cast<PointerType>(t);
-  return pt && (pt->getAddressSpace() == kGlobalAddressSpace || pt->getAddressSpace() == kConstantAddressSpace) &&
+  return pt && isRecordedSpace(pt->getAddressSpace()) &&
          openclObjectOf(t).empty();
 }
 
@@ -242,7 +242,7 @@ class KernelInstrumenter {
         if (const auto* load = dyn_cast<LoadInst>(&inst)) {
           const Value* p = load->getPointerOperand();
           const unsigned space = p->getType()->getPointerAddressSpace();
-          if ((space == kGlobalAddressSpace || space == kConstantAddressSpace) && onlyProgramScopeData(p))
+          if (isRecordedSpace(space) && onlyProgramScopeData(p))
             ++loads[space == kConstantAddressSpace][programScopeVariable(p)->getName().str()];
         }
     for (int constant = 0; constant < 2; ++constant)

@@ -327,7 +327,7 @@ bool loadInvariantsOnce(Function& kernel, AAResults& aa) {
       if (previous) target = li.getLoopFor(load->getParent());
       if (!target) continue;
       // Taken before any block is split (a split may add a latch the loop does not list).
-      Candidate c{load, {}, {}};
+      Candidate c{load, {}, {}, {}};
       for (BasicBlock* pred : predecessors(target->getHeader()))
         if (!target->contains(pred)) c.entries.push_back(pred);
       // Read once, the load takes the value last stored at its address: by the loop's stores

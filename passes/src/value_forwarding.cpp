@@ -61,7 +61,7 @@ class Addresses {
     for (BasicBlock& bb : f)
       for (Instruction& inst : bb) {
         Value* pointer = nullptr;
-        if (auto* l = dyn_cast<LoadInst>(&inst); l && l->isSimple() && recorded(l->getPointerAddressSpace()))
+        if (auto* l = dyn_cast<LoadInst>(&inst); l && l->isSimple() && isRecordedSpace(l->getPointerAddressSpace()))
           pointer = l->getPointerOperand();
         else if (auto* s = dyn_cast<StoreInst>(&inst);
                  s && s->isSimple() && s->getPointerAddressSpace() == kGlobalAddressSpace)
@@ -73,7 +73,6 @@ class Addresses {
   Value* of(const Instruction* inst) const { return of_.lookup(inst); }
 
  private:
-  static bool recorded(unsigned space) { return space == kGlobalAddressSpace || space == kConstantAddressSpace; }
   Value* canonical(Value* pointer) {
     for (Value* seen : seen_)
       if (sameComputation(seen, pointer)) return seen;

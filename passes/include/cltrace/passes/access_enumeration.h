@@ -31,6 +31,11 @@ inline constexpr unsigned kLocalAddressSpace = 3;
 // OpenCL C 2.0's generic address space: pointers that may point anywhere.
 inline constexpr unsigned kGenericAddressSpace = 4;
 
+// The address spaces whose accesses are recorded: __global and __constant memory.
+inline constexpr bool isRecordedSpace(unsigned space) {
+  return space == kGlobalAddressSpace || space == kConstantAddressSpace;
+}
+
 // One recorded event. A memcpy between two global buffers yields two (load, then store).
 struct Access {
   uint32_t id = 0;                       // program order within the kernel
