@@ -110,6 +110,8 @@ struct KernelInfo {
   uint32_t references = 1;
 };
 
+void message(const std::string& text);  // "cltrace: " + text on the program's stderr
+
 struct Settings {
   std::string out = "cltrace-traces";
   std::set<std::string> kernels;
@@ -137,8 +139,8 @@ struct Settings {
       if (std::isdigit(static_cast<unsigned char>(*bytes)) && *end == '\0' && v >= 1 && v <= (1ull << 60))
         traceBufferBytes = v;
       else
-        writeToStandardError("cltrace: warning: CLTRACE_TRACE_BUFFER_BYTES='" + std::string(bytes) +
-                             "' is not a byte count from 1 to 2^60; using " + std::to_string(traceBufferBytes));
+        message("warning: CLTRACE_TRACE_BUFFER_BYTES='" + std::string(bytes) +
+                "' is not a byte count from 1 to 2^60; using " + std::to_string(traceBufferBytes));
     }
     // Seconds (`cltrace wrap --trace-timeout` sets it); anything else keeps the worked-out limit.
     if (const char* seconds = std::getenv("CLTRACE_TRACE_TIMEOUT"); seconds && *seconds) {
@@ -147,8 +149,8 @@ struct Settings {
       if (std::isdigit(static_cast<unsigned char>(*seconds)) && *end == '\0' && v >= 1 && v <= 1'000'000'000)
         traceTimeoutSeconds = v;
       else
-        writeToStandardError("cltrace: warning: CLTRACE_TRACE_TIMEOUT='" + std::string(seconds) +
-                             "' is not a number of seconds from 1 to 10^9; using 50 times the count run, at least 120");
+        message("warning: CLTRACE_TRACE_TIMEOUT='" + std::string(seconds) +
+                "' is not a number of seconds from 1 to 10^9; using 50 times the count run, at least 120");
     }
   }
 };
