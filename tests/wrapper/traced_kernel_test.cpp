@@ -586,6 +586,37 @@ TEST(TracedKernel, StructCopyIsOneAccessPerAlignedWord) {
   std::filesystem::remove(path);
 }
 
+// A float4 of which .xyz is read (a position whose .w is unused) is read as a GPU compiler
+// reads it: 8 bytes and 4 (NVPTX's ld.v2.f32 and ld.f32), not 16; the sum arrives.
+TEST(TracedKernel, PartlyUsedVectorReadsTheComponentsUsed) {
+  OpenCLEnv env;
+  const char* src = R"CL(
+  __kernel void xyz(__global const float4* p, __global float* o) {
+    int i = get_global_id(0);
+    float4 v = p[i];
+    o[i] = v.x + v.y + v.z;
+  })CL";
+  const std::vector<float> in = {1, 2, 3, 100, 4, 5, 6, 200};
+  cl_mem A = env.buffer(in), B = env.buffer(std::vector<float>(2, 0.0f));
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "xyz", {}));
+  NDRange r;
+  r.global = {2, 1, 1};
+  r.local = {2, 1, 1};
+  std::string path = tempPath("xyz");
+  k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(B)}, r, path);
+  EXPECT_EQ(env.read<float>(B, 2), (std::vector<float>{6, 15}));
+  WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 2u);
+  const uint64_t bBase = 256;  // p (32 bytes) at 0, o at 256
+  for (uint64_t w = 0; w < 2; ++w)
+    expectRecords(t.workItems[w],
+                  {{AccessKind::Load, 0, 16 * w, 8, 0},
+                   {AccessKind::Load, 1, 16 * w + 8, 4, 0},
+                   {AccessKind::Store, 2, bBase + 4 * w, 4, 0}},
+                  "work-item " + std::to_string(w));
+  std::filesystem::remove(path);
+}
+
 // The half-precision builtins read and write halves at p + offset * N (4 for aligned 3-vectors).
 TEST(TracedKernel, HalfPrecisionBuiltinsAreRecorded) {
   OpenCLEnv env;

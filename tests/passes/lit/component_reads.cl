@@ -1,22 +1,36 @@
 // Reading components of a global vector: clang loads the whole vector and extracts; a GPU
-// compiler loads the components used. A load used only through constant-index extracts and
-// shuffles records the bytes of the components used, when they lie side by side.
+// compiler loads the components used. Extracts in the load's block with no write in between
+// become loads of the components themselves (VectorCombine with NVPTX's costs), neighbours joined
+// again by the load-store vectorizer. Otherwise a load used only through constant-index extracts
+// and shuffles records the bytes of the components used, when they lie side by side.
 // RUN: %clang-spir %s -o %t.bc
 // RUN: %opt -passes=cltrace-prepare,cltrace-print-accesses -disable-output %t.bc | FileCheck %s
-// The trace kernel writes the load's record at the component's address (+4 for .y).
+// The trace kernel writes a narrowed load's record at the component's address (+8 for .zw).
 // RUN: %opt -passes=cltrace-prepare,cltrace-trace %t.bc -S -o - | FileCheck %s --check-prefix=TRACE
 __kernel void one(__global const float4* v, __global float* out) {
   size_t i = get_global_id(0);
   out[i] = v[i].y;
 }
 // CHECK: kernel one: 0 loops (max depth 0), 2 sites
-// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load <4 x float>
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float, float addrspace(1)* {{.*}}, align 4
 // CHECK-NEXT: [1] store 4B depth 0: store float
-// TRACE-LABEL: define {{.*}} @one(
+
+// .zw read with a store in between: the vector load stays, recording 8 bytes at +8.
+__kernel void stored_between(__global const float4* v, __global float* out) {
+  size_t i = get_global_id(0);
+  float4 t = v[i];
+  out[i] = t.z;
+  out[i + 1] = t.w;
+}
+// CHECK: kernel stored_between: 0 loops (max depth 0), 3 sites
+// CHECK-NEXT: [0] load 8B depth 0: {{.*}} = load <4 x float>
+// CHECK-NEXT: [1] store 4B depth 0: store float
+// CHECK-NEXT: [2] store 4B depth 0: store float
+// TRACE-LABEL: define {{.*}} @stored_between(
 // TRACE: [[P:%[0-9]+]] = getelementptr inbounds <4 x float>, <4 x float> addrspace(1)* %0
 // TRACE-NEXT: ptrtoint <4 x float> addrspace(1)* %0 to i64
 // TRACE-NEXT: [[ELEMENT:%[0-9]+]] = ptrtoint <4 x float> addrspace(1)* [[P]] to i64
-// TRACE-NEXT: [[COMPONENT:%[0-9]+]] = add i64 [[ELEMENT]], 4
+// TRACE-NEXT: [[COMPONENT:%[0-9]+]] = add i64 [[ELEMENT]], 8
 // TRACE-NEXT: sub i64 [[COMPONENT]], %{{[0-9]+}}
 
 // Side by side through a swizzle (.zw: 8 bytes at +8); through a swizzle of a swizzle
@@ -32,7 +46,7 @@ __kernel void swizzles(__global const float4* v, __global float2* out, __global 
 // CHECK: kernel swizzles: 0 loops (max depth 0), 4 sites
 // CHECK-NEXT: [0] load 8B depth 0: {{.*}} = load <4 x float>
 // CHECK-NEXT: [1] store 8B depth 0: store <2 x float>
-// CHECK-NEXT: [2] load 8B depth 0: {{.*}} = load <4 x float>
+// CHECK-NEXT: [2] load 8B depth 0: {{.*}} = load <2 x float>, <2 x float> addrspace(1)* {{.*}}, align 8
 // CHECK-NEXT: [3] store 4B depth 0: store float
 
 // Stay whole: components apart (.xz), every component (.xy and .zw of one v[i], loaded once),
@@ -53,15 +67,16 @@ __kernel void whole(__global const float4* v, __global float2* out, __global flo
 // CHECK-NEXT: [2] load 16B depth 0: {{.*}} = load <4 x float>
 // CHECK-NEXT: [3] store 8B depth 0: store <2 x float>
 // CHECK-NEXT: [4] load 16B depth 0: {{.*}} = load <4 x float>
-// CHECK-NEXT: [5] store 4B depth 0: store <2 x float>
+// CHECK-NEXT: [5] store 4B depth 0: store float
 // CHECK-NEXT: [6] load 16B depth 0: {{.*}} = load <4 x float>
 // CHECK-NEXT: [7] store 16B depth 0: store <4 x float>
 // CHECK-NEXT: [8] load 16B depth 0: {{.*}} = load volatile
-// CHECK-NEXT: [9] store 4B depth 0: store <2 x float>
+// CHECK-NEXT: [9] store 4B depth 0: store float
 
-// Side by side but not one load a GPU has (a power of two of bytes at a multiple of it): .yz of
-// a float4 (8 bytes at +4), .xyz (12 bytes), .xyz of a ushort4 (6 bytes) stay whole; .xy of a
-// ushort4 (4 bytes at 0) and .s4567 of a float8 (16 bytes at +16) are narrowed.
+// Read in the load's block: the components used, joined where their alignment allows one load
+// (as NVPTX: .yz of a float4 two loads of 4 bytes; .xyz of a ushort4 4 bytes and 2; .xy of a
+// ushort4 one of 4; .s4567 of a float8 one of 16 at +16); v[i].xyz passed whole to dot() stays
+// 16 bytes.
 __kernel void aligned(__global const float4* v, __global const ushort4* u, __global const float8* w,
                       __global float* out) {
   size_t i = get_global_id(0);
@@ -75,17 +90,19 @@ __kernel void aligned(__global const float4* v, __global const ushort4* u, __glo
   float4 q = w[i].s4567;
   out[i + 4] = q.x + q.y + q.z + q.w;
 }
-// CHECK: kernel aligned: 0 loops (max depth 0), 10 sites
-// CHECK-NEXT: [0] load 16B depth 0: {{.*}} = load <4 x float>
-// CHECK-NEXT: [1] store 4B
-// CHECK-NEXT: [2] load 16B depth 0: {{.*}} = load <4 x float>
-// CHECK-NEXT: [3] store 4B
-// CHECK-NEXT: [4] load 8B depth 0: {{.*}} = load <4 x i16>
-// CHECK-NEXT: [5] store 4B
-// CHECK-NEXT: [6] load 4B depth 0: {{.*}} = load <4 x i16>
+// CHECK: kernel aligned: 0 loops (max depth 0), 12 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float, float addrspace(1)* {{.*}}, align 4
+// CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load float, float addrspace(1)* {{.*}}, align 8
+// CHECK-NEXT: [2] store 4B
+// CHECK-NEXT: [3] load 16B depth 0: {{.*}} = load <4 x float>
+// CHECK-NEXT: [4] store 4B
+// CHECK-NEXT: [5] load 4B depth 0: {{.*}} = load <2 x i16>, <2 x i16> addrspace(1)* {{.*}}, align 8
+// CHECK-NEXT: [6] load 2B depth 0: {{.*}} = load i16, i16 addrspace(1)* {{.*}}, align 4
 // CHECK-NEXT: [7] store 4B
-// CHECK-NEXT: [8] load 16B depth 0: {{.*}} = load <8 x float>
+// CHECK-NEXT: [8] load 4B depth 0: {{.*}} = load <2 x i16>, <2 x i16> addrspace(1)* {{.*}}, align 8
 // CHECK-NEXT: [9] store 4B
+// CHECK-NEXT: [10] load 16B depth 0: {{.*}} = load <4 x float>, <4 x float> addrspace(1)* {{.*}}, align 16
+// CHECK-NEXT: [11] store 4B
 
 // vloadN through an element pointer: one load per element used (vload4(i, p).w: 4 bytes at
 // +12, which the scalar read of the same element shares; .x and .z: two loads, not a run of
