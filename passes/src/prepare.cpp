@@ -25,6 +25,7 @@
 
 #include "cltrace/passes/access_enumeration.h"
 #include "cltrace/passes/block_copies.h"
+#include "cltrace/passes/branch_motion.h"
 #include "cltrace/passes/instrument.h"
 #include "cltrace/passes/invariant_loads.h"
 #include "cltrace/passes/value_forwarding.h"
@@ -627,6 +628,11 @@ bool prepareModule(Module& m, std::string& error) {
       fam.invalidate(f, PreservedAnalyses::none());  // the function changed since the passes ran
       loadInvariantsOnce(f, fam.getResult<AAManager>(f));
       fam.invalidate(f, PreservedAnalyses::none());
+      // Then loads across branches, as late in a GPU compiler (SimplifyCFG's hoisting after
+      // LICM, MachineSink in code generation): a load both ways start with is made before the
+      // branch; a load only one way uses, on that way.
+      hoistCommonStarts(f);
+      sinkLoadsToUses(f);
     }
 
   const Function* callee = nullptr;

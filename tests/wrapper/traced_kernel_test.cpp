@@ -617,6 +617,49 @@ TEST(TracedKernel, PartlyUsedVectorReadsTheComponentsUsed) {
   std::filesystem::remove(path);
 }
 
+// A value read before a branch and used only on one way is read on that way, by the work-items
+// that take it (as NVPTX sinks the load); one read on both ways is read once, before the branch.
+TEST(TracedKernel, LoadsFollowTheirUsesAcrossBranches) {
+  OpenCLEnv env;
+  const char* src = R"CL(
+  __kernel void br(__global const float* a, __global const int* f, __global float* o) {
+    int i = get_global_id(0);
+    float v = a[i];
+    if (f[i]) o[i] = v * 2.0f;
+    float x;
+    if (f[i]) x = a[i + 4] + 1.0f; else x = a[i + 4] * 3.0f;
+    o[i + 4] = x;
+  })CL";
+  cl_mem A = env.buffer(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8});
+  cl_mem F = env.buffer(std::vector<int32_t>{1, 0, 0, 1});
+  cl_mem O = env.buffer(std::vector<float>(8, 0.0f));
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "br", {}));
+  NDRange r;
+  r.global = {4, 1, 1};
+  r.local = {4, 1, 1};
+  std::string path = tempPath("br");
+  k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(F), wrapper::ArgBinding::ofBuffer(O)},
+           r, path);
+  EXPECT_EQ(env.read<float>(O, 8), (std::vector<float>{2, 0, 0, 8, 6, 18, 21, 9}));
+  WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 4u);
+  const uint64_t fBase = 256, oBase = 512;  // a (32 bytes) at 0, f at 256, o at 512
+  for (uint64_t w = 0; w < 4; ++w) {
+    const bool set = w == 0 || w == 3;
+    // f[i], then a[i] and o[i] where f[i] is set; a[i + 4] once, o[i + 4] (f[i] is not read
+    // again: the float store between cannot change an int).
+    std::vector<Want> want = {{AccessKind::Load, 0, fBase + 4 * w, 4, 0}};
+    if (set) {
+      want.push_back({AccessKind::Load, 1, 4 * w, 4, 0});
+      want.push_back({AccessKind::Store, 2, oBase + 4 * w, 4, 0});
+    }
+    want.push_back({AccessKind::Load, 3, 16 + 4 * w, 4, 0});
+    want.push_back({AccessKind::Store, 4, oBase + 16 + 4 * w, 4, 0});
+    expectRecords(t.workItems[w], want, "work-item " + std::to_string(w));
+  }
+  std::filesystem::remove(path);
+}
+
 // The half-precision builtins read and write halves at p + offset * N (4 for aligned 3-vectors).
 TEST(TracedKernel, HalfPrecisionBuiltinsAreRecorded) {
   OpenCLEnv env;

@@ -45,12 +45,12 @@ __kernel void loaded_before(__global const float* a, __global float* d, int n) {
   for (int k = 0; k < n; k++) s += a[k];
   d[i] = s + a[i];
 }
-// The a[i] of either way and a[k]; the last a[i] is no load.
-// CHECK-LABEL: kernel loaded_before: 1 loops (max depth 1), 4 sites
+// The a[i] both ways start with, one load before the branch (branch_motion), and a[k]; the last
+// a[i] is no load.
+// CHECK-LABEL: kernel loaded_before: 1 loops (max depth 1), 3 sites
 // CHECK-NEXT: [0] load 4B depth 0:
-// CHECK-NEXT: [1] load 4B depth 0:
-// CHECK-NEXT: [2] load 4B depth 1 loop 0:
-// CHECK-NEXT: [3] store 4B depth 0:
+// CHECK-NEXT: [1] load 4B depth 1 loop 0:
+// CHECK-NEXT: [2] store 4B depth 0:
 
 // A store to another buffer (which may be c) in the loop, a barrier, a way in that has no value.
 __kernel void kept(__global const float* a, __global float* c, __global float* d, int n) {

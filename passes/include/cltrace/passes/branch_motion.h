@@ -1,0 +1,26 @@
+// Loads moved across branches as a GPU compiler moves them (part of prepare, after the
+// loop-invariant loads are settled; the blocks stay as they are).
+//
+// - Both ways of a branch starting with the same loads (`if (f[i]) x = a[i] * 2; else x = a[i]
+//   + 1;`): the load is made once, before the branch (SimplifyCFG's hoisting of common code), so
+//   a warp whose lanes go both ways reads a[i] in one step, not two.
+// - A load whose value only one way of a branch uses (`float v = a[i]; if (f[i]) o[i] = v;`) is
+//   made on that way only (NVPTX's MachineSink), so lanes that do not take it read nothing.
+#pragma once
+
+#include <llvm/IR/Function.h>
+
+namespace cltrace::passes {
+
+// Hoists the instructions both successors of a conditional branch start with, when they are
+// identical, read no memory but through plain loads, write none, and each successor has the
+// branch's block as its only predecessor. Returns whether anything moved.
+bool hoistCommonStarts(llvm::Function& f);
+
+// Moves a plain __global or __constant load down into the successor of its block that holds
+// every use, when that successor is entered from the load's block alone, lies in the same loop,
+// and nothing after the load in its block may write memory; repeated while it goes further.
+// Returns whether anything moved.
+bool sinkLoadsToUses(llvm::Function& f);
+
+}  // namespace cltrace::passes

@@ -1,0 +1,124 @@
+#include "cltrace/passes/branch_motion.h"
+
+#include <llvm/ADT/STLExtras.h>
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/IR/Dominators.h>
+#include <llvm/IR/Instructions.h>
+
+#include <utility>
+#include <vector>
+
+#include "cltrace/passes/access_enumeration.h"
+
+using namespace llvm;
+
+namespace cltrace::passes {
+
+namespace {
+
+// What may move from the start of both ways to before the branch: anything both ways would run
+// first anyway, but for instructions whose place matters beyond that (phis, allocas, calls
+// that touch memory or are convergent, such as barriers) and loads and stores that are not
+// plain ones.
+bool hoistable(const Instruction& inst) {
+  if (isa<PHINode>(inst) || isa<AllocaInst>(inst) || inst.isTerminator() || inst.isEHPad()) return false;
+  if (const auto* load = dyn_cast<LoadInst>(&inst)) return load->isSimple();
+  if (const auto* call = dyn_cast<CallBase>(&inst)) return call->doesNotAccessMemory() && !call->isConvergent();
+  return !inst.mayReadOrWriteMemory();
+}
+
+// The block below `bb` that a sunk `load` would go to: the successor of `bb` entered from `bb`
+// alone, in the same loop, that dominates every use; null if there is none.
+BasicBlock* sinkTarget(LoadInst& load, BasicBlock& bb, const DominatorTree& dt, const LoopInfo& li) {
+  BasicBlock* common = nullptr;
+  for (Use& use : load.uses()) {
+    auto* user = cast<Instruction>(use.getUser());
+    BasicBlock* at = user->getParent();
+    if (auto* phi = dyn_cast<PHINode>(user)) at = phi->getIncomingBlock(use);
+    if (at == &bb) return nullptr;
+    common = common ? dt.findNearestCommonDominator(common, at) : at;
+  }
+  if (!common) return nullptr;  // unused loads are DCE's
+  // Up the dominator tree to the child of `bb` on the way (every use is dominated by the load).
+  while (common != &bb) {
+    const DomTreeNode* node = dt.getNode(common);
+    if (!node || !node->getIDom()) return nullptr;
+    BasicBlock* up = node->getIDom()->getBlock();
+    if (up == &bb) break;
+    common = up;
+  }
+  if (common == &bb || common->getSinglePredecessor() != &bb) return nullptr;
+  if (li.getLoopFor(common) != li.getLoopFor(&bb)) return nullptr;
+  return common;
+}
+
+}  // namespace
+
+bool hoistCommonStarts(Function& f) {
+  bool changed = false;
+  for (BasicBlock& bb : f) {
+    auto* branch = dyn_cast<BranchInst>(bb.getTerminator());
+    if (!branch || !branch->isConditional()) continue;
+    BasicBlock* one = branch->getSuccessor(0);
+    BasicBlock* other = branch->getSuccessor(1);
+    if (one == other || one->getSinglePredecessor() != &bb || other->getSinglePredecessor() != &bb) continue;
+    // The run both ways start with; moved only when it holds a load (what the L1 sees), so that
+    // address arithmetic alone stays where it is.
+    std::vector<std::pair<Instruction*, Instruction*>> run;
+    bool loads = false;
+    Instruction* a = one->getFirstNonPHIOrDbg();
+    Instruction* b = other->getFirstNonPHIOrDbg();
+    // Identical, taking an earlier instruction of the run as the same as its twin on the other way.
+    auto twins = [&](const Value* p, const Value* q) {
+      for (auto& [x, y] : run)
+        if (p == x) return q == y;
+      return p == q;
+    };
+    auto identical = [&](const Instruction* p, const Instruction* q) {
+      if (!p->isSameOperationAs(q) || !p->hasSameSubclassOptionalData(q)) return false;
+      for (unsigned k = 0; k < p->getNumOperands(); ++k)
+        if (!twins(p->getOperand(k), q->getOperand(k))) return false;
+      return true;
+    };
+    while (a && b && hoistable(*a) && identical(a, b)) {
+      run.emplace_back(a, b);
+      loads = loads || isa<LoadInst>(a);
+      a = a->getNextNonDebugInstruction();
+      b = b->getNextNonDebugInstruction();
+    }
+    if (!loads) continue;
+    for (auto& [x, y] : run) {
+      x->moveBefore(branch);
+      y->replaceAllUsesWith(x);
+      y->eraseFromParent();
+    }
+    changed = true;
+  }
+  return changed;
+}
+
+bool sinkLoadsToUses(Function& f) {
+  DominatorTree dt(f);
+  LoopInfo li(dt);
+  bool changed = false;
+  for (bool again = true; again;) {
+    again = false;
+    for (BasicBlock& bb : f) {
+      // From the bottom up, while nothing below may write memory; loads taken lowest first, each
+      // put at the top of its target, keep their order.
+      std::vector<std::pair<LoadInst*, BasicBlock*>> moves;
+      for (Instruction& inst : reverse(bb)) {
+        if (inst.mayWriteToMemory()) break;
+        auto* load = dyn_cast<LoadInst>(&inst);
+        if (!load || !load->isSimple() || !isRecordedSpace(load->getPointerAddressSpace())) continue;
+        if (BasicBlock* target = sinkTarget(*load, bb, dt, li)) moves.emplace_back(load, target);
+      }
+      for (auto& [load, target] : moves) load->moveBefore(&*target->getFirstInsertionPt());
+      again = again || !moves.empty();
+      changed = changed || !moves.empty();
+    }
+  }
+  return changed;
+}
+
+}  // namespace cltrace::passes

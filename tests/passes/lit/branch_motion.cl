@@ -1,0 +1,94 @@
+// Loads across branches as clang -O2 for NVPTX places them (each kernel's ld.global checked
+// against it): a load only one way uses is made on that way (MachineSink), one both ways start
+// with is made once before the branch (SimplifyCFG's hoisting).
+// RUN: %clang-spir %s -o %t.bc
+// RUN: %opt -passes=cltrace-prepare,cltrace-print-accesses -disable-output %t.bc | FileCheck %s
+// RUN: %opt -passes=cltrace-prepare %t.bc -S -o - | FileCheck %s --check-prefix=IR
+
+// a[i] is read only where f[i] is set: after f[i], in the branch, and further down a second one.
+__kernel void sink_if(__global const float* a, __global const int* f, __global float* o) {
+  int i = get_global_id(0);
+  float v = a[i];
+  if (f[i]) o[i] = v * 2.0f;
+}
+// CHECK-LABEL: kernel sink_if: 0 loops (max depth 0), 3 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load i32
+// CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [2] store 4B
+// IR-LABEL: define {{.*}} @sink_if(
+// IR: [[A:%[0-9]+]] = getelementptr inbounds float, float addrspace(1)* %0
+// IR: br i1 %{{[0-9]+}}, label %[[THEN:[0-9]+]], label
+// IR: [[THEN]]:
+// IR-NEXT: load float, float addrspace(1)* [[A]]
+__kernel void sink_deeper(__global const float* a, __global const int* f, __global const int* g,
+                          __global float* o) {
+  int i = get_global_id(0);
+  float v = a[i];
+  if (f[i]) {
+    if (g[i]) o[i] = v;
+  }
+}
+// CHECK-LABEL: kernel sink_deeper: 0 loops (max depth 0), 4 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load i32
+// CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load i32
+// CHECK-NEXT: [2] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [3] store 4B
+// IR-LABEL: define {{.*}} @sink_deeper(
+// IR: [[A:%[0-9]+]] = getelementptr inbounds float, float addrspace(1)* %0
+// IR: load i32
+// IR: load i32
+// IR-NEXT: icmp
+// IR-NEXT: br i1 %{{[0-9]+}}, label %[[THEN:[0-9]+]], label
+// IR: [[THEN]]:
+// IR-NEXT: load float, float addrspace(1)* [[A]]
+
+// Stays: a write after the load (o may be a), a value both ways use.
+__kernel void written_between(__global const float* a, __global const int* f, __global float* o) {
+  int i = get_global_id(0);
+  float v = a[i];
+  o[0] = 1.0f;
+  if (f[i]) o[i] = v * 2.0f;
+}
+// CHECK-LABEL: kernel written_between: 0 loops (max depth 0), 4 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [1] store 4B
+// CHECK-NEXT: [2] load 4B depth 0: {{.*}} = load i32
+// CHECK-NEXT: [3] store 4B
+__kernel void used_both_ways(__global const float* a, __global const int* f, __global float* o) {
+  int i = get_global_id(0);
+  float v = a[i];
+  if (f[i]) o[i] = v * 2.0f; else o[i + 1] = v;
+}
+// CHECK-LABEL: kernel used_both_ways: 0 loops (max depth 0), 4 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load i32
+
+// a[i] both ways: one load, before the branch; in a loop's body likewise (one a[k] a step).
+__kernel void hoist_both(__global const float* a, __global const int* f, __global float* o) {
+  int i = get_global_id(0);
+  float x;
+  if (f[i]) x = a[i] * 2.0f; else x = a[i] + 1.0f;
+  o[i] = x;
+}
+// CHECK-LABEL: kernel hoist_both: 0 loops (max depth 0), 3 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load i32
+// CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [2] store 4B
+// IR-LABEL: define {{.*}} @hoist_both(
+// IR: load i32
+// IR: [[V:%[0-9]+]] = load float
+// IR-NEXT: br i1
+// IR: fmul float [[V]], 2.0
+// IR: fadd float [[V]], 1.0
+__kernel void hoist_in_loop(__global const float* a, __global const int* f, __global float* o, int n) {
+  int i = get_global_id(0);
+  float x = 0.0f;
+  for (int k = 0; k < n; ++k) {
+    if (f[k]) x += a[k] * 2.0f; else x += a[k] + 1.0f;
+  }
+  o[i] = x;
+}
+// CHECK-LABEL: kernel hoist_in_loop: 1 loops (max depth 1), 3 sites
+// CHECK-NEXT: [0] load 4B depth 1 loop 0: {{.*}} = load i32
+// CHECK-NEXT: [1] load 4B depth 1 loop 0: {{.*}} = load float
+// CHECK-NEXT: [2] store 4B depth 0
