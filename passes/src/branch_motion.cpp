@@ -18,8 +18,7 @@ namespace {
 
 // What may move from the start of both ways to before the branch: anything both ways would run
 // first anyway, but for instructions whose place matters beyond that (phis, allocas, calls
-// that touch memory or are convergent, such as barriers) and loads and stores that are not
-// plain ones.
+// that touch memory or are convergent, such as barriers), stores, and loads that are not plain.
 bool hoistable(const Instruction& inst) {
   if (isa<PHINode>(inst) || isa<AllocaInst>(inst) || inst.isTerminator() || inst.isEHPad()) return false;
   if (const auto* load = dyn_cast<LoadInst>(&inst)) return load->isSimple();
@@ -35,7 +34,7 @@ BasicBlock* sinkTarget(LoadInst& load, BasicBlock& bb, const DominatorTree& dt, 
     auto* user = cast<Instruction>(use.getUser());
     BasicBlock* at = user->getParent();
     if (auto* phi = dyn_cast<PHINode>(user)) at = phi->getIncomingBlock(use);
-    if (at == &bb) return nullptr;
+    if (at == &bb || !dt.isReachableFromEntry(at)) return nullptr;
     common = common ? dt.findNearestCommonDominator(common, at) : at;
   }
   if (!common) return nullptr;  // unused loads are DCE's
