@@ -2,13 +2,16 @@
 
 #include <llvm/ADT/STLExtras.h>
 #include <llvm/Analysis/LoopInfo.h>
+#include <llvm/IR/CFG.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/Transforms/Utils/Local.h>
 
 #include <utility>
 #include <vector>
 
 #include "cltrace/passes/access_enumeration.h"
+#include "cltrace/passes/value_forwarding.h"  // pointerAt, materialize
 
 using namespace llvm;
 
@@ -51,7 +54,71 @@ BasicBlock* sinkTarget(LoadInst& load, BasicBlock& bb, const DominatorTree& dt, 
   return common;
 }
 
+// The plain __global or __constant store a block ends with, just before its unconditional
+// branch; null if there is none.
+StoreInst* finalStore(BasicBlock& bb) {
+  auto* branch = dyn_cast<BranchInst>(bb.getTerminator());
+  if (!branch || branch->isConditional()) return nullptr;
+  auto* store = dyn_cast_or_null<StoreInst>(branch->getPrevNonDebugInstruction());
+  return store && store->isSimple() && isRecordedSpace(store->getPointerAddressSpace()) ? store : nullptr;
+}
+
+// Whether two pointers are one address as LLVM's basic alias analysis proves it (what lets
+// MergedLoadStoreMotion merge two stores): one value, or address arithmetic of the same values.
+// `c[i]` computed in each way from an index converted in each (`sext i` twice) is not, and the
+// GPU compiler leaves such stores apart.
+bool oneAddress(const Value* a, const Value* b) {
+  if (a == b) return true;
+  const auto* x = dyn_cast<GetElementPtrInst>(a);
+  const auto* y = dyn_cast<GetElementPtrInst>(b);
+  if (!x || !y || !x->isSameOperationAs(y)) return false;
+  for (unsigned k = 0; k < x->getNumOperands(); ++k)
+    if (x->getOperand(k) != y->getOperand(k)) return false;
+  return true;
+}
+
 }  // namespace
+
+bool sinkCommonStores(Function& f) {
+  DominatorTree dt(f);
+  bool changed = false;
+  for (BasicBlock& join : f) {
+    // The two ways of one branch, meeting here (MergedLoadStoreMotion's diamond; other ways may
+    // meet them here too).
+    if (!join.hasNPredecessors(2)) continue;
+    BasicBlock* one = *pred_begin(&join);
+    BasicBlock* other = *std::next(pred_begin(&join));
+    if (one == other || !one->getSinglePredecessor() || one->getSinglePredecessor() != other->getSinglePredecessor())
+      continue;
+    for (;;) {  // the pair the ways end with, then the pair before it, ...
+      StoreInst* a = finalStore(*one);
+      StoreInst* b = finalStore(*other);
+      if (!a || !b || a->getValueOperand()->getType() != b->getValueOperand()->getType() ||
+          !oneAddress(a->getPointerOperand(), b->getPointerOperand()))
+        break;
+      Instruction* at = &*join.getFirstInsertionPt();
+      if (!pointerAt(a->getPointerOperand(), at, dt)) break;
+      Value* value = a->getValueOperand();
+      if (value != b->getValueOperand()) {
+        PHINode* phi = PHINode::Create(value->getType(), 2, "cltrace.stored", &join.front());
+        phi->addIncoming(a->getValueOperand(), one);
+        phi->addIncoming(b->getValueOperand(), other);
+        value = phi;
+      }
+      auto* store = new StoreInst(value, materialize(a->getPointerOperand(), at, dt), false,
+                                  std::min(a->getAlign(), b->getAlign()), at);
+      store->setAAMetadata(a->getAAMetadata().merge(b->getAAMetadata()));
+      store->setDebugLoc(a->getDebugLoc());
+      for (StoreInst* old : {a, b}) {
+        Value* pointer = old->getPointerOperand();
+        old->eraseFromParent();
+        RecursivelyDeleteTriviallyDeadInstructions(pointer);  // the way's own address arithmetic
+      }
+      changed = true;
+    }
+  }
+  return changed;
+}
 
 bool hoistCommonStarts(Function& f) {
   bool changed = false;
@@ -61,10 +128,8 @@ bool hoistCommonStarts(Function& f) {
     BasicBlock* one = branch->getSuccessor(0);
     BasicBlock* other = branch->getSuccessor(1);
     if (one == other || one->getSinglePredecessor() != &bb || other->getSinglePredecessor() != &bb) continue;
-    // The run both ways start with; moved only when it holds a load (what the L1 sees), so that
-    // address arithmetic alone stays where it is.
+    // The run both ways start with.
     std::vector<std::pair<Instruction*, Instruction*>> run;
-    bool loads = false;
     Instruction* a = one->getFirstNonPHIOrDbg();
     Instruction* b = other->getFirstNonPHIOrDbg();
     // Identical, taking an earlier instruction of the run as the same as its twin on the other way.
@@ -81,11 +146,10 @@ bool hoistCommonStarts(Function& f) {
     };
     while (a && b && hoistable(*a) && identical(a, b)) {
       run.emplace_back(a, b);
-      loads = loads || isa<LoadInst>(a);
       a = a->getNextNonDebugInstruction();
       b = b->getNextNonDebugInstruction();
     }
-    if (!loads) continue;
+    if (run.empty()) continue;
     for (auto& [x, y] : run) {
       x->moveBefore(branch);
       y->replaceAllUsesWith(x);

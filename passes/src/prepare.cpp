@@ -628,10 +628,12 @@ bool prepareModule(Module& m, std::string& error) {
       fam.invalidate(f, PreservedAnalyses::none());  // the function changed since the passes ran
       loadInvariantsOnce(f, fam.getResult<AAManager>(f));
       fam.invalidate(f, PreservedAnalyses::none());
-      // Then loads across branches, as late in a GPU compiler (SimplifyCFG's hoisting after
-      // LICM, MachineSink in code generation): a load both ways start with is made before the
-      // branch; a load only one way uses, on that way.
+      // Then code across branches, as late in a GPU compiler (SimplifyCFG's hoisting and
+      // sinking after LICM, MachineSink in code generation): what both ways start with (a load,
+      // an index) is done before the branch; a store both ways end with, where they meet; a load
+      // only one way uses, on that way.
       hoistCommonStarts(f);
+      sinkCommonStores(f);
       sinkLoadsToUses(f);
     }
 

@@ -33,6 +33,49 @@ bool pureOperation(const Instruction& i) {
 
 }  // namespace
 
+Value* pointerAt(Value* pointer, Instruction* end, const DominatorTree& dt, unsigned depth) {
+  auto* inst = dyn_cast<Instruction>(pointer);
+  if (!inst || dt.dominates(inst, end)) return pointer;
+  if (depth > 6 || isa<PHINode>(inst) || !pureOperation(*inst)) return nullptr;
+  for (Value* operand : inst->operands())
+    if (!pointerAt(operand, end, dt, depth + 1)) return nullptr;
+  return pointer;
+}
+
+Value* materialize(Value* pointer, Instruction* end, const DominatorTree& dt) {
+  auto* inst = dyn_cast<Instruction>(pointer);
+  if (!inst || dt.dominates(inst, end)) return pointer;
+  Instruction* copy = inst->clone();
+  for (unsigned k = 0; k < copy->getNumOperands(); ++k)
+    copy->setOperand(k, materialize(copy->getOperand(k), end, dt));
+  copy->insertBefore(end);
+  return copy;
+}
+
+namespace {
+
+// A block that only goes on to another: SimplifyCFG folds it away, its predecessors going there.
+bool forwardsOnly(const BasicBlock& bb) {
+  const auto* branch = dyn_cast<BranchInst>(bb.getTerminator());
+  return branch && branch->isUnconditional() && &bb.front() == branch && branch->getSuccessor(0) != &bb;
+}
+
+// The predecessors of `bb` once blocks that only go on are folded away, each counted through.
+unsigned predecessorsThrough(const BasicBlock& bb, unsigned depth) {
+  unsigned n = 0;
+  for (const BasicBlock* p : predecessors(&bb))
+    n += forwardsOnly(*p) && depth < 16 ? predecessorsThrough(*p, depth + 1) : 1;
+  return n;
+}
+
+}  // namespace
+
+unsigned mergedPredecessors(const BasicBlock& join) {
+  const BasicBlock* at = &join;
+  for (unsigned depth = 0; forwardsOnly(*at) && depth < 16; ++depth) at = at->getSingleSuccessor();
+  return predecessorsThrough(*at, 0);
+}
+
 bool sameComputation(const Value* a, const Value* b, unsigned depth) {
   if (a == b) return true;
   const auto* x = dyn_cast<Instruction>(a);
@@ -268,27 +311,6 @@ class AddressValues {
     return true;
   }
 
-  // `pointer`, or a computation of it the same way, that is available at `end`: the pointer if
-  // it dominates `end`, else null unless its pure operations can be redone there from values
-  // that do (checked here, made by materialize).
-  static Value* pointerAt(Value* pointer, Instruction* end, const DominatorTree& dt, unsigned depth = 0) {
-    auto* inst = dyn_cast<Instruction>(pointer);
-    if (!inst || dt.dominates(inst, end)) return pointer;
-    if (depth > 6 || isa<PHINode>(inst) || !pureOperation(*inst)) return nullptr;
-    for (Value* operand : inst->operands())
-      if (!pointerAt(operand, end, dt, depth + 1)) return nullptr;
-    return pointer;
-  }
-  static Value* materialize(Value* pointer, Instruction* end, const DominatorTree& dt) {
-    auto* inst = dyn_cast<Instruction>(pointer);
-    if (!inst || dt.dominates(inst, end)) return pointer;
-    Instruction* copy = inst->clone();
-    for (unsigned k = 0; k < copy->getNumOperands(); ++k)
-      copy->setOperand(k, materialize(copy->getOperand(k), end, dt));
-    copy->insertBefore(end);
-    return copy;
-  }
-
   static constexpr size_t kMostReads = 4;    // loads one load may become
   static constexpr unsigned kMostDepth = 16;  // blocks walked back on one way
 
@@ -348,7 +370,10 @@ StoreInst* lastStoreOf(BasicBlock& bb) {
 
 // `then`'s store over its predecessor's, when `then` is an if's branch that only stores to the
 // address the predecessor stored to last, from at most two cheap instructions that are safe to
-// run either way. Returns whether it merged them.
+// run either way, and the two ways meet with nothing else (InstCombine's merge into the
+// successor needs its two predecessors alone: an enclosing if's other way meeting them there,
+// `if (j < m) { s[j] = v; if (s[j] <= eps) s[j] = 1; }`, keeps the stores apart). Returns
+// whether it merged them.
 bool mergeOverwrite(BasicBlock& then) {
   BasicBlock* from = then.getSinglePredecessor();
   auto* branch = from ? dyn_cast<BranchInst>(from->getTerminator()) : nullptr;
@@ -356,6 +381,7 @@ bool mergeOverwrite(BasicBlock& then) {
   if (!branch || !branch->isConditional() || !on || on->isConditional() || from == &then) return false;
   BasicBlock* join = on->getSuccessor(0);
   if (branch->getSuccessor(0) != join && branch->getSuccessor(1) != join) return false;
+  if (mergedPredecessors(*join) != 2) return false;
   StoreInst* second = nullptr;
   std::vector<Instruction*> computed;
   for (Instruction& i : then) {

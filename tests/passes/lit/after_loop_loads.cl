@@ -30,9 +30,14 @@ __kernel void after_store_loop(__global float* c, __global const float* a, __glo
 // CHECK-LABEL: define {{.*}}spir_kernel void @after_invariant(
 // CHECK: [[KEPT:%cltrace.invariant.*]] = phi float [ undef, %{{.*}} ], [ %cltrace.invariant.1, %{{.*}} ]
 // CHECK-NEXT: [[FRESH:%cltrace.fresh.*]] = phi i1 [ true, %{{.*}} ],
+// (The address of w[1], computed first on both ways out of the header, is computed before the
+// branch: branch_motion.)
+// CHECK-NEXT: phi
+// CHECK-NEXT: phi
+// CHECK-NEXT: icmp
+// CHECK-NEXT: [[W:%[0-9]+]] = getelementptr inbounds float, float addrspace(1)* %0, i64 1
 // CHECK: call float @llvm.fmuladd.f32
-// CHECK: [[W:%[0-9]+]] = getelementptr inbounds float, float addrspace(1)* %0, i64 1
-// CHECK-NEXT: br i1 [[FRESH]], label %[[READ:[0-9]+]], label
+// CHECK: br i1 [[FRESH]], label %[[READ:[0-9]+]], label
 // CHECK: [[READ]]:
 // CHECK-NEXT: [[V:%.*]] = load float, float addrspace(1)* [[W]]
 // CHECK: [[AFTER:%cltrace.invariant.*]] = phi float [ [[V]], %[[READ]] ], [ [[KEPT]], %{{.*}} ]

@@ -1,6 +1,7 @@
-// Loads across branches as clang -O2 for NVPTX places them (each kernel's ld.global checked
-// against it): a load only one way uses is made on that way (MachineSink), one both ways start
-// with is made once before the branch (SimplifyCFG's hoisting).
+// Loads and stores across branches as clang -O2 for NVPTX places them (each kernel's ld.global
+// and st.global checked against it): a load only one way uses is made on that way (MachineSink),
+// one both ways start with is made once before the branch (SimplifyCFG's hoisting), and stores
+// both ways end with to one address are one where they meet (MergedLoadStoreMotion).
 // RUN: %clang-spir %s -o %t.bc
 // RUN: %opt -passes=cltrace-prepare,cltrace-print-accesses -disable-output %t.bc | FileCheck %s
 // RUN: %opt -passes=cltrace-prepare %t.bc -S -o - | FileCheck %s --check-prefix=IR
@@ -92,3 +93,49 @@ __kernel void hoist_in_loop(__global const float* a, __global const int* f, __gl
 // CHECK-NEXT: [0] load 4B depth 1 loop 0: {{.*}} = load i32
 // CHECK-NEXT: [1] load 4B depth 1 loop 0: {{.*}} = load float
 // CHECK-NEXT: [2] store 4B depth 0
+
+// Both ways ending with a store to one address: one store where they meet, of the value each way
+// chose (NVPTX: one st.global.f32 and no branch left). To two addresses, two stores here, where
+// NVPTX makes one store through a chosen address (a warp writes the same lines, in one step).
+__kernel void relu(__global const float* a, __global float* o) {
+  int i = get_global_id(0);
+  float x = a[i];
+  if (x > 0.0f) o[i] = x; else o[i] = 0.0f;
+}
+// CHECK-LABEL: kernel relu: 0 loops (max depth 0), 2 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [1] store 4B depth 0: store float %cltrace.stored,
+// IR-LABEL: define {{.*}} @relu(
+// IR: [[X:%[0-9]+]] = load float
+// IR: [[O:%[0-9]+]] = getelementptr inbounds float, float addrspace(1)* %1
+// IR-NEXT: br i1
+// IR: %cltrace.stored = phi float [ 0.000000e+00, %{{[0-9]+}} ], [ [[X]], %{{[0-9]+}} ]
+// IR-NEXT: store float %cltrace.stored, float addrspace(1)* [[O]]
+__kernel void one_way_loads(__global const float* a, __global float* o, int n) {
+  int i = get_global_id(0);
+  if (n > 2) o[i] = a[i]; else o[i] = 1.0f;
+}
+// CHECK-LABEL: kernel one_way_loads: 0 loops (max depth 0), 2 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [1] store 4B depth 0: store float %cltrace.stored,
+__kernel void two_addresses(__global const float* a, __global float* o) {
+  int i = get_global_id(0);
+  float x = a[i];
+  if (x > 0.0f) o[i] = x; else o[i + 1] = 0.0f;
+}
+// CHECK-LABEL: kernel two_addresses: 0 loops (max depth 0), 3 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [1] store 4B depth 0: store float
+// CHECK-NEXT: [2] store 4B depth 0: store float 0.0
+
+// In an enclosing if too (MergedLoadStoreMotion takes the two ways of the inner if).
+__kernel void relu_guarded(__global const float* a, __global float* o, int n) {
+  int i = get_global_id(0);
+  if (i < n) {
+    float x = a[i];
+    if (x > 0.0f) o[i] = x; else o[i] = 0.0f;
+  }
+}
+// CHECK-LABEL: kernel relu_guarded: 0 loops (max depth 0), 2 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [1] store 4B depth 0: store float %cltrace.stored,

@@ -27,12 +27,13 @@ __kernel void after_branch(__global const float* a, __global float* c, int n) {
     c[i] = 1.0f;
   c[i] *= 3.0f;
 }
-// The one load is a[i]; the three c[i] are computed apart (no mention dominates the last).
-// CHECK-LABEL: kernel after_branch: 0 loops (max depth 0), 4 sites
+// The one load is a[i]; c[i] is not read. The stores both ways end with are one where they meet,
+// of the value each chose (branch_motion; the index both ways start with computed before the
+// branch), then the store of c[i] * 3.
+// CHECK-LABEL: kernel after_branch: 0 loops (max depth 0), 3 sites
 // CHECK-NEXT: [0] load 4B depth 0: [[A:%[0-9]+]] = load float
-// CHECK-NEXT: [1] store 4B depth 0: store float [[A]], float addrspace(1)*
-// CHECK-NEXT: [2] store 4B depth 0: store float 1.000000e+00, float addrspace(1)*
-// CHECK-NEXT: [3] store 4B depth 0: store float
+// CHECK-NEXT: [1] store 4B depth 0: store float %cltrace.stored, float addrspace(1)*
+// CHECK-NEXT: [2] store 4B depth 0: store float
 
 // A value loaded on both ways, or loaded before a loop that only reads.
 __kernel void loaded_before(__global const float* a, __global float* d, int n) {
@@ -119,6 +120,21 @@ __kernel void overwrite(__global float* s, __global float* t, float eps) {
 // CHECK-NEXT: [5] store 4B depth 0: store float 4.000000e+00
 // CHECK-NEXT: [6] store 4B depth 0: store float 0.000000e+00
 // CHECK-NEXT: [7] store 4B depth 0: store float 6.000000e+00
+
+// Inside an enclosing if, whose other way meets the two there once empty blocks are folded (as
+// the GPU compiler's CFG has it): both stores stay, as in the GPU's code (a store, then a
+// predicated one).
+__kernel void overwrite_guarded(__global float* s, float eps, int m) {
+  int j = get_global_id(0);
+  if (j < m) {
+    s[j] = sqrt(s[j]);
+    if (s[j] <= eps) s[j] = 1.0f;
+  }
+}
+// CHECK-LABEL: kernel overwrite_guarded: 0 loops (max depth 0), 3 sites
+// CHECK-NEXT: [0] load 4B depth 0:
+// CHECK-NEXT: [1] store 4B depth 0: store float %{{[0-9]+}}, float addrspace(1)*
+// CHECK-NEXT: [2] store 4B depth 0: store float 1.000000e+00
 
 // A loop's bound loaded at every test, in a loop that stores on one way only (out may be lim):
 // the value read at one test is still known at the next unless the store ran, so lim[i] is read

@@ -1,9 +1,12 @@
 // Loads moved across branches as a GPU compiler moves them (part of prepare, after the
 // loop-invariant loads are settled; the blocks stay as they are).
 //
-// - Both ways of a branch starting with the same loads (`if (f[i]) x = a[i] * 2; else x = a[i]
-//   + 1;`): the load is made once, before the branch (SimplifyCFG's hoisting of common code), so
-//   a warp whose lanes go both ways reads a[i] in one step, not two.
+// - Both ways of a branch starting with the same code, loads included (`if (f[i]) x = a[i] * 2;
+//   else x = a[i] + 1;`): it is done once, before the branch (SimplifyCFG's hoisting of common
+//   code), so a warp whose lanes go both ways reads a[i] in one step, not two.
+// - Both ways ending with a store to one address (`if (x > 0) o[i] = x; else o[i] = 0;` after
+//   x = a[i]): one store where they meet, of the value each way chose (MergedLoadStoreMotion),
+//   so a warp whose lanes go both ways writes o[i] in one step.
 // - A load whose value only one way of a branch uses (`float v = a[i]; if (f[i]) o[i] = v;`) is
 //   made on that way only (NVPTX's MachineSink), so lanes that do not take it read nothing.
 #pragma once
@@ -11,6 +14,12 @@
 #include <llvm/IR/Function.h>
 
 namespace cltrace::passes {
+
+// Replaces the stores the two ways of a branch end with, just before going on to the block they
+// alone lead to, by one store there when both write one address (one pointer, or address arithmetic of the
+// same values, redone there) with a value of one type: a phi of the two values. Returns whether
+// any was merged.
+bool sinkCommonStores(llvm::Function& f);
 
 // Hoists the instructions both successors of a conditional branch start with, when they are
 // identical, read no memory but through plain loads, write none, and each successor has the

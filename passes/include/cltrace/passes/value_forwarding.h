@@ -26,7 +26,10 @@
 
 namespace llvm {
 class AAResults;
+class BasicBlock;
+class DominatorTree;
 class Function;
+class Instruction;
 class Value;
 }  // namespace llvm
 
@@ -37,6 +40,18 @@ namespace cltrace::passes {
 // such as get_global_id) of operands that are the same in turn. clang's -O0 code computes
 // `c[i]` anew at every mention, and where no mention dominates another EarlyCSE leaves them apart.
 bool sameComputation(const llvm::Value* a, const llvm::Value* b, unsigned depth = 0);
+
+// `pointer`, or a computation of it the same way, that is available at `end`: the pointer if
+// it dominates `end`, else null unless its pure operations can be redone there from values that
+// do (checked here, made by materialize, which inserts the copies before `end`).
+llvm::Value* pointerAt(llvm::Value* pointer, llvm::Instruction* end, const llvm::DominatorTree& dt,
+                       unsigned depth = 0);
+llvm::Value* materialize(llvm::Value* pointer, llvm::Instruction* end, const llvm::DominatorTree& dt);
+
+// The predecessors of the block where ways meet at `join`, as a GPU compiler's CFG has it: blocks
+// that only go on to another are folded away (SimplifyCFG), so a join that only goes on counts
+// the predecessors of where it goes, and each such predecessor counts its own.
+unsigned mergedPredecessors(const llvm::BasicBlock& join);
 
 // Returns whether any load was replaced.
 bool forwardAvailableValues(llvm::Function& f, llvm::AAResults& aa);
