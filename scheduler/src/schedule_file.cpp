@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cltrace/scheduler/output.h"
+#include "cltrace/trace_file.h"
 #include "output_internal.h"
 
 namespace cltrace::sched {
@@ -260,6 +261,10 @@ ScheduleReader::ScheduleReader(const std::string& path) : path_(path) {
     fail(std::string("corrupt header: ") + e.what());
   }
   const uint64_t wgSize = info_.range.workgroupSize();
+  // The scheduler refuses such a configuration (no SM can hold a workgroup), so no schedule has it.
+  if (wgSize > c.maxThreadsPerSm)
+    fail("corrupt header: max_threads_per_sm " + std::to_string(c.maxThreadsPerSm) +
+         " is smaller than the workgroup size " + std::to_string(wgSize) + " (no SM could hold a workgroup)");
   if (info_.laneWidth != (c.policy == Policy::Warp ? c.warpSize : 1))
     fail("corrupt header: lane width " + std::to_string(info_.laneWidth) +
          " does not fit the policy and warp size");
@@ -368,6 +373,9 @@ bool ScheduleReader::next(WarpStep& out) {
   lastSm_ = out.sm;
   if (out.warp >= info_.warpsPerWorkgroup)
     fail("corrupt: " + stepText() + " names warp " + std::to_string(out.warp));
+  if (out.instruction >= kMaxTraceInstructions)  // a trace's ids, which steps carry
+    fail("corrupt: " + stepText() + " names instruction " + std::to_string(out.instruction) +
+         " (instruction ids are below " + std::to_string(kMaxTraceInstructions) + ")");
   if (kind >= kAccessKindCount)
     fail("corrupt: " + stepText() + " has unknown kind " + std::to_string(kind));
   if ((out.flags & ~kKnownRecordFlags) != 0)

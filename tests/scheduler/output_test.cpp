@@ -244,6 +244,23 @@ TEST(BinaryFile, CorruptAndTruncatedFilesGiveClearErrors) {
   m = bytes;
   m[m.size() - 16] = 'x';
   EXPECT_TRUE(contains(errorFor(m), "corrupt: bad end marker"));
+  // Fields whose values the scheduler never writes: named with the file (simulate took them).
+  m = bytes;
+  m[40] = 32;  // max_threads_per_sm 32 (was 1536): no SM could hold a workgroup of 48
+  m[41] = 0;
+  EXPECT_EQ(errorFor(m), "scheduled file '" + bad + "': corrupt header: max_threads_per_sm 32 is smaller than "
+                         "the workgroup size 48 (no SM could hold a workgroup)");
+  m = bytes;
+  for (size_t b = 0; b < 4; ++b) m[kHeader + 32 + b] = '\xff';  // step 0's instruction 2^32 - 1
+  EXPECT_EQ(errorFor(m), "scheduled file '" + bad + "': corrupt: step 0 names instruction 4294967295 (instruction "
+                         "ids are below 1048576)");
+  m = bytes;
+  m[kHeader + 32] = 0;  // step 0's instruction 2^20, the first past the trace format's ids
+  m[kHeader + 33] = 0;
+  m[kHeader + 34] = 0x10;
+  m[kHeader + 35] = 0;
+  EXPECT_EQ(errorFor(m), "scheduled file '" + bad + "': corrupt: step 0 names instruction 1048576 (instruction "
+                         "ids are below 1048576)");
   // Header fields that are valid but changed: the checksum covers the header too.
   for (size_t at : {size_t{17}, size_t{32}, size_t{36}, size_t{44}, size_t{48}, size_t{112}, size_t{164}}) {
     m = bytes;
