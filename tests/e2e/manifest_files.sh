@@ -37,4 +37,10 @@ manifest_error '{"kernel": "pick", "global": [2], "local": [2], "args": ["buffer
 printf '{"kernel": "pick", "global": [2], "local": [2], %s}\n' "$args" > "$work/k/pick.json"
 expect_error "cltrace: error: the kernel takes 2 arguments (int* idx, int* out), 1 given" \
   "$CLTRACE" run "$work/k/pick.cl" --arg buffer:int:2 -o "$work/t"
+# A directory where the manifest goes is named as such, as a directory given as a configuration
+# file or a source is (it said "basic_filebuf::underflow error reading the file").
+mkdir -p "$work/d" "$work/d/pick.json"
+cp "$work/k/pick.cl" "$work/d/pick.cl"
+expect_error "cltrace: error: launch manifest $work/d/pick.json is a directory" \
+  "$CLTRACE" run "$work/d/pick.cl" -o "$work/t"
 echo "manifest files: all checks passed"

@@ -689,6 +689,10 @@ std::vector<ArgSpec> manifestArgs(const nlohmann::json& j, const std::filesystem
 bool applyManifest(RunSpec& spec, bool haveKernel, bool haveRange, bool haveArgs, bool haveOptions) {
   const std::filesystem::path path = manifestPath(spec.sourcePath);
   if (!std::filesystem::exists(path)) return false;
+  // As a directory given as a source or a configuration file is (reading one fails obscurely).
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw std::invalid_argument("launch manifest " + path.string() + " is a directory");
   try {
     // Every key is checked, also those the caller's own values override.
     const nlohmann::json j = readManifest(path);
