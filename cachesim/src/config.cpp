@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cltrace/guarded_json.h"
+#include "cltrace/printable.h"
 
 namespace cltrace::cachesim {
 
@@ -45,21 +46,6 @@ std::string toString(const SmSelection& s) {
 }
 
 namespace {
-
-// `text` as a message shows it: control characters as \xNN (they would reach the terminal).
-std::string printable(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      static const char kHex[] = "0123456789abcdef";
-      out += std::string("\\x") + kHex[u >> 4] + kHex[u & 15];
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 [[noreturn]] void badValue(const std::string& key, const std::string& value, const std::string& why) {
   throw std::invalid_argument("invalid value '" + printable(value) + "' for configuration key '" + key + "': " + why);

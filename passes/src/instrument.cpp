@@ -26,6 +26,7 @@
 #include "cltrace/passes/barrier_divergence.h"
 #include "cltrace/passes/count_slicing.h"
 #include "cltrace/passes/kernel_rewriter.h"
+#include "cltrace/printable.h"
 
 using namespace llvm;
 
@@ -1012,7 +1013,7 @@ bool instrumentModule(Module& m, Mode mode, const std::vector<std::string>& kern
       if (!f || !isKernel(*f)) {
         std::string available;
         for (Function* k : kernelsOf(m)) available += (available.empty() ? "" : ", ") + k->getName().str();
-        error = "no kernel named '" + name + "'; kernels in this program: " +
+        error = "no kernel named '" + cltrace::printable(name) + "'; kernels in this program: " +
                 (available.empty() ? "(none)" : available);
         return false;
       }

@@ -34,6 +34,7 @@
 #include <sstream>
 
 #include "cltrace/passes/access_enumeration.h"
+#include "cltrace/printable.h"
 #include "cltrace/trace_file.h"
 
 #ifndef CLTRACE_CLANG_PATH
@@ -514,7 +515,7 @@ InstrumentedKernel instrumentBitcode(const std::string& bitcode, const std::stri
       std::string available;
       for (Function* k : kernelsOf(*m))
         available += (available.empty() ? "" : ", ") + k->getName().str();
-      throw InstrumentError("no kernel named '" + kernel + "'; kernels in this program: " +
+      throw InstrumentError("no kernel named '" + cltrace::printable(kernel) + "'; kernels in this program: " +
                             (available.empty() ? "(none)" : available));
     }
     out.args = kernelArgs(*f);

@@ -360,4 +360,9 @@ mkdir -p "$work/m" && cp "$KERNELS/vadd.cl" "$work/m/k.cl" && : > "$work/m/k.jso
 expect_error "launch manifest $work/m/k.json: the file is empty (a launch manifest sits next to its kernel under the same name; if \`> k.json\` made it, send the output to another name)" \
   "$CLTRACE" run "$work/m/k.cl" --kernel vadd --global 64 --local 64 -a buffer:float:64 -a buffer:float:64 \
   -a buffer:float:64 -a scalar:int:64 -o "$work/t"
+# A --kernel name with a control character is shown escaped (\xNN) in wrap's warning.
+out=$("$CLTRACE" wrap --out "$work/w8" -k $'a\x1b[31m' -- true 2>&1) || fail "wrap -k with an escape: $out"
+echo "$out" | grep -F 'cltrace: warning: no launch of the kernel named by --kernel (a\x1b[31m) was traced' > /dev/null ||
+  fail "wrap -k with an escape: $out"
+echo "ok: wrap -k shows a control character escaped"
 echo "cli errors: all checks passed"

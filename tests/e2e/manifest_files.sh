@@ -43,4 +43,15 @@ mkdir -p "$work/d" "$work/d/pick.json"
 cp "$work/k/pick.cl" "$work/d/pick.cl"
 expect_error "cltrace: error: launch manifest $work/d/pick.json is a directory" \
   "$CLTRACE" run "$work/d/pick.cl" -o "$work/t"
+# Control characters in a kernel name, from a manifest or --kernel, are shown escaped (\xNN), as
+# in configuration errors, not sent to the terminal.
+printf '{"kernel": "pick\\u001b[31m", "global": [2], "local": [2], %s}\n' "$args" > "$work/k/pick.json"
+expect_error "cltrace: error: $work/k/pick.cl: no kernel named 'pick\\x1b[31m'; kernels in this program: pick" \
+  "$CLTRACE" run "$work/k/pick.cl" -o "$work/t"
+expect_error "no kernel named 'pick\\x1b[31m\\x07'; kernels in this program: pick" \
+  "$CLTRACE" run "$work/k/pick.cl" -k $'pick\x1b[31m\a' -o "$work/t"
+expect_error "no kernel named 'pick\\x1b[31m'; kernels in this program: pick" \
+  "$CLTRACE" instrument "$work/k/pick.cl" -k $'pick\x1b[31m' -o "$work/i"
+out=$("$CLTRACE" run "$work/k/pick.cl" -o "$work/t" 2>&1) || true
+case $out in *$'\x1b'*) fail "an escape character reached the output: $out" ;; esac
 echo "manifest files: all checks passed"

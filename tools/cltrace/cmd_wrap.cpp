@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "cltrace/printable.h"
 #include "cltrace/trace_file.h"
 #include "cltrace/wrapper/device_activity.h"
 #include "cltrace/wrapper/traced_kernel.h"
@@ -289,7 +290,7 @@ int run(const WrapFlags& f) {
   // Each name --kernel gives that no selected launch was of (misspelt, or never launched).
   std::vector<std::string> unmatched;
   for (const std::string& k : f.kernels)
-    if (!selectedKernels.count(k)) unmatched.push_back(k);
+    if (!selectedKernels.count(k)) unmatched.push_back(printable(k));  // control characters escaped
   if (!unmatched.empty())
     fmt::print(stderr, "cltrace: warning: no launch of the kernel{} named by --kernel ({}) was traced\n",
                unmatched.size() == 1 ? "" : "s", joined(unmatched));
@@ -309,7 +310,7 @@ int run(const WrapFlags& f) {
       fmt::print(stderr,
                  "cltrace: warning: --launch {}: that launch was of kernel '{}', not of the kernel{} named by "
                  "--kernel ({})\n",
-                 n, other->second, f.kernels.size() == 1 ? "" : "s", joined(f.kernels));
+                 n, printable(other->second), f.kernels.size() == 1 ? "" : "s", printable(joined(f.kernels)));
   }
   if (!missing.empty())
     fmt::print(stderr, "cltrace: warning: --launch {}: the program made no such launch\n", joined(missing));
