@@ -365,4 +365,24 @@ out=$("$CLTRACE" wrap --out "$work/w8" -k $'a\x1b[31m' -- true 2>&1) || fail "wr
 echo "$out" | grep -F 'cltrace: warning: no launch of the kernel named by --kernel (a\x1b[31m) was traced' > /dev/null ||
   fail "wrap -k with an escape: $out"
 echo "ok: wrap -k shows a control character escaped"
+# A launches.tsv that an earlier wrap left damaged in the out folder (a line without its trace
+# path) is named with its line, not a filesystem error about an empty path; nothing is run.
+mkdir -p "$work/w5"
+printf '0\tvadd\t%s/w5/vadd-0.cltrace\n0\tvadd\t\n' "$work" > "$work/w5/launches.tsv"
+expect_error "cltrace: error: $work/w5/launches.tsv line 2: no trace path (the list an earlier wrap into $work/w5 left is damaged; remove it or give another --out)" \
+  "$CLTRACE" wrap --out "$work/w5" -- sh -c "touch '$work/w5-ran'"
+[ ! -e "$work/w5-ran" ] || fail "wrap ran the program despite a damaged launches.tsv"
+printf '\t\n' > "$work/w5/launches.tsv"
+expect_error "cltrace: error: $work/w5/launches.tsv line 1: not <launch><TAB><kernel><TAB><trace path> (the list an earlier wrap into $work/w5 left is damaged" \
+  "$CLTRACE" wrap --out "$work/w5" -- true
+printf '0\tvadd\t%s/w5/vadd-0.cltrace\nno tabs here\n' "$work" > "$work/w5/launches.tsv"
+expect_error "cltrace: error: $work/w5/launches.tsv line 2: not <launch><TAB><kernel><TAB><trace path>" \
+  "$CLTRACE" wrap --out "$work/w5" -- true
+# A whole list still has the traces it names removed.
+: > "$work/w5/vadd-0.cltrace"
+printf '0\tvadd\t%s/w5/vadd-0.cltrace\n' "$work" > "$work/w5/launches.tsv"
+out=$("$CLTRACE" wrap --out "$work/w5" -- true 2>&1) || fail "wrap into a folder with a whole list: $out"
+echo "$out" | grep -F "cltrace: removed 1 trace of an earlier run that $work/w5/launches.tsv listed" > /dev/null ||
+  fail "wrap's earlier trace: $out"
+[ ! -e "$work/w5/vadd-0.cltrace" ] || fail "wrap left the earlier run's trace"
 echo "cli errors: all checks passed"

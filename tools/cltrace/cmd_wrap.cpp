@@ -148,22 +148,42 @@ std::string listedTracePath(const std::string& line) { return line.substr(line.r
 
 // The traces an earlier wrap into OUT listed in its launches.tsv, which this run rewrites: left,
 // they would mix with this run's under OUT/*.cltrace, unlisted. Only trace files in OUT itself
-// are removed (the list is cltrace's own; a path elsewhere is not touched).
+// are removed (the list is cltrace's own; a path elsewhere is not touched). A line that is not
+// "<launch>\t<kernel>\t<path>" (the list damaged) is an error naming it, before any is removed.
 void removeEarlierTraces(const std::string& out) {
+  const std::string list = out + "/launches.tsv";
+  std::vector<std::string> listed;
+  uint64_t number = 0;
+  forEachListedLaunch(out, "launches.tsv", [&](uint64_t, const std::string& line) {
+    ++number;
+    const size_t first = line.find('\t');
+    const bool launch = first > 0 && first != std::string::npos &&
+                        line.find_first_not_of("0123456789") == first;
+    std::string problem;
+    if (!launch || line.find('\t', first + 1) == std::string::npos)
+      problem = "not <launch><TAB><kernel><TAB><trace path>";
+    else if (listedTracePath(line).empty())
+      problem = "no trace path";
+    if (!problem.empty())
+      throw cli::UserError(list + " line " + std::to_string(number) + ": " + problem + " (the list an earlier wrap into " +
+                           out + " left is damaged; remove it or give another --out)");
+    listed.push_back(listedTracePath(line));
+  });
   std::error_code ec;
   const fs::path dir = fs::weakly_canonical(fs::absolute(out), ec);
   if (ec) return;
   uint64_t removed = 0;
-  forEachListedLaunch(out, "launches.tsv", [&](uint64_t, const std::string& line) {
+  for (const std::string& path : listed) {
     std::error_code e;
-    const fs::path trace = fs::weakly_canonical(fs::absolute(listedTracePath(line)), e);
+    const fs::path absolute = fs::absolute(path, e);
+    const fs::path trace = e ? fs::path() : fs::weakly_canonical(absolute, e);
     if (!e && trace.parent_path() == dir && trace.extension() == ".cltrace" && fs::is_regular_file(trace, e) &&
         fs::remove(trace, e))
       ++removed;
-  });
+  }
   if (removed > 0)
-    fmt::print(stderr, "cltrace: removed {} trace{} of an earlier run that {}/launches.tsv listed\n", removed,
-               removed == 1 ? "" : "s", out);
+    fmt::print(stderr, "cltrace: removed {} trace{} of an earlier run that {} listed\n", removed,
+               removed == 1 ? "" : "s", list);
 }
 
 void removeEndedActivityFiles(const std::string& out) {
