@@ -385,4 +385,17 @@ out=$("$CLTRACE" wrap --out "$work/w5" -- true 2>&1) || fail "wrap into a folder
 echo "$out" | grep -F "cltrace: removed 1 trace of an earlier run that $work/w5/launches.tsv listed" > /dev/null ||
   fail "wrap's earlier trace: $out"
 [ ! -e "$work/w5/vadd-0.cltrace" ] || fail "wrap left the earlier run's trace"
+# wrap's --kernel and --launch lists: an empty item is an error (CLI11 dropped it, and took the
+# `--` after a list of commas only as the list); `--` still ends wrap's options.
+usage_mistake "--kernel: ',' has an empty name (NAME[,NAME...])" "$CLTRACE" wrap --out "$work/wk" -k , -- true
+usage_mistake "--kernel: 'a,,b' has an empty name (NAME[,NAME...])" "$CLTRACE" wrap --out "$work/wk" -k a,,b -- true
+usage_mistake "--launch: ',' has an empty launch number (N[,N...])" "$CLTRACE" wrap --out "$work/wk" -n , -- true
+usage_mistake "--kernel: ',' has an empty name (NAME[,NAME...])" "$CLTRACE" wrap --out "$work/wk" -k , -n 0 -- true
+usage_mistake "--launch: 'x' is not a non-negative integer" "$CLTRACE" wrap --out "$work/wk" -n 1,x -- true
+usage_mistake "--kernel: must not be empty" "$CLTRACE" wrap --out "$work/wk" -k '' -- true
+out=$("$CLTRACE" wrap --out "$work/w6" -k a,b -n 3,4 -- true 2>&1) || fail "wrap -k a,b -n 3,4: $out"
+echo "$out" | grep -F "cltrace: warning: no launch of the kernels named by --kernel (a,b) was traced" > /dev/null ||
+  fail "wrap -k a,b: $out"
+echo "$out" | grep -F "cltrace: warning: --launch 3,4: the program made no such launch" > /dev/null || fail "wrap -n 3,4: $out"
+echo "ok: wrap -k a,b -n 3,4 lists"
 echo "cli errors: all checks passed"

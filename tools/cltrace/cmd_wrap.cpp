@@ -20,6 +20,7 @@
 #include "cltrace/printable.h"
 #include "cltrace/trace_file.h"
 #include "cltrace/wrapper/device_activity.h"
+#include "cltrace/wrapper/standalone.h"
 #include "cltrace/wrapper/traced_kernel.h"
 #include "commands.h"
 #include "crash_report.h"
@@ -43,7 +44,8 @@ struct WrapFlags {
   uint32_t threads = 0;
   std::optional<uint64_t> traceBufferMiB;  // unset: $CLTRACE_TRACE_BUFFER_BYTES, else 256 MiB
   std::optional<uint64_t> traceTimeout;    // unset: $CLTRACE_TRACE_TIMEOUT, else worked out per launch
-  std::vector<std::string> kernels;
+  std::vector<std::string> kernelLists, launchLists;  // as given (NAME,NAME and N,N), checked by CLI11
+  std::vector<std::string> kernels;                    // their items
   std::vector<uint64_t> launches;
   std::vector<std::string> command;
 };
@@ -360,15 +362,27 @@ int run(const WrapFlags& f) {
   return code;
 }
 
+constexpr const char* kKernelItem = "name (NAME[,NAME...])";
+
+// The launch numbers of --launch lists (N,N).
+std::vector<uint64_t> launchesOf(const std::vector<std::string>& lists) {
+  std::vector<uint64_t> launches;
+  for (const std::string& n : cli::listItems(lists, "launch number (N[,N...])"))
+    launches.push_back(wrapper::parseUnsigned(n));
+  return launches;
+}
+
 cli::CommandRegistration registration("wrap", [](CLI::App& app) {
   auto f = std::make_shared<WrapFlags>();
   CLI::App* sub = app.add_subcommand("wrap", "Trace the kernel launches of an unmodified OpenCL program");
   sub->add_option("-o,--out", f->out, "directory for the traces")->capture_default_str()->check(cli::nonEmpty());
-  cli::addRepeatable(*sub, "-k,--kernel", f->kernels, "trace only these kernels (repeatable, or NAME,NAME)", ',')
-      ->check(cli::nonEmpty());
-  cli::addRepeatable(*sub, "-n,--launch", f->launches,
-                     "trace only these launches (0-based, all kernels counted; repeatable, or N,N)", ',')
-      ->transform(cli::unsignedInteger());
+  // Split here, not by CLI11 (see listItems).
+  cli::addRepeatable(*sub, "-k,--kernel", f->kernelLists, "trace only these kernels (repeatable, or NAME,NAME)")
+      ->check(cli::nonEmpty())
+      ->check(cli::parsedBy([](const std::string& v) { cli::listItems({v}, kKernelItem); }, "NAME[,NAME...]"));
+  cli::addRepeatable(*sub, "-n,--launch", f->launchLists,
+                     "trace only these launches (0-based, all kernels counted; repeatable, or N,N)")
+      ->check(cli::parsedBy([](const std::string& v) { launchesOf({v}); }, "N[,N...]"));
   sub->add_option("--trace-buffer-mib", f->traceBufferMiB,
                   "most MiB of packed device records held at once per launch; more are traced in slices "
                   "(default 256)")
@@ -401,6 +415,8 @@ cli::CommandRegistration registration("wrap", [](CLI::App& app) {
         throw cli::UserError("option " + o->get_name() + " follows the program's name; give the program and its "
                              "arguments after --");
     }
+    f->kernels = cli::listItems(f->kernelLists, kKernelItem);
+    f->launches = launchesOf(f->launchLists);
     int code = run(*f);
     if (code != 0) throw cli::ExitStatus{code};
   });

@@ -51,6 +51,12 @@ CLI::Option* addRepeatable(CLI::App& app, const std::string& name, std::vector<T
   return o;
 }
 
+// The items of comma lists (A,B,C; a list per flag given), in order. Throws
+// std::invalid_argument "'LIST' has an empty WHAT" for an empty item: CLI11's own splitting
+// (->delimiter) drops empty items, and for a list of commas only took the next argument as the
+// list (`wrap -k , -- ./app` traced a kernel named `--`).
+std::vector<std::string> listItems(const std::vector<std::string>& lists, const std::string& what);
+
 // CLI11 check that `parse` takes the value (it throws std::invalid_argument, whose message is
 // the error, otherwise): a value an option does not take is a command-line mistake (exit 2),
 // found before any work.

@@ -13,17 +13,7 @@ namespace cltrace::cli {
 
 std::vector<uint64_t> sizesOf(const std::vector<std::string>& lists) {
   std::vector<uint64_t> sizes;
-  for (const std::string& list : lists) {
-    size_t begin = 0;
-    for (;;) {
-      const size_t end = std::min(list.find(',', begin), list.size());
-      const std::string item = list.substr(begin, end - begin);
-      if (item.empty()) throw std::invalid_argument("'" + list + "' has an empty size (sizes are X[,Y[,Z]])");
-      sizes.push_back(wrapper::parseUnsigned(item));
-      if (end == list.size()) break;
-      begin = end + 1;
-    }
-  }
+  for (const std::string& item : listItems(lists, "size (sizes are X[,Y[,Z]])")) sizes.push_back(wrapper::parseUnsigned(item));
   return sizes;
 }
 

@@ -1,5 +1,6 @@
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -40,6 +41,21 @@ CLI::Validator unsignedInteger() {
         }
       },
       "UINT");
+}
+
+std::vector<std::string> listItems(const std::vector<std::string>& lists, const std::string& what) {
+  std::vector<std::string> items;
+  for (const std::string& list : lists) {
+    for (size_t begin = 0;;) {
+      const size_t end = std::min(list.find(',', begin), list.size());
+      std::string item = list.substr(begin, end - begin);
+      if (item.empty()) throw std::invalid_argument("'" + list + "' has an empty " + what);
+      items.push_back(std::move(item));
+      if (end == list.size()) break;
+      begin = end + 1;
+    }
+  }
+  return items;
 }
 
 CLI::Validator configValue(const std::string& key) {
