@@ -23,6 +23,18 @@ grep -F '"scheduling": "warp:two-level",' "$work/case.json" > /dev/null || fail 
 "$CLTRACE" schedule "$work/v.cltrace" --policy WARP -o "$work/v.sched" > /dev/null || fail "schedule --policy WARP was refused"
 expect_error "cltrace: error: invalid value 'WARPS' for configuration key 'scheduling': scheduler: policy must be one of sequential, round-robin, random, warp (got 'warps')" \
   sim --set scheduling=WARPS
+# A --set value that --runs, --seed or --sm replaces is checked all the same (it was dropped
+# unread: --set runs=0 passed while --set runs=100001 did not), in simulate and predict.
+expect_error "cltrace: error: configuration key 'runs': must be at least 1" sim --runs 1 --set runs=0
+expect_error "cltrace: error: configuration key 'sm': SM 99 does not exist (sm_count = 15)" sim --sm 1 --set sm=99
+expect_error "cltrace: error: invalid value 'x' for configuration key 'seed'" sim --seed 3 --set seed=x
+expect_error "cltrace: error: configuration key 'sm': SM 99 does not exist (sm_count = 15)" \
+  "$CLTRACE" predict "$KERNELS/vadd.cl" --sm 1 --set sm=99
+expect_error "cltrace: error: configuration key 'runs': must be at least 1" \
+  "$CLTRACE" predict "$KERNELS/vadd.cl" --runs 2 --set runs=0
+# A flag still wins over a valid --set of its key.
+sim --runs 2 --set runs=5 --json > "$work/runs.json"
+grep -F '"runs": 2,' "$work/runs.json" > /dev/null || fail "--runs 2 --set runs=5: $(grep '"runs"' "$work/runs.json")"
 echo "simulate config: all checks passed"
 # A directory given as the configuration file is named as such (simulate read it for its keys
 # first and printed the C++ library's "basic_filebuf::underflow error").

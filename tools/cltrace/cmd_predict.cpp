@@ -43,14 +43,7 @@ cachesim::Config configOf(const PredictFlags& f) {
   (f.given.runs ? given : defaults).push_back("runs=" + std::to_string(f.runs));
   (f.given.sm ? given : defaults).push_back("sm=" + f.sm);
   if (!f.seed.empty()) given.push_back("seed=" + f.seed);
-  std::vector<std::string> overrides = defaults;
-  overrides.insert(overrides.end(), f.sets.begin(), f.sets.end());
-  overrides.insert(overrides.end(), given.begin(), given.end());
-  try {
-    return cachesim::loadConfig(f.config, overrides);
-  } catch (const std::invalid_argument& e) {
-    throw cli::UserError(e.what());
-  }
+  return cli::loadCommandConfig(f.config, defaults, f.sets, given);
 }
 
 void run(const PredictFlags& f) {

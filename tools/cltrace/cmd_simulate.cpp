@@ -63,7 +63,7 @@ std::optional<std::vector<std::string>> keysOfConfigFile(const std::string& pres
 void runSimulate(const SimulateOptions& o) {
   requireRereadable(o.trace, "simulate");
   const bool scheduled = cachesim::isScheduledFile(o.trace);
-  std::vector<std::string> overrides;
+  std::vector<std::string> defaults;  // given way to by --set
   // A scheduled file has its own SM count, which --sm N is checked against: taken first, unless
   // the user chose one (which must then agree with the file).
   const std::optional<std::vector<std::string>> fileKeys =
@@ -73,21 +73,16 @@ void runSimulate(const SimulateOptions& o) {
   for (const std::string& s : o.sets) smCountChosen = smCountChosen || s.substr(0, s.find('=')) == "sm_count";
   if (scheduled && !smCountChosen) {
     try {
-      overrides.push_back("sm_count=" + std::to_string(sched::ScheduleReader(o.trace).info().config.smCount));
+      defaults.push_back("sm_count=" + std::to_string(sched::ScheduleReader(o.trace).info().config.smCount));
     } catch (const std::invalid_argument& e) {
       throw UserError(e.what());
     }
   }
-  overrides.insert(overrides.end(), o.sets.begin(), o.sets.end());
-  if (!o.runs.empty()) overrides.push_back("runs=" + o.runs);
-  if (!o.seed.empty()) overrides.push_back("seed=" + o.seed);
-  if (!o.sm.empty()) overrides.push_back("sm=" + o.sm);
-  cachesim::Config config;
-  try {
-    config = cachesim::loadConfig(o.config, overrides);
-  } catch (const std::invalid_argument& e) {
-    throw UserError(e.what());
-  }
+  std::vector<std::string> given;
+  if (!o.runs.empty()) given.push_back("runs=" + o.runs);
+  if (!o.seed.empty()) given.push_back("seed=" + o.seed);
+  if (!o.sm.empty()) given.push_back("sm=" + o.sm);
+  const cachesim::Config config = loadCommandConfig(o.config, defaults, o.sets, given);
   cachesim::Report report;
   if (scheduled) {
     // Keys the user chose must agree with the file: those set, every key of a --config preset

@@ -68,6 +68,21 @@ std::vector<passes::AccessInfo> accessesOf(const TraceHeader& header) {
   return accesses;
 }
 
+cachesim::Config loadCommandConfig(const std::string& presetOrFile, const std::vector<std::string>& defaults,
+                                   const std::vector<std::string>& sets, const std::vector<std::string>& given) {
+  const auto join = [](std::initializer_list<const std::vector<std::string>*> parts) {
+    std::vector<std::string> all;
+    for (const auto* part : parts) all.insert(all.end(), part->begin(), part->end());
+    return all;
+  };
+  try {
+    if (!given.empty() && !sets.empty()) cachesim::loadConfig(presetOrFile, join({&defaults, &given, &sets}));
+    return cachesim::loadConfig(presetOrFile, join({&defaults, &sets, &given}));
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());
+  }
+}
+
 void addThreadsOption(CLI::App& sub, uint32_t& threads) {
   sub.add_option("--threads", threads,
                  "simulation runs that proceed at once (0: one per hardware thread); unless it is 1, a trace "

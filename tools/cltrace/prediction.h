@@ -35,6 +35,13 @@ cachesim::Report simulateTrace(const std::string& tracePath, const cachesim::Con
 // that disagrees with the file is a UserError).
 cachesim::Report simulateSchedule(const std::string& path, const cachesim::Config& config,
                                   const std::vector<std::string>& explicitKeys, uint32_t threads);
+// The configuration of a command that simulates: `presetOrFile`, then `defaults` (the defaults
+// of flags not given), the --set overrides `sets` and `given` (flags given on the command line:
+// they win over --set, as --set wins over a default). Each --set value is checked even where a
+// flag replaces it, in the configuration it would give if it won (`--runs 1 --set runs=0` is an
+// error, not a value dropped unread). Errors are UserErrors.
+cachesim::Config loadCommandConfig(const std::string& presetOrFile, const std::vector<std::string>& defaults,
+                                   const std::vector<std::string>& sets, const std::vector<std::string>& given);
 // The instructions a (version 2) trace header describes, with their texts.
 std::vector<passes::AccessInfo> accessesOf(const TraceHeader& header);
 // Adds --threads to a command that simulates.
