@@ -398,4 +398,21 @@ echo "$out" | grep -F "cltrace: warning: no launch of the kernels named by --ker
   fail "wrap -k a,b: $out"
 echo "$out" | grep -F "cltrace: warning: --launch 3,4: the program made no such launch" > /dev/null || fail "wrap -n 3,4: $out"
 echo "ok: wrap -k a,b -n 3,4 lists"
+# wrap's --config, --set and --runs are checked with or without --predict, before the program
+# runs and before the out folder is made (without --predict they were ignored unread).
+printf '{"size": \n' > "$work/malformed.json"
+for predict in "" --predict; do
+  for bad in "--set size=0|configuration key 'size': must be at least one line" \
+             "--runs 0|configuration key 'runs': must be at least 1" \
+             "--set sm=99|configuration key 'sm': SM 99 does not exist (sm_count = 15)" \
+             "--config $work/malformed.json|config file '$work/malformed.json': not valid JSON"; do
+    # shellcheck disable=SC2086
+    expect_error "cltrace: error: ${bad#*|}" "$CLTRACE" wrap $predict ${bad%%|*} --out "$work/w7" -- true
+    rc=0
+    # shellcheck disable=SC2086
+    "$CLTRACE" wrap $predict ${bad%%|*} --out "$work/w7" -- true > /dev/null 2>&1 || rc=$?
+    [ "$rc" -eq 1 ] || fail "wrap $predict ${bad%%|*}: status $rc, not 1"
+    [ ! -e "$work/w7" ] || fail "wrap $predict ${bad%%|*} made its out folder"
+  done
+done
 echo "cli errors: all checks passed"

@@ -219,6 +219,10 @@ int run(const WrapFlags& f) {
     throw cli::UserError("cannot run '" + f.command[0] + "': " +
                          (f.command[0].find('/') != std::string::npos ? "no such executable file"
                                                                       : "no such program in PATH"));
+  // A bad --config, --set or --runs is said before the program runs and before anything is made,
+  // with --predict or without (where they would have no use: still a mistake, not one to ignore).
+  const cachesim::Config config =
+      cli::loadCommandConfig(f.config, {"runs=" + std::to_string(f.runs), "sm=random"}, f.sets, {});
   std::string layer = layerPath();
   std::error_code ec;
   fs::create_directories(f.out, ec);
@@ -232,17 +236,6 @@ int run(const WrapFlags& f) {
   // Said now rather than once per launch: every trace would fail to be written.
   if (!std::ofstream(fs::path(f.out) / "launches.tsv"))
     throw cli::UserError("cannot write into " + f.out);
-  // A bad --set or --config is said before the program runs, not after.
-  cachesim::Config config;
-  if (f.predict) {
-    try {
-      std::vector<std::string> overrides = {"runs=" + std::to_string(f.runs), "sm=random"};
-      overrides.insert(overrides.end(), f.sets.begin(), f.sets.end());
-      config = cachesim::loadConfig(f.config, overrides);
-    } catch (const std::invalid_argument& e) {
-      throw cli::UserError(e.what());
-    }
-  }
 
   std::string layers = layer;
   if (const char* existing = std::getenv("OPENCL_LAYERS"); existing && *existing) layers += std::string(":") + existing;
