@@ -415,4 +415,16 @@ for predict in "" --predict; do
     [ ! -e "$work/w7" ] || fail "wrap $predict ${bad%%|*} made its out folder"
   done
 done
+# 32-bit options past their range name the option and the range (CLI11 said "Could not convert").
+for cmd in "schedule x -o y --warp-size" "schedule x -o y --sms" "schedule x -o y --max-threads-per-sm" \
+           "schedule x -o y --max-workgroups-per-sm" "plot x -o y.png --width" "plot x -o y.png --height" \
+           "plot x -o y.png --element-size" "simulate x --threads" "predict x --threads" "wrap --runs" \
+           "wrap --threads"; do
+  option=${cmd##* }
+  # shellcheck disable=SC2086
+  usage_mistake "$option: '4294967296' does not fit in 32 bits (at most 4294967295)" "$CLTRACE" $cmd 4294967296 -- true
+done
+usage_mistake "--warp-size: '0x100000000' does not fit in 32 bits (at most 4294967295)" \
+  "$CLTRACE" schedule x -o y --warp-size 0x100000000
+usage_mistake "--limit: '18446744073709551616' does not fit in 64 bits" "$CLTRACE" dump x --limit 18446744073709551616
 echo "cli errors: all checks passed"

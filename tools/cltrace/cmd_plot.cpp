@@ -273,8 +273,8 @@ const CommandRegistration registration("plot", [](CLI::App& app) {
       ->check(cli::parsedBy([](const std::string& v) { parsePolicies(v); }, "POLICIES"));
   cmd->add_option("--width", o->width, "Image width in pixels (16 to 32768; width x height at most 8192 x 8192)")
       ->capture_default_str()
-      ->transform(unsignedInteger());
-  cmd->add_option("--height", o->height, "Image height in pixels")->capture_default_str()->transform(unsignedInteger());
+      ->transform(unsignedInteger(32));
+  cmd->add_option("--height", o->height, "Image height in pixels")->capture_default_str()->transform(unsignedInteger(32));
   cmd->add_option("--config", o->config,
                   "GPU and cache: preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file; "
                   "every SM's L1 is simulated for --color hit")
@@ -286,7 +286,7 @@ const CommandRegistration registration("plot", [](CLI::App& app) {
       ->transform(unsignedInteger());
   cmd->add_option("--element-size", o->elementSize, "Bytes per element on the y axis")
       ->capture_default_str()
-      ->transform(unsignedInteger());
+      ->transform(unsignedInteger(32));
   cmd->add_option("--raster", o->raster, "Also keep the density grids (raster file) here")->check(cli::nonEmpty());
   cmd->add_option("-o,--output", o->output, "Output image, .png or .svg")->required()->check(cli::nonEmpty());
   cmd->callback([o] { runPlot(*o); });

@@ -93,7 +93,7 @@ cli::CommandRegistration registration("predict", [](CLI::App& app) {
   CLI::Option* runs =
       sub->add_option("--runs", f->runs, "simulation runs (median and spread reported)")
           ->capture_default_str()
-          ->transform(cli::unsignedInteger())
+          ->transform(cli::unsignedInteger(32))
           ->check(cli::configValue("runs"));
   sub->add_option("--seed", f->seed, "seed of the first run")->check(cli::configValue("seed"));
   CLI::Option* sm = sub->add_option("--sm", f->sm, "SM whose L1 is simulated: an index, all, or random (per run)")

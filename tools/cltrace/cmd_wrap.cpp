@@ -393,7 +393,7 @@ cli::CommandRegistration registration("wrap", [](CLI::App& app) {
   cli::addRepeatable(*sub, "--set", f->sets, "with --predict: KEY=VALUE configuration override (repeatable)");
   sub->add_option("--runs", f->runs, "with --predict: simulation runs")
       ->capture_default_str()
-      ->transform(cli::unsignedInteger());
+      ->transform(cli::unsignedInteger(32));
   cli::addThreadsOption(*sub, f->threads);
   CLI::Option* command =
       sub->add_option("command", f->command, "the program and its arguments (after --)")->required();

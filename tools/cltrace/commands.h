@@ -34,8 +34,9 @@ struct CommandRegistration {
 // CLI11 transform for unsigned options (->transform, as it rewrites the value). CLI11 itself
 // would wrap a negative number into a huge one, clamp one past 2^64 to 2^64 - 1 and read a
 // leading zero as octal: the value is rewritten in decimal as wrapper::parseUnsigned reads it,
-// and refused, with the reason, where it is no such number.
-CLI::Validator unsignedInteger();
+// and refused, with the reason, where it is no such number. `bits`: the option's width (32 for a
+// uint32_t, whose values past 2^32 - 1 are refused as not fitting; CLI11 said "Could not convert").
+CLI::Validator unsignedInteger(unsigned bits = 64);
 
 // A list option that takes one value per flag (repeat the flag; with `delimiter`, also
 // A,B,C): one taking several values per flag would swallow the positional argument after it

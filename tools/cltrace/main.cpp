@@ -30,11 +30,15 @@ CommandRegistration::CommandRegistration(const std::string& name, CommandSetup s
   registry().emplace(name, std::move(setup));
 }
 
-CLI::Validator unsignedInteger() {
+CLI::Validator unsignedInteger(unsigned bits) {
   return CLI::Validator(
-      [](std::string& v) {
+      [bits](std::string& v) {
         try {
-          v = std::to_string(wrapper::parseUnsigned(v));
+          const uint64_t value = wrapper::parseUnsigned(v);
+          if (bits < 64 && value >> bits != 0)
+            return "'" + v + "' does not fit in " + std::to_string(bits) + " bits (at most " +
+                   std::to_string((uint64_t{1} << bits) - 1) + ")";
+          v = std::to_string(value);
           return std::string();
         } catch (const std::invalid_argument& e) {
           return std::string(e.what());

@@ -88,7 +88,7 @@ void addThreadsOption(CLI::App& sub, uint32_t& threads) {
                  "simulation runs that proceed at once (0: one per hardware thread); unless it is 1, a trace "
                  "file is also decoded on a thread of its own, ahead of its run; the results do not depend on it")
       ->capture_default_str()
-      ->transform(unsignedInteger());
+      ->transform(unsignedInteger(32));
 }
 
 void progress(const std::string& what) {
