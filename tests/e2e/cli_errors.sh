@@ -393,6 +393,7 @@ usage_mistake "--launch: ',' has an empty launch number (N[,N...])" "$CLTRACE" w
 usage_mistake "--kernel: ',' has an empty name (NAME[,NAME...])" "$CLTRACE" wrap --out "$work/wk" -k , -n 0 -- true
 usage_mistake "--launch: 'x' is not a non-negative integer" "$CLTRACE" wrap --out "$work/wk" -n 1,x -- true
 usage_mistake "--kernel: must not be empty" "$CLTRACE" wrap --out "$work/wk" -k '' -- true
+usage_mistake "--kernel: 'a\x1b,,b' has an empty name" "$CLTRACE" wrap --out "$work/wk" -k $'a\x1b,,b' -- true
 out=$("$CLTRACE" wrap --out "$work/w6" -k a,b -n 3,4 -- true 2>&1) || fail "wrap -k a,b -n 3,4: $out"
 echo "$out" | grep -F "cltrace: warning: no launch of the kernels named by --kernel (a,b) was traced" > /dev/null ||
   fail "wrap -k a,b: $out"

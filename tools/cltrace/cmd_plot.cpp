@@ -274,7 +274,9 @@ const CommandRegistration registration("plot", [](CLI::App& app) {
   cmd->add_option("--width", o->width, "Image width in pixels (16 to 32768; width x height at most 8192 x 8192)")
       ->capture_default_str()
       ->transform(unsignedInteger(32));
-  cmd->add_option("--height", o->height, "Image height in pixels")->capture_default_str()->transform(unsignedInteger(32));
+  cmd->add_option("--height", o->height, "Image height in pixels")
+      ->capture_default_str()
+      ->transform(unsignedInteger(32));
   cmd->add_option("--config", o->config,
                   "GPU and cache: preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file; "
                   "every SM's L1 is simulated for --color hit")

@@ -91,7 +91,9 @@ const CommandRegistration registration("schedule", [](CLI::App& app) {
                                            "greedy-then-oldest, two-level")
                                ->capture_default_str()
                                ->check(parsedBy([](const std::string& v) { sched::parseInterWarpOrder(v); }, "ORDER"));
-  cmd->add_option("--warp-size", o->warpSize, "Threads per warp")->capture_default_str()->transform(unsignedInteger(32));
+  cmd->add_option("--warp-size", o->warpSize, "Threads per warp")
+      ->capture_default_str()
+      ->transform(unsignedInteger(32));
   cmd->add_option("--seed", o->seed, "Seed of the random policy")->capture_default_str()->transform(unsignedInteger());
   cmd->add_option("--sms", o->sms, "Number of SMs (GTX480: 15, GTX470: 14)")
       ->capture_default_str()

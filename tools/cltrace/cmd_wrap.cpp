@@ -158,17 +158,18 @@ void removeEarlierTraces(const std::string& out) {
   uint64_t number = 0;
   forEachListedLaunch(out, "launches.tsv", [&](uint64_t, const std::string& line) {
     ++number;
-    const size_t first = line.find('\t');
-    const bool launch = first > 0 && first != std::string::npos &&
-                        line.find_first_not_of("0123456789") == first;
+    const size_t first = line.find('\t');  // after the launch number, all digits
+    const bool launch =
+        first != std::string::npos && first > 0 && line.find_first_not_of("0123456789") == first;
     std::string problem;
     if (!launch || line.find('\t', first + 1) == std::string::npos)
       problem = "not <launch><TAB><kernel><TAB><trace path>";
     else if (listedTracePath(line).empty())
       problem = "no trace path";
     if (!problem.empty())
-      throw cli::UserError(list + " line " + std::to_string(number) + ": " + problem + " (the list an earlier wrap into " +
-                           out + " left is damaged; remove it or give another --out)");
+      throw cli::UserError(list + " line " + std::to_string(number) + ": " + problem +
+                           " (the list an earlier wrap into " + out +
+                           " left is damaged; remove it or give another --out)");
     listed.push_back(listedTracePath(line));
   });
   std::error_code ec;

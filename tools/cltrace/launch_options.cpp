@@ -13,7 +13,8 @@ namespace cltrace::cli {
 
 std::vector<uint64_t> sizesOf(const std::vector<std::string>& lists) {
   std::vector<uint64_t> sizes;
-  for (const std::string& item : listItems(lists, "size (sizes are X[,Y[,Z]])")) sizes.push_back(wrapper::parseUnsigned(item));
+  for (const std::string& item : listItems(lists, "size (sizes are X[,Y[,Z]])"))
+    sizes.push_back(wrapper::parseUnsigned(item));
   return sizes;
 }
 

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "cltrace/cachesim/trace_simulation.h"
+#include "cltrace/printable.h"
 #include "cltrace/wrapper/standalone.h"
 #include "commands.h"
 #include "crash_report.h"
@@ -53,7 +54,7 @@ std::vector<std::string> listItems(const std::vector<std::string>& lists, const 
     for (size_t begin = 0;;) {
       const size_t end = std::min(list.find(',', begin), list.size());
       std::string item = list.substr(begin, end - begin);
-      if (item.empty()) throw std::invalid_argument("'" + list + "' has an empty " + what);
+      if (item.empty()) throw std::invalid_argument("'" + printable(list) + "' has an empty " + what);
       items.push_back(std::move(item));
       if (end == list.size()) break;
       begin = end + 1;
