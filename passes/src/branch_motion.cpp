@@ -2,6 +2,7 @@
 
 #include <llvm/ADT/STLExtras.h>
 #include <llvm/Analysis/LoopInfo.h>
+#include <llvm/Analysis/PostDominators.h>
 #include <llvm/IR/CFG.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/Instructions.h>
@@ -161,6 +162,16 @@ bool hoistCommonStarts(Function& f) {
 }
 
 bool sinkLoadsToUses(Function& f) {
+  // A barrier (or other convergent call) that not every run of the kernel passes: PoCL runs the
+  // work-items' code after such a barrier its own way, and an access moved into one way of a
+  // branch there was counted differently by the count run than by the trace run, so the trace
+  // of a kernel traced well before would be refused. Such kernels keep their loads in place.
+  PostDominatorTree pdt(f);
+  for (BasicBlock& bb : f)
+    for (Instruction& inst : bb)
+      if (const auto* call = dyn_cast<CallBase>(&inst);
+          call && call->isConvergent() && !pdt.dominates(&bb, &f.getEntryBlock()))
+        return false;
   DominatorTree dt(f);
   LoopInfo li(dt);
   bool changed = false;

@@ -28,8 +28,9 @@ bool hoistCommonStarts(llvm::Function& f);
 
 // Moves a plain __global or __constant load down into the successor of its block that holds
 // every use, when that successor is entered from the load's block alone, lies in the same loop,
-// and nothing after the load in its block may write memory; repeated while it goes further.
-// Returns whether anything moved.
+// and nothing after the load in its block may write memory; repeated while it goes further. A
+// kernel with a barrier inside a branch keeps its loads in place (PoCL counts accesses moved
+// there wrongly). Returns whether anything moved.
 bool sinkLoadsToUses(llvm::Function& f);
 
 }  // namespace cltrace::passes
