@@ -26,6 +26,7 @@
 #include "cltrace/passes/access_enumeration.h"
 #include "cltrace/passes/block_copies.h"
 #include "cltrace/passes/branch_motion.h"
+#include "cltrace/passes/component_reads.h"
 #include "cltrace/passes/instrument.h"
 #include "cltrace/passes/invariant_loads.h"
 #include "cltrace/passes/value_forwarding.h"
@@ -476,60 +477,6 @@ namespace cltrace::passes {
 
 namespace {
 
-// Component reads of a vector load gathered beside it, where VectorCombine looks for them: a
-// component taken from a swizzle is taken from the swizzled vector itself (`v.xz.y` is `v.z`;
-// clang reads a float3 as a float4 and swizzles it to three components), as InstCombine folds
-// it; and the extracts of a load read only through constant-index extracts move up to just
-// after it (they read no memory), as a GPU compiler's LICM and sinking leave them (`float4 p =
-// pos[i];` used in a loop: .xyz read as 8 bytes and 4, not 16).
-struct GatherComponentReadsPass : PassInfoMixin<GatherComponentReadsPass> {
-  PreservedAnalyses run(Function& f, FunctionAnalysisManager&) {
-    bool changed = false;
-    std::vector<LoadInst*> loads;
-    for (BasicBlock& bb : f)
-      for (Instruction& inst : bb) {
-        if (auto* load = dyn_cast<LoadInst>(&inst); load && isa<FixedVectorType>(load->getType()))
-          loads.push_back(load);
-        auto* extract = dyn_cast<ExtractElementInst>(&inst);
-        auto* index = extract ? dyn_cast<ConstantInt>(extract->getIndexOperand()) : nullptr;
-        if (!index) continue;
-        for (unsigned depth = 0; depth < 8; ++depth) {
-          auto* shuffle = dyn_cast<ShuffleVectorInst>(extract->getVectorOperand());
-          if (!shuffle || index->getZExtValue() >= shuffle->getShuffleMask().size()) break;
-          const int from = shuffle->getMaskValue(static_cast<unsigned>(index->getZExtValue()));
-          if (from < 0) break;  // an undefined lane: left as it is
-          const unsigned width = cast<FixedVectorType>(shuffle->getOperand(0)->getType())->getNumElements();
-          index = ConstantInt::get(index->getType(), static_cast<unsigned>(from) % width);
-          extract->setOperand(0, shuffle->getOperand(static_cast<unsigned>(from) < width ? 0 : 1));
-          extract->setOperand(1, index);
-          changed = true;
-        }
-      }
-    for (LoadInst* load : loads) {
-      if (!load->isSimple() || !isRecordedSpace(load->getPointerAddressSpace())) continue;
-      const unsigned n = cast<FixedVectorType>(load->getType())->getNumElements();
-      std::vector<ExtractElementInst*> extracts;
-      for (User* user : load->users()) {
-        auto* extract = dyn_cast<ExtractElementInst>(user);
-        auto* index = extract ? dyn_cast<ConstantInt>(extract->getIndexOperand()) : nullptr;
-        if (!index || index->getZExtValue() >= n) {
-          extracts.clear();
-          break;
-        }
-        extracts.push_back(extract);
-      }
-      Instruction* after = load;
-      for (ExtractElementInst* extract : extracts) {
-        if (extract->getParent() == load->getParent()) continue;  // already after it
-        extract->moveAfter(after);
-        after = extract;
-        changed = true;
-      }
-    }
-    return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
-  }
-};
-
 // A machine for NVPTX (Fermi, sm_20; the target is part of LLVM 15 as Debian builds it): its cost
 // model decides, as in a GPU compiler, which vector loads are split into the components used
 // (VectorCombine) and which neighbouring accesses are one (the load-store vectorizer). Should
@@ -561,8 +508,10 @@ bool prepareModule(Module& m, std::string& error) {
   FunctionAnalysisManager fam;
   CGSCCAnalysisManager cgam;
   ModuleAnalysisManager mam;
-  static const std::unique_ptr<TargetMachine> fermi = fermiMachine();
-  PassBuilder pb(fermi.get());
+  // Made once and never destroyed: destroyed at exit it could outlive LLVM's own statics (opt's
+  // llvm_shutdown, a host program's exit with the layer loaded).
+  static TargetMachine* const fermi = fermiMachine().release();
+  PassBuilder pb(fermi);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);

@@ -1,0 +1,20 @@
+// Component reads of a vector load gathered beside it (part of prepare), where LLVM's
+// VectorCombine, run next, looks for them to make a vector load whose components are only
+// extracted, in its own block, the loads of the components used:
+// - a component taken from a swizzle is taken from the swizzled vector itself (`v.xz.y` is
+//   `v.z`; clang reads a float3 as a float4 and swizzles it to three components), as InstCombine
+//   folds it;
+// - the extracts of a load read only through constant-index extracts move up to just after it
+//   (they read no memory), as a GPU compiler's LICM and sinking leave them (`float4 p = pos[i];`
+//   used in a loop: .xyz read as 8 bytes and 4, not 16).
+#pragma once
+
+#include <llvm/IR/PassManager.h>
+
+namespace cltrace::passes {
+
+struct GatherComponentReadsPass : llvm::PassInfoMixin<GatherComponentReadsPass> {
+  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
+};
+
+}  // namespace cltrace::passes
