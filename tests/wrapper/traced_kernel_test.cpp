@@ -143,9 +143,7 @@ TEST(TracedKernel, InPlaceUpdateRunsOnce) {
   // not restored before the trace run, which must still find them untouched.
   EXPECT_FALSE(ik.report.countRunWritesBuffers);
   wrapper::TracedKernel k(env.context, env.device, std::move(ik));
-  NDRange r;
-  r.global = {8, 1, 1};
-  r.local = {4, 1, 1};
+  const NDRange r = NDRange::fromSizes({8}, {4});
   std::string path = tempPath("bump");
   k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(A)}, r, path);
   EXPECT_EQ(env.read<int>(A, 8), (std::vector<int>{3, 5, 7, 9, 11, 13, 15, 17}));
@@ -174,9 +172,7 @@ TEST(TracedKernel, DifferentPathInTraceRunIsReportedNotWritten) {
     cl_mem in = env.buffer(std::vector<int>(9, 1));
     cl_mem out = env.buffer(std::vector<int>(8, 0));
     wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, name, {}));
-    NDRange r;
-    r.global = {8, 1, 1};
-    r.local = {8, 1, 1};
+    const NDRange r = NDRange::fromSizes({8}, {8});
     wrapper::LaunchOptions o;
     o.beforeTraceRun = [&](cl_command_queue q) {
       int one = 1;
@@ -221,9 +217,7 @@ TEST(TracedKernel, LoopBoundReadBackFromAStoreIsCountedAsTheTraceRunGoes) {
   passes::InstrumentedKernel ik = passes::instrumentSource(src, "readback", {});
   EXPECT_TRUE(ik.report.countRunWritesBuffers);  // so the buffers are restored before the trace run
   wrapper::TracedKernel k(env.context, env.device, std::move(ik));
-  NDRange r;
-  r.global = {4, 1, 1};
-  r.local = {4, 1, 1};
+  const NDRange r = NDRange::fromSizes({4}, {4});
   std::string path = tempPath("readback");
   k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(n), wrapper::ArgBinding::ofBuffer(out)}, r, path);
   EXPECT_EQ(env.read<int>(n, 4), (std::vector<int>{0, 1, 2, 3}));
@@ -246,9 +240,7 @@ TEST(TracedKernel, ValueStoredForTheNextIterationIsReadOnceAndKept) {
   })CL";
   cl_mem c = env.buffer(std::vector<float>{1, 2, 3, 4, 10, 20, 30, 40});
   wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "runningSum", {}));
-  NDRange r;
-  r.global = {2, 1, 1};
-  r.local = {2, 1, 1};
+  const NDRange r = NDRange::fromSizes({2}, {2});
   std::string path = tempPath("running_sum");
   const int n = 4;
   k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(c), wrapper::ArgBinding::ofScalar(&n, sizeof n)}, r, path);
@@ -294,9 +286,7 @@ TEST(TracedKernel, WorkItemsInLoopsNestedTooDeepAreCountedAndWarnedAbout) {
   })CL";
   cl_mem a = env.buffer(std::vector<int>(4, 0));
   wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "deep", {}));
-  NDRange r;
-  r.global = {4, 1, 1};
-  r.local = {4, 1, 1};
+  const NDRange r = NDRange::fromSizes({4}, {4});
   std::string path = tempPath("deep");
   wrapper::LaunchResult result = k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(a)}, r, path);
   EXPECT_EQ(env.read<int>(a, 4), (std::vector<int>{1, 1, 0, 0}));
@@ -318,9 +308,7 @@ TEST(TracedKernel, AccessesOutsideTheirBufferAreReportedNotPerformed) {
   cl_mem in = env.buffer(std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8});
   cl_mem out = env.buffer(std::vector<int>(8, -1));
   wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "spill", {}));
-  NDRange r;
-  r.global = {8, 1, 1};
-  r.local = {8, 1, 1};
+  const NDRange r = NDRange::fromSizes({8}, {8});
   std::string path = tempPath("spill");
   try {
     k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(in), wrapper::ArgBinding::ofBuffer(out)}, r, path);
@@ -347,9 +335,7 @@ TEST(TracedKernel, RejectsBadLaunches) {
   const char* src = "__kernel void one(__global int* a) { a[get_global_id(0)] = 1; }";
   cl_mem A = env.buffer(std::vector<int>(8, 0));
   wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "one", {}));
-  NDRange r;
-  r.global = {8, 1, 1};
-  r.local = {3, 1, 1};
+  NDRange r = NDRange::fromSizes({8}, {3});
   auto expectError = [&](const NDRange& range, std::vector<wrapper::ArgBinding> args, const char* words) {
     try {
       k.launch(env.queue, args, range, tempPath("bad"));
@@ -395,9 +381,7 @@ TEST(TracedKernel, IterationCountersOfEveryLoopShape) {
   cl_mem in = env.buffer(std::vector<int>{0, 1, 3, 2, 5, 5});
   cl_mem out = env.buffer(std::vector<int>(4, 0));
   wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "shapes", {}));
-  NDRange r;
-  r.global = {4, 1, 1};
-  r.local = {4, 1, 1};
+  const NDRange r = NDRange::fromSizes({4}, {4});
   std::string path = tempPath("shapes");
   k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(in), wrapper::ArgBinding::ofBuffer(out)}, r, path);
   WholeTrace t = readWholeTrace(path);
@@ -486,9 +470,7 @@ TEST(TracedKernel, FencesAndAtomExtensionBuiltinsRunAndAreRecorded) {
   })CL";
   cl_mem A = env.buffer(std::vector<int>(4, 0)), Cnt = env.buffer(std::vector<int>{10, 20});
   wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "fa", {}));
-  NDRange r;
-  r.global = {4, 1, 1};
-  r.local = {2, 1, 1};
+  const NDRange r = NDRange::fromSizes({4}, {2});
   std::string path = tempPath("fa");
   k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(Cnt)}, r, path);
   // The traced launch leaves what the kernel computes: c[0] += 1+2+3+4, c[1] += 4.
@@ -533,9 +515,7 @@ TEST(TracedKernel, KernelCallingAKernelWithAStructByValue) {
     int scale, shift;
   } params{10, 2};
   wrapper::TracedKernel k(env.context, env.device, std::move(ik));
-  NDRange r;
-  r.global = {3, 1, 1};
-  r.local = {1, 1, 1};
+  const NDRange r = NDRange::fromSizes({3}, {1});
   std::string path = tempPath("outer");
   k.launch(env.queue,
            {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(B),
@@ -568,9 +548,7 @@ TEST(TracedKernel, StructCopyIsOneAccessPerAlignedWord) {
   for (size_t i = 0; i < in.size(); ++i) in[i] = int32_t(100 + i);
   cl_mem A = env.buffer(in), B = env.buffer(std::vector<int32_t>(8, 0));
   wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "cp", {}));
-  NDRange r;
-  r.global = {2, 1, 1};
-  r.local = {2, 1, 1};
+  const NDRange r = NDRange::fromSizes({2}, {2});
   std::string path = tempPath("cp");
   k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(B)}, r, path);
   EXPECT_EQ(env.read<int32_t>(B, 8), in);
@@ -599,9 +577,7 @@ TEST(TracedKernel, PartlyUsedVectorReadsTheComponentsUsed) {
   const std::vector<float> in = {1, 2, 3, 100, 4, 5, 6, 200};
   cl_mem A = env.buffer(in), B = env.buffer(std::vector<float>(2, 0.0f));
   wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "xyz", {}));
-  NDRange r;
-  r.global = {2, 1, 1};
-  r.local = {2, 1, 1};
+  const NDRange r = NDRange::fromSizes({2}, {2});
   std::string path = tempPath("xyz");
   k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(B)}, r, path);
   EXPECT_EQ(env.read<float>(B, 2), (std::vector<float>{6, 15}));
@@ -634,9 +610,7 @@ TEST(TracedKernel, LoadsFollowTheirUsesAcrossBranches) {
   cl_mem F = env.buffer(std::vector<int32_t>{1, 0, 0, 1});
   cl_mem O = env.buffer(std::vector<float>(8, 0.0f));
   wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "br", {}));
-  NDRange r;
-  r.global = {4, 1, 1};
-  r.local = {4, 1, 1};
+  const NDRange r = NDRange::fromSizes({4}, {4});
   std::string path = tempPath("br");
   k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(F), wrapper::ArgBinding::ofBuffer(O)},
            r, path);
@@ -676,9 +650,7 @@ TEST(TracedKernel, HalfPrecisionBuiltinsAreRecorded) {
   const std::vector<uint16_t> halves = {0x3c00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600, 0x4700, 0x4800};
   cl_mem A = env.buffer(halves), B = env.buffer(std::vector<uint16_t>(16, 0));
   wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "hf", {}));
-  NDRange r;
-  r.global = {2, 1, 1};
-  r.local = {2, 1, 1};
+  const NDRange r = NDRange::fromSizes({2}, {2});
   std::string path = tempPath("hf");
   k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(B)}, r, path);
   std::vector<uint16_t> b = env.read<uint16_t>(B, 16);
@@ -731,9 +703,7 @@ TEST(TracedKernel, HalfBuiltinsKeepValuesAndRoundingModes) {
   cl_mem A = env.buffer(halves), Bits = env.buffer(std::vector<uint32_t>(17, 0)),
          B = env.buffer(std::vector<uint16_t>(12, 0));
   wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "hv", {}));
-  NDRange r;
-  r.global = {13, 1, 1};
-  r.local = {13, 1, 1};
+  const NDRange r = NDRange::fromSizes({13}, {13});
   std::string path = tempPath("hv");
   // x = 1 + 3 * 2^-12: three quarters of the way from 1 to the next half, 1 + 2^-10.
   const float x = 1.0f + 3.0f / 4096.0f;
@@ -775,9 +745,7 @@ TEST(TracedKernel, VectorBuiltinsThroughElementPointersArePerElement) {
   EXPECT_NE(ik.report.accesses[0].text.find(" = load float, float addrspace(1)* "), std::string::npos);
   EXPECT_NE(ik.report.accesses[4].text.find("store float "), std::string::npos);
   wrapper::TracedKernel k(env.context, env.device, ik);
-  NDRange r;
-  r.global = {4, 1, 1};
-  r.local = {4, 1, 1};
+  NDRange r = NDRange::fromSizes({4}, {4});
   std::string path = tempPath("ve");
   k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(B)}, r, path);
   // b[2i] = a[4i + 1] + a[3i + 2], b[2i + 1] = a[4i + 3].
@@ -796,8 +764,7 @@ TEST(TracedKernel, VectorBuiltinsThroughElementPointersArePerElement) {
 
   // Work-item 4's vload4 reads a[17] (.y), past the 16 floats: the count run's check of that
   // element's load finds it; the trace run never starts.
-  r.global = {5, 1, 1};
-  r.local = {5, 1, 1};
+  r = NDRange::fromSizes({5}, {5});
   cl_mem C = env.buffer(std::vector<float>(10, 0));
   try {
     k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(C)}, r, path);
@@ -828,9 +795,7 @@ TEST(TracedKernel, SixtyFourBitAtomicsRun) {
   })CL";
   cl_mem L = env.buffer(std::vector<int64_t>{0, 0, -9, 100}), U = env.buffer(std::vector<uint64_t>{1000});
   wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "k", {}));
-  NDRange r;
-  r.global = {4, 1, 1};
-  r.local = {4, 1, 1};
+  const NDRange r = NDRange::fromSizes({4}, {4});
   std::string path = tempPath("atom64");
   k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(L), wrapper::ArgBinding::ofBuffer(U)}, r, path);
   // 4 increments; one exchange of 0 for 7; max(-9, -2..1) = 1; min(1000, 5..8) = 5; 100 - 6.
@@ -917,9 +882,7 @@ TEST(TracedKernel, ImageAndSamplerArgumentsArePassedAndNotTraced) {
   cl_mem table = env.buffer(std::vector<int32_t>{10, 11, 12, 13}), out = env.buffer(std::vector<int32_t>(5, 0));
 
   wrapper::TracedKernel k(env.context, env.device, ik);
-  NDRange r;
-  r.global = {5, 1, 1};
-  r.local = {5, 1, 1};
+  const NDRange r = NDRange::fromSizes({5}, {5});
   const std::string path = tempPath("images");
   using wrapper::ArgBinding;
   k.launch(env.queue,
@@ -994,9 +957,7 @@ TEST(TracedKernel, AsyncWorkGroupCopiesAreLoopsOfRecordedAccesses) {
   })CL";
   cl_mem A = env.buffer(iota(8, 1)), B = env.buffer(std::vector<float>(8, 0));
   wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "rev", {}));
-  NDRange r;
-  r.global = {8, 1, 1};
-  r.local = {4, 1, 1};
+  const NDRange r = NDRange::fromSizes({8}, {4});
   std::string path = tempPath("rev");
   const size_t localBytes = 16;
   k.launch(env.queue,
