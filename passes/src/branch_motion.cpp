@@ -1,12 +1,16 @@
 #include "cltrace/passes/branch_motion.h"
 
 #include <llvm/ADT/STLExtras.h>
+#include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/PostDominators.h>
 #include <llvm/IR/CFG.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/Local.h>
+#include <llvm/Transforms/Utils/ValueMapper.h>
 
 #include <utility>
 #include <vector>
@@ -76,6 +80,126 @@ bool oneAddress(const Value* a, const Value* b) {
   for (unsigned k = 0; k < x->getNumOperands(); ++k)
     if (x->getOperand(k) != y->getOperand(k)) return false;
   return true;
+}
+
+// A barrier (or other convergent call that touches memory) that not every run of the kernel
+// passes: PoCL runs the work-items' code after such a barrier its own way, and an access moved
+// into one way of a branch there was counted differently by the count run than by the trace run,
+// so the trace of a kernel traced well before would be refused. Such kernels keep their loads in
+// place. (OpenCL C makes every call convergent: builtins that only compute, native_cos or
+// get_local_id, are no barriers.)
+bool barrierInBranch(Function& f) {
+  PostDominatorTree pdt(f);
+  for (BasicBlock& bb : f)
+    for (Instruction& inst : bb)
+      if (const auto* call = dyn_cast<CallBase>(&inst); call && call->isConvergent() &&
+                                                        !call->doesNotAccessMemory() &&
+                                                        !pdt.dominates(&bb, &f.getEntryBlock()))
+        return true;
+  return false;
+}
+
+// Whether the test at the top of loop `l` decides alone whether an iteration runs: its header
+// ends with a branch into the loop or out of it, after instructions that touch no memory (they
+// can be redone before the loop for its first test), and the loop is entered from one block
+// that only goes on to it.
+bool testedAtTop(const Loop& l) {
+  const BasicBlock* header = l.getHeader();
+  const BasicBlock* before = l.getLoopPreheader();
+  const auto* entry = before ? dyn_cast<BranchInst>(before->getTerminator()) : nullptr;
+  const auto* test = dyn_cast<BranchInst>(header->getTerminator());
+  if (!entry || entry->isConditional() || !test || !test->isConditional() ||
+      l.contains(test->getSuccessor(0)) == l.contains(test->getSuccessor(1)))
+    return false;
+  return all_of(*header, [](const Instruction& inst) {
+    if (isa<PHINode>(inst) || inst.isTerminator() || isa<DbgInfoIntrinsic>(inst)) return true;
+    if (const auto* call = dyn_cast<CallBase>(&inst)) return call->doesNotAccessMemory() && !call->isConvergent();
+    return !inst.mayReadOrWriteMemory() && !isa<AllocaInst>(inst);
+  });
+}
+
+// Whether every use of `inst` is in loop `l` past its test (run only in iterations) or in `also`.
+bool usedOnlyInIterations(const Instruction& inst, const Loop& l, const SmallPtrSetImpl<const Instruction*>& also) {
+  return all_of(inst.uses(), [&](const Use& use) {
+    const auto* user = cast<Instruction>(use.getUser());
+    if (also.count(user)) return true;
+    const BasicBlock* at = user->getParent();
+    if (const auto* phi = dyn_cast<PHINode>(user)) at = phi->getIncomingBlock(use);
+    return l.contains(at) && at != l.getHeader();
+  });
+}
+
+// The plain __global or __constant loads at the end of the block before loop `l`, after which
+// nothing in it may write memory, whose values only the loop's iterations use, directly or
+// through arithmetic there used so too: those loads and that arithmetic, in their order.
+std::vector<Instruction*> loadsForIterations(const Loop& l) {
+  SmallPtrSet<const Instruction*, 8> marked;
+  for (Instruction& inst : reverse(*l.getLoopPreheader())) {
+    if (inst.mayWriteToMemory()) break;
+    if (inst.isTerminator() || isa<PHINode>(inst) || inst.use_empty()) continue;
+    bool movable;
+    if (const auto* load = dyn_cast<LoadInst>(&inst))
+      movable = load->isSimple() && isRecordedSpace(load->getPointerAddressSpace());
+    else if (const auto* call = dyn_cast<CallBase>(&inst))
+      movable = call->doesNotAccessMemory() && !call->isConvergent();
+    else
+      movable = !inst.mayReadOrWriteMemory() && !isa<AllocaInst>(inst);
+    if (movable && usedOnlyInIterations(inst, l, marked)) marked.insert(&inst);
+  }
+  // Of the arithmetic, what works on a load moved.
+  std::vector<Instruction*> moves;
+  SmallPtrSet<const Value*, 8> moved;
+  bool loads = false;
+  for (Instruction& inst : *l.getLoopPreheader()) {
+    if (!marked.count(&inst)) continue;
+    const bool load = isa<LoadInst>(inst);
+    if (!load && none_of(inst.operands(), [&](const Value* v) { return moved.count(v) != 0; })) continue;
+    loads = loads || load;
+    moves.push_back(&inst);
+    moved.insert(&inst);
+  }
+  if (!loads) moves.clear();
+  return moves;
+}
+
+// Puts `moves` (loadsForIterations) into a block of their own that runs only when the first
+// test of loop `l` lets an iteration run: the test is redone before the loop on the values it
+// starts with (as LoopRotate's guard), and a new block before the header, where both ways meet,
+// gives the loop the values.
+void guardLoads(Loop& l, const std::vector<Instruction*>& moves) {
+  BasicBlock* header = l.getHeader();
+  BasicBlock* before = l.getLoopPreheader();
+  LLVMContext& context = header->getContext();
+  Function& f = *header->getParent();
+  auto* test = cast<BranchInst>(header->getTerminator());
+  Instruction* entry = before->getTerminator();
+  ValueToValueMapTy first;  // the header's values on entry
+  for (PHINode& phi : header->phis()) first[&phi] = phi.getIncomingValueForBlock(before);
+  for (Instruction& inst : *header) {
+    if (isa<PHINode>(inst) || inst.isTerminator() || isa<DbgInfoIntrinsic>(inst)) continue;
+    Instruction* copy = inst.clone();
+    copy->insertBefore(entry);
+    RemapInstruction(copy, first, RF_IgnoreMissingLocals | RF_NoModuleLevelChanges);
+    first[&inst] = copy;
+  }
+  Value* runs = first.lookup(test->getCondition());
+  if (!runs) runs = test->getCondition();  // decided before the loop
+  BasicBlock* loading = BasicBlock::Create(context, "cltrace.first.iteration", &f, header);
+  BasicBlock* join = BasicBlock::Create(context, "cltrace.loop.entry", &f, header);
+  const bool intoOnTrue = l.contains(test->getSuccessor(0));
+  BranchInst::Create(intoOnTrue ? loading : join, intoOnTrue ? join : loading, runs, entry);
+  entry->eraseFromParent();
+  BranchInst* toJoin = BranchInst::Create(join, loading);
+  BranchInst::Create(header, join);
+  for (Instruction* inst : moves) inst->moveBefore(toJoin);
+  for (Instruction* inst : moves) {
+    if (all_of(inst->users(), [&](const User* u) { return cast<Instruction>(u)->getParent() == loading; })) continue;
+    PHINode* value = PHINode::Create(inst->getType(), 2, inst->getName(), &join->front());
+    inst->replaceUsesWithIf(value, [&](const Use& u) { return cast<Instruction>(u.getUser())->getParent() != loading; });
+    value->addIncoming(inst, loading);
+    value->addIncoming(PoisonValue::get(inst->getType()), before);  // the loop does not run
+  }
+  for (PHINode& phi : header->phis()) phi.replaceIncomingBlockWith(before, join);
 }
 
 }  // namespace
@@ -162,16 +286,7 @@ bool hoistCommonStarts(Function& f) {
 }
 
 bool sinkLoadsToUses(Function& f) {
-  // A barrier (or other convergent call) that not every run of the kernel passes: PoCL runs the
-  // work-items' code after such a barrier its own way, and an access moved into one way of a
-  // branch there was counted differently by the count run than by the trace run, so the trace
-  // of a kernel traced well before would be refused. Such kernels keep their loads in place.
-  PostDominatorTree pdt(f);
-  for (BasicBlock& bb : f)
-    for (Instruction& inst : bb)
-      if (const auto* call = dyn_cast<CallBase>(&inst);
-          call && call->isConvergent() && !pdt.dominates(&bb, &f.getEntryBlock()))
-        return false;
+  if (barrierInBranch(f)) return false;
   DominatorTree dt(f);
   LoopInfo li(dt);
   bool changed = false;
@@ -193,6 +308,21 @@ bool sinkLoadsToUses(Function& f) {
     }
   }
   return changed;
+}
+
+bool loadBeforeLoopsWhenTheyRun(Function& f) {
+  if (barrierInBranch(f)) return false;
+  DominatorTree dt(f);
+  LoopInfo li(dt);
+  // Planned first, done after: each loop has its own block before it.
+  std::vector<std::pair<Loop*, std::vector<Instruction*>>> plans;
+  for (Loop* l : li.getLoopsInPreorder()) {
+    if (!testedAtTop(*l)) continue;
+    std::vector<Instruction*> moves = loadsForIterations(*l);
+    if (!moves.empty()) plans.emplace_back(l, std::move(moves));
+  }
+  for (auto& [l, moves] : plans) guardLoads(*l, moves);
+  return !plans.empty();
 }
 
 }  // namespace cltrace::passes

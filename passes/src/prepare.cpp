@@ -584,6 +584,8 @@ bool prepareModule(Module& m, std::string& error) {
       hoistCommonStarts(f);
       sinkCommonStores(f);
       sinkLoadsToUses(f);
+      // And a load only a loop's iterations use, below the test a rotated loop starts with.
+      loadBeforeLoopsWhenTheyRun(f);
     }
 
   const Function* callee = nullptr;

@@ -634,6 +634,41 @@ TEST(TracedKernel, LoadsFollowTheirUsesAcrossBranches) {
   std::filesystem::remove(path);
 }
 
+// A value read before a loop and used only in its iterations is read by the work-items whose
+// loop runs an iteration, before it (as NVPTX reads it below the rotated loop's first test).
+TEST(TracedKernel, LoadsForALoopAreMadeWhenItRuns) {
+  OpenCLEnv env;
+  const char* src = R"CL(
+  __kernel void zt(__global const float* a, __global const int* n, __global float* o) {
+    int i = get_global_id(0);
+    float v = a[i];
+    float s = 0.0f;
+    int m = n[i];
+    for (int j = 0; j < m; ++j) s += v * (float)(j + 1);
+    o[i] = s;
+  })CL";
+  cl_mem A = env.buffer(std::vector<float>{1, 2, 3, 4});
+  cl_mem N = env.buffer(std::vector<int32_t>{0, 2, 0, 1});
+  cl_mem O = env.buffer(std::vector<float>(4, -1.0f));
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "zt", {}));
+  const NDRange r = NDRange::fromSizes({4}, {4});
+  std::string path = tempPath("zt");
+  k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(N), wrapper::ArgBinding::ofBuffer(O)},
+           r, path);
+  EXPECT_EQ(env.read<float>(O, 4), (std::vector<float>{0, 6, 0, 4}));  // 2 * (1 + 2), 4 * 1
+  WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 4u);
+  const uint64_t nBase = 256, oBase = 512;  // a (16 bytes) at 0, n at 256, o at 512
+  for (uint64_t w = 0; w < 4; ++w) {
+    // n[i]; a[i] where n[i] > 0 (work-items 1 and 3); o[i].
+    std::vector<Want> want = {{AccessKind::Load, 0, nBase + 4 * w, 4, 0}};
+    if (w % 2 == 1) want.push_back({AccessKind::Load, 1, 4 * w, 4, 0});
+    want.push_back({AccessKind::Store, 2, oBase + 4 * w, 4, 0});
+    expectRecords(t.workItems[w], want, "work-item " + std::to_string(w));
+  }
+  std::filesystem::remove(path);
+}
+
 // The half-precision builtins read and write halves at p + offset * N (4 for aligned 3-vectors).
 TEST(TracedKernel, HalfPrecisionBuiltinsAreRecorded) {
   OpenCLEnv env;

@@ -9,6 +9,9 @@
 //   so a warp whose lanes go both ways writes o[i] in one step.
 // - A load whose value only one way of a branch uses (`float v = a[i]; if (f[i]) o[i] = v;`) is
 //   made on that way only (NVPTX's MachineSink), so lanes that do not take it read nothing.
+// - A load before a loop whose value only the loop's iterations use (`v = a[i]; for (j = 0; j <
+//   n; ++j) s += v * j;`) is made only when the loop runs an iteration: a GPU compiler rotates
+//   the loop, guarding it with its first test, and sinks the load below that guard.
 #pragma once
 
 #include <llvm/IR/Function.h>
@@ -32,5 +35,13 @@ bool hoistCommonStarts(llvm::Function& f);
 // kernel with a barrier inside a branch keeps its loads in place (PoCL counts accesses moved
 // there wrongly). Returns whether anything moved.
 bool sinkLoadsToUses(llvm::Function& f);
+
+// Moves the plain __global or __constant loads at the end of the block before a loop (nothing
+// after them in it may write memory) whose values only the loop's iterations use into a block
+// that runs when the loop's first test lets it run, as clang -O2 for NVPTX reads them (a loop
+// that runs no iteration reads nothing). Only loops tested at the top by instructions that touch
+// no memory, entered from one block; not in a kernel with a barrier inside a branch (as above).
+// Returns whether anything moved.
+bool loadBeforeLoopsWhenTheyRun(llvm::Function& f);
 
 }  // namespace cltrace::passes
