@@ -43,6 +43,18 @@ __kernel void sink_deeper(__global const float* a, __global const int* f, __glob
 // IR: [[THEN]]:
 // IR-NEXT: load float, float addrspace(1)* [[A]]
 
+// Builtins that only compute, called on the way (convergent, as every OpenCL C call), are no
+// barriers: a[i] is still read where f[i] is set.
+__kernel void builtin_in_branch(__global const float* a, __global const int* f, __global float* o) {
+  int i = get_global_id(0);
+  float v = a[i];
+  if (f[i]) o[i] = native_sin(v) + get_local_id(0);
+}
+// CHECK-LABEL: kernel builtin_in_branch: 0 loops (max depth 0), 3 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load i32
+// CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [2] store 4B
+
 // Stays: a write after the load (o may be a), a value both ways use.
 __kernel void written_between(__global const float* a, __global const int* f, __global float* o) {
   int i = get_global_id(0);
