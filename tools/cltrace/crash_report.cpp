@@ -60,14 +60,23 @@ void onCrash(int signal) {
   ::raise(signal);
 }
 
-}  // namespace
-
-void installCrashReport() {
+void installHandlers() {
   struct sigaction action {};
   action.sa_handler = onCrash;
   action.sa_flags = SA_NODEFER;  // raise() in the handler then acts at once
   sigemptyset(&action.sa_mask);
   for (int s : kCrashSignals) ::sigaction(s, &action, nullptr);
+}
+
+}  // namespace
+
+void installCrashReport() {
+  installHandlers();
+  // Again before each run: LLVM (loaded by the driver) replaces them with its own, which resets
+  // a signal to its default as it arrives; when two of the driver's threads crashed at once, the
+  // second ended the process in the signal before LLVM's handler put ours back (1 run in 10 of
+  // e2e driver_crash).
+  wrapper::setDeviceActivityStartHook(installHandlers);
 }
 
 bool isCrashSignal(int signal) {

@@ -20,6 +20,7 @@ static_assert(std::atomic<const DeviceActivityNote*>::is_always_lock_free, "read
 std::mutex gMutex;
 std::vector<const DeviceActivityNote*> gSet;  // in the order set (gMutex)
 std::string gMirror;                          // (gMutex)
+std::atomic<void (*)()> gStartHook{nullptr};
 
 // Makes the latest note the one given and mirrored (gMutex held).
 void publish() {
@@ -57,10 +58,13 @@ void mirrorDeviceActivityTo(const std::string& base) {
   publish();
 }
 
+void setDeviceActivityStartHook(void (*hook)()) { gStartHook.store(hook); }
+
 DeviceActivity::DeviceActivity(std::string text, std::string partialFile)
     : text_(std::move(text)),
       partialFile_(std::move(partialFile)),
       note_{text_.c_str(), partialFile_.empty() ? nullptr : partialFile_.c_str()} {
+  if (void (*hook)() = gStartHook.load()) hook();
   std::lock_guard<std::mutex> lock(gMutex);
   gSet.push_back(&note_);
   publish();

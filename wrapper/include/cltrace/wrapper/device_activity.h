@@ -34,6 +34,13 @@ struct MirroredActivity {
 };
 std::optional<MirroredActivity> readMirroredActivity(const std::string& path);
 
+// Calls `hook` (when not null) on the starting thread each time an activity is set, before it is.
+// A program that handles the driver's crashes puts its signal handlers back there: LLVM, loaded
+// in the same process by the driver, installs its own early, resetting a signal to its default
+// when one arrives, so that a second thread crashing while the first runs LLVM's handler (PoCL's
+// worker threads crash together) would end the process unreported.
+void setDeviceActivityStartHook(void (*hook)());
+
 // Sets an activity for its lifetime (activities on several threads: the latest still set is
 // the one given).
 class DeviceActivity {
