@@ -82,6 +82,91 @@ bool oneAddress(const Value* a, const Value* b) {
   return true;
 }
 
+// Instructions that may be sunk from the ends of blocks into the block they all go on to (as
+// SimplifyCFG's sinking of common code): plain loads and stores (not of private variables) and
+// the arithmetic of their addresses and values.
+bool sinkable(const Instruction& inst) {
+  if (const auto* load = dyn_cast<LoadInst>(&inst))
+    return load->isSimple() && !isa<AllocaInst>(load->getPointerOperand()->stripPointerCasts());
+  if (const auto* store = dyn_cast<StoreInst>(&inst))
+    return store->isSimple() && !isa<AllocaInst>(store->getPointerOperand()->stripPointerCasts());
+  return isa<GetElementPtrInst>(inst) || isa<CastInst>(inst) || isa<BinaryOperator>(inst) || isa<CmpInst>(inst) ||
+         isa<SelectInst>(inst);
+}
+
+// Whether `v` is the same in every iteration of `l`: defined outside it, or arithmetic in it on
+// such values.
+bool invariantIn(const Value* v, const Loop& l, unsigned depth = 0) {
+  const auto* inst = dyn_cast<Instruction>(v);
+  if (!inst || !l.contains(inst)) return true;
+  if (depth > 8 || inst->mayReadOrWriteMemory() || isa<PHINode>(inst) || inst->isTerminator() ||
+      isa<CallBase>(inst))
+    return false;
+  return all_of(inst->operands(), [&](const Value* op) { return invariantIn(op, l, depth + 1); });
+}
+
+// Arithmetic in a loop that is the same in every iteration (`&a[i]` in a block that leaves the
+// loop): a GPU compiler has moved it before the loop (LICM) by the time it sinks common code, so
+// it is not at the end of its block there.
+bool hoistedFromItsLoop(const Instruction& inst, const LoopInfo& li) {
+  const Loop* l = li.getLoopFor(inst.getParent());
+  return l && !inst.mayReadOrWriteMemory() && invariantIn(&inst, *l);
+}
+
+// Whether `tuple` (one instruction from the end of each block going on to `join`, all in the same
+// place from the end) may be one instruction in `join` (SimplifyCFG's canSinkInstructions): the
+// same operation, each but a store used once, by a phi of `join` or by what follows it in its
+// block (already taken); where operands differ (`differing`), a phi may take them.
+bool sinksTogether(const std::vector<Instruction*>& tuple, const BasicBlock& join, const LoopInfo& li,
+                   std::vector<unsigned>& differing) {
+  const Instruction* first = tuple.front();
+  const auto* firstUse = first->hasOneUse() ? dyn_cast<PHINode>(*first->user_begin()) : nullptr;
+  for (const Instruction* inst : tuple) {
+    if (!sinkable(*inst) || !inst->isSameOperationAs(first) || hoistedFromItsLoop(*inst, li)) return false;
+    if (isa<StoreInst>(inst)) continue;
+    if (!inst->hasOneUse()) return false;
+    const auto* user = cast<Instruction>(*inst->user_begin());
+    const bool intoJoin = firstUse && firstUse->getParent() == &join &&
+                          firstUse->getIncomingValueForBlock(inst->getParent()) == inst;
+    if (!intoJoin && user->getParent() != inst->getParent()) return false;
+  }
+  differing.clear();
+  for (unsigned k = 0; k < first->getNumOperands(); ++k) {
+    if (all_of(tuple, [&](const Instruction* inst) { return inst->getOperand(k) == first->getOperand(k); })) continue;
+    // A divisor that is a constant is cheap (replacingOperandWithVariableIsCheap).
+    if ((isa<Constant>(first->getOperand(k)) && first->isIntDivRem() && k == 1) ||
+        !canReplaceOperandWithVariable(first, k))
+      return false;
+    differing.push_back(k);
+  }
+  return true;
+}
+
+// Makes `tuple` one instruction at the top of `join`: phis of the operands that differ, the
+// first of them moved there in place of the phi that took their values.
+void sinkTuple(const std::vector<Instruction*>& tuple, const std::vector<unsigned>& differing, BasicBlock& join) {
+  Instruction* first = tuple.front();
+  for (unsigned k : differing) {
+    PHINode* phi = PHINode::Create(first->getOperand(k)->getType(), tuple.size(),
+                                   first->getOperand(k)->getName() + ".sunk", &join.front());
+    for (Instruction* inst : tuple) phi->addIncoming(inst->getOperand(k), inst->getParent());
+    first->setOperand(k, phi);
+  }
+  first->moveBefore(&*join.getFirstInsertionPt());
+  for (Instruction* inst : tuple)
+    if (inst != first) {
+      combineMetadataForCSE(first, inst, true);
+      first->andIRFlags(inst);
+    }
+  if (!isa<StoreInst>(first)) {  // its one user is a phi of `join` taking each of them
+    auto* phi = cast<PHINode>(*first->user_begin());
+    phi->replaceAllUsesWith(first);
+    phi->eraseFromParent();
+  }
+  for (Instruction* inst : tuple)
+    if (inst != first) inst->eraseFromParent();
+}
+
 // A barrier (or other convergent call that touches memory) that not every run of the kernel
 // passes: PoCL runs the work-items' code after such a barrier its own way, and an access moved
 // into one way of a branch there was counted differently by the count run than by the trace run,
@@ -323,6 +408,64 @@ bool loadBeforeLoopsWhenTheyRun(Function& f) {
   }
   for (auto& [l, moves] : plans) guardLoads(*l, moves);
   return !plans.empty();
+}
+
+bool sinkCommonTails(Function& f) {
+  DominatorTree dt(f);
+  LoopInfo li(dt);
+  bool changed = false;
+  for (BasicBlock& join : f) {
+    // Every way in an unconditional branch from a block of its own (SimplifyCFG splits off the
+    // others first; not done here), and no loop entered.
+    std::vector<BasicBlock*> ways(pred_begin(&join), pred_end(&join));
+    if (ways.size() < 2 || li.isLoopHeader(&join)) continue;
+    if (!all_of(ways, [&](BasicBlock* way) {
+          const auto* branch = dyn_cast<BranchInst>(way->getTerminator());
+          return way != &join && branch && !branch->isConditional() && count(ways, way) == 1;
+        }))
+      continue;
+    // A way that leaves two or more loops at once (a `return` from an inner loop): there clang
+    // -O2 goes through the loops' scope cleanups, and the GPU's code keeps the way's accesses in
+    // the loop, apart (a way out of one loop is merged, as NVPTX merges it).
+    const unsigned depth = li.getLoopDepth(&join);
+    if (any_of(ways, [&](BasicBlock* way) {
+          return any_of(predecessors(way), [&](BasicBlock* from) { return li.getLoopDepth(from) >= depth + 2; });
+        }))
+      continue;
+    // The instructions the ways end with, in step from the end, while they may be one.
+    std::vector<std::vector<Instruction*>> tuples;
+    std::vector<std::vector<unsigned>> differing;
+    SmallPtrSet<const Value*, 16> taken;
+    std::vector<Instruction*> at;
+    for (BasicBlock* way : ways) at.push_back(way->getTerminator()->getPrevNonDebugInstruction());
+    for (std::vector<unsigned> d; all_of(at, [](const Instruction* i) { return i != nullptr; }) &&
+                                  sinksTogether(at, join, li, d);) {
+      tuples.push_back(at);
+      differing.push_back(d);
+      taken.insert(at.begin(), at.end());
+      for (Instruction*& i : at) i = i->getPrevNonDebugInstruction();
+    }
+    // From the end, while each needs at most one phi for values not sunk with it (SimplifyCFG's
+    // profitability, taking every instruction found above as sunk).
+    size_t sunk = 0;
+    for (; sunk < tuples.size(); ++sunk) {
+      size_t values = 0;
+      for (unsigned k : differing[sunk])
+        for (const Instruction* inst : tuples[sunk]) values += !taken.count(inst->getOperand(k));
+      if ((values + ways.size() - 1) / ways.size() > 1) break;
+    }
+    // Only where a recorded access is among them: the rest changes no trace.
+    const bool accesses = any_of(make_range(tuples.begin(), tuples.begin() + sunk), [](const auto& tuple) {
+      const Instruction* inst = tuple.front();
+      if (const auto* load = dyn_cast<LoadInst>(inst)) return isRecordedSpace(load->getPointerAddressSpace());
+      if (const auto* store = dyn_cast<StoreInst>(inst)) return isRecordedSpace(store->getPointerAddressSpace());
+      return false;
+    });
+    if (!accesses) continue;
+    for (size_t i = 0; i < sunk; ++i) sinkTuple(tuples[i], differing[i], join);
+    changed = true;
+  }
+  return changed;
 }
 
 }  // namespace cltrace::passes

@@ -579,10 +579,12 @@ bool prepareModule(Module& m, std::string& error) {
       fam.invalidate(f, PreservedAnalyses::none());
       // Then code across branches, as late in a GPU compiler (SimplifyCFG's hoisting and
       // sinking after LICM, MachineSink in code generation): what both ways start with (a load,
-      // an index) is done before the branch; a store both ways end with, where they meet; a load
-      // only one way uses, on that way.
+      // an index) is done before the branch; a store both ways end with, where they meet, and
+      // loads and stores they end with that differ in an operand, through a phi of it; a load only
+      // one way uses, on that way.
       hoistCommonStarts(f);
       sinkCommonStores(f);
+      sinkCommonTails(f);
       sinkLoadsToUses(f);
       // And a load only a loop's iterations use, below the test a rotated loop starts with.
       loadBeforeLoopsWhenTheyRun(f);

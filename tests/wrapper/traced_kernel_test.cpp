@@ -634,6 +634,43 @@ TEST(TracedKernel, LoadsFollowTheirUsesAcrossBranches) {
   std::filesystem::remove(path);
 }
 
+// Two ways loading through different addresses, one load where they meet (as NVPTX reads
+// through a selected address): every work-item's read is the same instruction, at a[i] or b[i].
+TEST(TracedKernel, WaysEndingAlikeAreOneAccess) {
+  OpenCLEnv env;
+  const char* src = R"CL(
+  __kernel void sel(__global const float* a, __global const float* b, __global const int* f, __global float* o) {
+    int i = get_global_id(0);
+    float v;
+    if (f[i]) v = a[i]; else v = b[i];
+    o[i] = v;
+  })CL";
+  cl_mem A = env.buffer(std::vector<float>{1, 2, 3, 4});
+  cl_mem B = env.buffer(std::vector<float>{5, 6, 7, 8});
+  cl_mem F = env.buffer(std::vector<int32_t>{1, 0, 0, 1});
+  cl_mem O = env.buffer(std::vector<float>(4, 0.0f));
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "sel", {}));
+  const NDRange r = NDRange::fromSizes({4}, {4});
+  std::string path = tempPath("sel");
+  k.launch(env.queue,
+           {wrapper::ArgBinding::ofBuffer(A), wrapper::ArgBinding::ofBuffer(B), wrapper::ArgBinding::ofBuffer(F),
+            wrapper::ArgBinding::ofBuffer(O)},
+           r, path);
+  EXPECT_EQ(env.read<float>(O, 4), (std::vector<float>{1, 6, 7, 4}));
+  WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 4u);
+  const uint64_t bBase = 256, fBase = 512, oBase = 768;  // a (16 bytes) at 0, then b, f, o
+  for (uint64_t w = 0; w < 4; ++w) {
+    const bool set = w == 0 || w == 3;
+    expectRecords(t.workItems[w],
+                  {{AccessKind::Load, 0, fBase + 4 * w, 4, 0},
+                   {AccessKind::Load, 1, (set ? 0 : bBase) + 4 * w, 4, 0},
+                   {AccessKind::Store, 2, oBase + 4 * w, 4, 0}},
+                  "work-item " + std::to_string(w));
+  }
+  std::filesystem::remove(path);
+}
+
 // A value read before a loop and used only in its iterations is read by the work-items whose
 // loop runs an iteration, before it (as NVPTX reads it below the rotated loop's first test).
 TEST(TracedKernel, LoadsForALoopAreMadeWhenItRuns) {

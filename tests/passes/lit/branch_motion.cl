@@ -72,9 +72,11 @@ __kernel void used_both_ways(__global const float* a, __global const int* f, __g
   float v = a[i];
   if (f[i]) o[i] = v * 2.0f; else o[i + 1] = v;
 }
-// CHECK-LABEL: kernel used_both_ways: 0 loops (max depth 0), 4 sites
+// (The stores both ways end with are one, through a chosen address: see two_addresses.)
+// CHECK-LABEL: kernel used_both_ways: 0 loops (max depth 0), 3 sites
 // CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float
 // CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load i32
+// CHECK-NEXT: [2] store 4B depth 0: store float %.sunk
 
 // a[i] both ways: one load, before the branch; in a loop's body likewise (one a[k] a step).
 __kernel void hoist_both(__global const float* a, __global const int* f, __global float* o) {
@@ -107,8 +109,9 @@ __kernel void hoist_in_loop(__global const float* a, __global const int* f, __gl
 // CHECK-NEXT: [2] store 4B depth 0
 
 // Both ways ending with a store to one address: one store where they meet, of the value each way
-// chose (NVPTX: one st.global.f32 and no branch left). To two addresses, two stores here, where
-// NVPTX makes one store through a chosen address (a warp writes the same lines, in one step).
+// chose (NVPTX: one st.global.f32 and no branch left). To two addresses, with the same address
+// arithmetic but for one operand, one store too, through a phi of that operand (SimplifyCFG's
+// sinking; NVPTX selects the address): a warp whose lanes go both ways writes in one step.
 __kernel void relu(__global const float* a, __global float* o) {
   int i = get_global_id(0);
   float x = a[i];
@@ -135,10 +138,17 @@ __kernel void two_addresses(__global const float* a, __global float* o) {
   float x = a[i];
   if (x > 0.0f) o[i] = x; else o[i + 1] = 0.0f;
 }
-// CHECK-LABEL: kernel two_addresses: 0 loops (max depth 0), 3 sites
+// CHECK-LABEL: kernel two_addresses: 0 loops (max depth 0), 2 sites
 // CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float
-// CHECK-NEXT: [1] store 4B depth 0: store float
-// CHECK-NEXT: [2] store 4B depth 0: store float 0.0
+// CHECK-NEXT: [1] store 4B depth 0: store float %.sunk, float addrspace(1)* [[P:%[0-9]+]]
+// IR-LABEL: define {{.*}} @two_addresses(
+// IR: [[X:%[0-9]+]] = load float
+// IR: [[I:%[0-9]+]] = add nsw i32 %{{[0-9]+}}, 1
+// IR-NEXT: [[J:%[0-9]+]] = sext i32 [[I]] to i64
+// IR: [[K:%.sunk[0-9]*]] = phi i64 [ [[J]], %{{[0-9]+}} ], [ %{{[0-9]+}}, %{{[0-9]+}} ]
+// IR-NEXT: %.sunk = phi float [ 0.000000e+00, %{{[0-9]+}} ], [ [[X]], %{{[0-9]+}} ]
+// IR-NEXT: [[P:%[0-9]+]] = getelementptr inbounds float, float addrspace(1)* %1, i64 [[K]]
+// IR-NEXT: store float %.sunk, float addrspace(1)* [[P]]
 
 // In an enclosing if too (MergedLoadStoreMotion takes the two ways of the inner if).
 __kernel void relu_guarded(__global const float* a, __global float* o, int n) {

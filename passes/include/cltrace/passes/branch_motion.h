@@ -7,6 +7,10 @@
 // - Both ways ending with a store to one address (`if (x > 0) o[i] = x; else o[i] = 0;` after
 //   x = a[i]): one store where they meet, of the value each way chose (MergedLoadStoreMotion),
 //   so a warp whose lanes go both ways writes o[i] in one step.
+// - Ways that end alike, but for operands (`if (f[i]) v = a[i]; else v = b[i];`, or `if (x < 1) {
+//   o[y * w + x] = 0; return; } ... o[y * w + x] = g;`): one load or store where they meet,
+//   through a phi of what differs (SimplifyCFG's sinking of common code; NVPTX then reads through
+//   a selected address), so a warp whose lanes go both ways makes one step, not two.
 // - A load whose value only one way of a branch uses (`float v = a[i]; if (f[i]) o[i] = v;`) is
 //   made on that way only (NVPTX's MachineSink), so lanes that do not take it read nothing.
 // - A load before a loop whose value only the loop's iterations use (`v = a[i]; for (j = 0; j <
@@ -28,6 +32,14 @@ bool sinkCommonStores(llvm::Function& f);
 // identical, read no memory but through plain loads, write none, and each successor has the
 // branch's block as its only predecessor. Returns whether anything moved.
 bool hoistCommonStarts(llvm::Function& f);
+
+// Replaces the instructions all ways into a block end with, when each way is an unconditional
+// branch and the block is no loop header, by one instruction each in that block, as SimplifyCFG
+// sinks common code: from the end, while the instructions are the same operation, each used
+// once (by a phi there, or by what follows), loads, stores (not of private variables) and their
+// arithmetic, and each needs at most one phi for the operands that differ; only where a load or
+// store of __global or __constant memory is among them. Returns whether any was sunk.
+bool sinkCommonTails(llvm::Function& f);
 
 // Moves a plain __global or __constant load down into the successor of its block that holds
 // every use, when that successor is entered from the load's block alone, lies in the same loop,
