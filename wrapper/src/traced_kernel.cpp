@@ -1168,7 +1168,21 @@ void TracedKernel::runTraceAndWrite(cl_command_queue queue, const std::vector<Ar
                               std::to_string(slowest) + ", and one needs that much");
   // Units [0, kPackedSinkUnits) are the sink where records that do not fit land.
   const uint64_t recordBytes = (kPackedSinkUnits + sliceUnitsMax) * kPackedUnitBytes;
-  cl_mem recordBuf = shared(records_, recordBytes).mem;
+  cl_mem recordBuf = nullptr;
+  try {
+    recordBuf = shared(records_, recordBytes).mem;
+  } catch (const TraceError& e) {
+    // Say what asked for it: a count past what the kernel can make is the driver's miscount
+    // (PoCL runs some kernels with barriers after loops wrongly).
+    uint64_t sliceItems = layerItems;
+    for (const TraceSlice& sl : slices)
+      if (sl.units == sliceUnitsMax) sliceItems = sl.layers * layerItems;
+    throw TraceError(std::string(e.what()) + " for the trace run's records: the count run counted " +
+                     std::to_string(sliceUnitsMax) + " record units for " + std::to_string(sliceItems) +
+                     (sliceItems == 1 ? " work-item" : " work-items") + " (one layer of work-groups along dimension " + std::to_string(slowest) +
+                     ", the least the trace run takes at once); if the kernel cannot make that many accesses, the "
+                     "OpenCL driver miscounted them");
+  }
   const uint64_t slotBytes = items * kControlSlotsPerWorkItem * sizeof(uint64_t);
   cl_mem controlBuf = shared(control_, slotBytes).mem;
   // Argument slots (work-item 0 writes the pointers), then the launch's geometry and whether
