@@ -143,9 +143,16 @@ bool sinksTogether(const std::vector<Instruction*>& tuple, const BasicBlock& joi
 }
 
 // Makes `tuple` one instruction at the top of `join`: phis of the operands that differ, the
-// first of them moved there in place of the phi that took their values.
-void sinkTuple(const std::vector<Instruction*>& tuple, const std::vector<unsigned>& differing, BasicBlock& join) {
+// first of them moved there in place of the phi that took their values. False, with nothing
+// changed, when their users are not one phi (sinksTogether, looking before the sinking, takes
+// `x + t` and `t + y` for one: each instruction's use is then a phi of its own; SimplifyCFG's
+// sinkLastInstruction checks the same).
+bool sinkTuple(const std::vector<Instruction*>& tuple, const std::vector<unsigned>& differing, BasicBlock& join) {
   Instruction* first = tuple.front();
+  if (!isa<StoreInst>(first) && !all_of(tuple, [&](const Instruction* inst) {
+        return *inst->user_begin() == *first->user_begin() && isa<PHINode>(*first->user_begin());
+      }))
+    return false;
   for (unsigned k : differing) {
     PHINode* phi = PHINode::Create(first->getOperand(k)->getType(), tuple.size(),
                                    first->getOperand(k)->getName() + ".sunk", &join.front());
@@ -165,6 +172,7 @@ void sinkTuple(const std::vector<Instruction*>& tuple, const std::vector<unsigne
   }
   for (Instruction* inst : tuple)
     if (inst != first) inst->eraseFromParent();
+  return true;
 }
 
 // A barrier (or other convergent call that touches memory) that not every run of the kernel
@@ -462,8 +470,7 @@ bool sinkCommonTails(Function& f) {
       return false;
     });
     if (!accesses) continue;
-    for (size_t i = 0; i < sunk; ++i) sinkTuple(tuples[i], differing[i], join);
-    changed = true;
+    for (size_t i = 0; i < sunk && sinkTuple(tuples[i], differing[i], join); ++i) changed = true;
   }
   return changed;
 }

@@ -108,3 +108,24 @@ __kernel void used_on_its_way(__global const int* c, __global const float* a, __
 // CHECK-NEXT: [2] store 4B depth 0
 // CHECK-NEXT: [3] load 4B depth 0: {{.*}} = load float
 // CHECK-NEXT: [4] store 4B depth 0
+
+// Operands of an addition in the other order on each way (`a[i] + t`, `t + b[i]`): the additions
+// are one (a phi for each operand), the loads stay apart, as each feeds a phi of its own (NVPTX
+// reads through a selected address here). Once sinking the loads verified nothing and broke the
+// module.
+__kernel void commuted(__global const int* c, __global const float* a, __global const float* b,
+                       __global float* o) {
+  int i = get_global_id(0);
+  float t = a[i + 64] * 2.0f;
+  if (c[i]) o[i] = a[i] + t; else o[i] = t + b[i];
+}
+// CHECK-LABEL: kernel commuted: 0 loops (max depth 0), 5 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load i32
+// CHECK-NEXT: [2] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [3] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [4] store 4B depth 0
+// IR-LABEL: define {{.*}} @commuted(
+// IR: phi float
+// IR-NEXT: phi float
+// IR-NEXT: fadd float
