@@ -1,5 +1,5 @@
 // Loads moved across branches as a GPU compiler moves them (part of prepare, after the
-// loop-invariant loads are settled; the blocks stay as they are).
+// loop-invariant loads are settled; only the guard before a loop, below, adds blocks).
 //
 // - Both ways of a branch starting with the same code, loads included (`if (f[i]) x = a[i] * 2;
 //   else x = a[i] + 1;`): it is done once, before the branch (SimplifyCFG's hoisting of common
