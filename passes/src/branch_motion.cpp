@@ -24,14 +24,21 @@ namespace cltrace::passes {
 
 namespace {
 
-// What may move from the start of both ways to before the branch: anything both ways would run
-// first anyway, but for instructions whose place matters beyond that (phis, allocas, calls
-// that touch memory or are convergent, such as barriers), stores, and loads that are not plain.
-bool hoistable(const Instruction& inst) {
+// An instruction that only computes, and may be done elsewhere as long as its operands are
+// there: not a phi, alloca or terminator, touching no memory, and no call that does or is
+// convergent (a barrier).
+bool onlyComputes(const Instruction& inst) {
   if (isa<PHINode>(inst) || isa<AllocaInst>(inst) || inst.isTerminator() || inst.isEHPad()) return false;
-  if (const auto* load = dyn_cast<LoadInst>(&inst)) return load->isSimple();
   if (const auto* call = dyn_cast<CallBase>(&inst)) return call->doesNotAccessMemory() && !call->isConvergent();
   return !inst.mayReadOrWriteMemory();
+}
+
+// What may move from the start of both ways to before the branch: anything both ways would run
+// first anyway, but for instructions whose place matters beyond that (onlyComputes), and loads
+// that are not plain.
+bool hoistable(const Instruction& inst) {
+  if (const auto* load = dyn_cast<LoadInst>(&inst)) return load->isSimple();
+  return onlyComputes(inst);
 }
 
 // The block below `bb` that a sunk `load` would go to: the successor of `bb` entered from `bb`
@@ -205,9 +212,7 @@ bool testedAtTop(const Loop& l) {
       l.contains(test->getSuccessor(0)) == l.contains(test->getSuccessor(1)))
     return false;
   return all_of(*header, [](const Instruction& inst) {
-    if (isa<PHINode>(inst) || inst.isTerminator() || isa<DbgInfoIntrinsic>(inst)) return true;
-    if (const auto* call = dyn_cast<CallBase>(&inst)) return call->doesNotAccessMemory() && !call->isConvergent();
-    return !inst.mayReadOrWriteMemory() && !isa<AllocaInst>(inst);
+    return isa<PHINode>(inst) || inst.isTerminator() || isa<DbgInfoIntrinsic>(inst) || onlyComputes(inst);
   });
 }
 
@@ -230,13 +235,9 @@ std::vector<Instruction*> loadsForIterations(const Loop& l) {
   for (Instruction& inst : reverse(*l.getLoopPreheader())) {
     if (inst.mayWriteToMemory()) break;
     if (inst.isTerminator() || isa<PHINode>(inst) || inst.use_empty()) continue;
-    bool movable;
-    if (const auto* load = dyn_cast<LoadInst>(&inst))
-      movable = load->isSimple() && isRecordedSpace(load->getPointerAddressSpace());
-    else if (const auto* call = dyn_cast<CallBase>(&inst))
-      movable = call->doesNotAccessMemory() && !call->isConvergent();
-    else
-      movable = !inst.mayReadOrWriteMemory() && !isa<AllocaInst>(inst);
+    const auto* load = dyn_cast<LoadInst>(&inst);
+    const bool movable =
+        load ? load->isSimple() && isRecordedSpace(load->getPointerAddressSpace()) : onlyComputes(inst);
     if (movable && usedOnlyInIterations(inst, l, marked)) marked.insert(&inst);
   }
   // Of the arithmetic, what works on a load moved.
@@ -464,10 +465,8 @@ bool sinkCommonTails(Function& f) {
     }
     // Only where a recorded access is among them: the rest changes no trace.
     const bool accesses = any_of(make_range(tuples.begin(), tuples.begin() + sunk), [](const auto& tuple) {
-      const Instruction* inst = tuple.front();
-      if (const auto* load = dyn_cast<LoadInst>(inst)) return isRecordedSpace(load->getPointerAddressSpace());
-      if (const auto* store = dyn_cast<StoreInst>(inst)) return isRecordedSpace(store->getPointerAddressSpace());
-      return false;
+      Instruction* inst = tuple.front();
+      return isa<LoadInst, StoreInst>(inst) && isRecordedSpace(getLoadStoreAddressSpace(inst));
     });
     if (!accesses) continue;
     for (size_t i = 0; i < sunk && sinkTuple(tuples[i], differing[i], join); ++i) changed = true;
