@@ -82,6 +82,13 @@ grep -q "predicted L1 read miss rate: 100.00% (median of 3 runs" "$work/perr" ||
 # The instructions' texts come from the trace file's header, each after its place in the
 # program's source (a[i] of `c[i] = a[i] + b[i];`: line 4 of the string, column 10).
 grep -qE "^  \[0\] 2 misses of 2 reads \(100.00%\)  line 4:10: %[0-9]+ = load float" "$work/perr" || fail "no instruction text: $(cat "$work/perr")"
+# As in predict, --runs on the command line wins over --set runs=, and --set over --runs' default
+# (20); a --set value that --runs replaces is still checked.
+"$CLTRACE" wrap --out "$work/r" --launch 0 --predict --runs 3 --set runs=5 -- "$SAMPLE_HOST" > /dev/null 2>"$work/rerr"
+grep -q "(median of 3 runs" "$work/rerr" || fail "--runs 3 --set runs=5: $(grep predicted "$work/rerr")"
+"$CLTRACE" wrap --out "$work/r" --launch 0 --predict --set runs=2 -- "$SAMPLE_HOST" > /dev/null 2>"$work/rerr"
+grep -q "(median of 2 runs" "$work/rerr" || fail "--set runs=2: $(grep predicted "$work/rerr")"
+expect_error "configuration key 'runs'" "$CLTRACE" wrap --out "$work/r" --predict --runs 1 --set runs=0 -- "$work/app.sh"
 # A launch the simulator cannot take (scale's 256-wide workgroups, cltrace's choice for its NULL
 # local size, over max_threads_per_workgroup=128) is said; vadd's is still reported, and the
 # program's exit status (0) stays (it became 1, and the other reports were lost).

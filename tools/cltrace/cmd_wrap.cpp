@@ -41,6 +41,7 @@ struct WrapFlags {
   std::string config = "gtx480-16k";
   std::vector<std::string> sets;
   uint32_t runs = 20;
+  bool runsGiven = false;  // --runs is on the command line (then it wins over --set runs=)
   uint32_t threads = 0;
   std::optional<uint64_t> traceBufferMiB;  // unset: $CLTRACE_TRACE_BUFFER_BYTES, else 256 MiB
   std::optional<uint64_t> traceTimeout;    // unset: $CLTRACE_TRACE_TIMEOUT, else worked out per launch
@@ -222,8 +223,10 @@ int run(const WrapFlags& f) {
                                                                       : "no such program in PATH"));
   // A bad --config, --set or --runs is said before the program runs and before anything is made,
   // with --predict or without (where they would have no use: still a mistake, not one to ignore).
-  const cachesim::Config config =
-      cli::loadCommandConfig(f.config, {"runs=" + std::to_string(f.runs), "sm=random"}, f.sets, {});
+  // As in predict: --runs given wins over --set runs=, its default gives way to it.
+  std::vector<std::string> defaults{"sm=random"}, given;
+  (f.runsGiven ? given : defaults).push_back("runs=" + std::to_string(f.runs));
+  const cachesim::Config config = cli::loadCommandConfig(f.config, defaults, f.sets, given);
   std::string layer = layerPath();
   std::error_code ec;
   fs::create_directories(f.out, ec);
@@ -392,13 +395,13 @@ cli::CommandRegistration registration("wrap", [](CLI::App& app) {
       ->capture_default_str()
       ->check(cli::nonEmpty());
   cli::addRepeatable(*sub, "--set", f->sets, "with --predict: KEY=VALUE configuration override (repeatable)");
-  sub->add_option("--runs", f->runs, "with --predict: simulation runs")
-      ->capture_default_str()
-      ->transform(cli::unsignedInteger(32));
+  CLI::Option* runs = sub->add_option("--runs", f->runs, "with --predict: simulation runs")
+                          ->capture_default_str()
+                          ->transform(cli::unsignedInteger(32));
   cli::addThreadsOption(*sub, f->threads);
   CLI::Option* command =
       sub->add_option("command", f->command, "the program and its arguments (after --)")->required();
-  sub->callback([f, sub, command] {
+  sub->callback([f, sub, command, runs] {
     // Without `--`, options after the program's name are taken as cltrace's (`wrap ./app -n 3`
     // would trace launch 3 and run ./app without arguments): refuse rather than guess.
     bool afterCommand = false;
@@ -409,6 +412,7 @@ cli::CommandRegistration registration("wrap", [](CLI::App& app) {
         throw cli::UserError("option " + o->get_name() + " follows the program's name; give the program and its "
                              "arguments after --");
     }
+    f->runsGiven = runs->count() > 0;
     f->kernels = cli::listItems(f->kernelLists, kKernelItem);
     f->launches = launchesOf(f->launchLists);
     int code = run(*f);
