@@ -78,8 +78,8 @@ void ReuseDistanceTracker::resetCounts() {
   }
   counts_.assign(groups, CountGroup{});
   counts_.shrink_to_fit();
-  // Completed words (below now_ / 64) are counted; the current word joins when it completes.
-  for (uint32_t w = 0; w < now_ / 64; ++w) countAdd(w, static_cast<int32_t>(popcount64(words_[w])));
+  // The words old enough are counted; the recent ones join as they age (accessWith).
+  for (uint32_t w = 0; inTree(w); ++w) countAdd(w, static_cast<int32_t>(popcount64(words_[w])));
 }
 
 void ReuseDistanceTracker::compact() {

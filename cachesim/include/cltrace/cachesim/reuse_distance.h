@@ -5,7 +5,9 @@
 // keeps the timestamp of its latest access; a bitmap over timestamps marks the latest access of
 // each line, and the distance is the number of marks after the line's previous timestamp.
 // Counting uses popcounts for nearby timestamps and, for distant ones, a count tree over the
-// popcounts of the 64-bit bitmap words: one byte per word in groups of 64, then levels of 16
+// popcounts of the 64-bit bitmap words older than the last few (the recent words are counted
+// by popcount alone, so reusing a line seen in them updates no count): one byte per word in
+// groups of 64, then levels of 16
 // 32-bit counts, each group one host cache line. A query sums the counts left of the path in
 // one group per level (a masked SIMD sum on x86-64) and an update adds to one count per level:
 // 3 levels for a 64 Ki-line footprint and no data-dependent loop (a Fenwick tree takes ~log2(n)
@@ -82,6 +84,9 @@ class ReuseDistanceTracker {
 
  private:
   static constexpr uint32_t kGroupBits = 4;  // 16 lines per block
+  // The current word and the kRecentWords before it stay out of the count tree: marksAfterWith
+  // counts them by popcount. A word joins the tree when it becomes older than that.
+  static constexpr uint32_t kRecentWords = 4;
   struct alignas(64) Block {
     uint32_t stamp[1u << kGroupBits];  // latest timestamp + 1 of each line; 0 = never seen
   };
@@ -162,7 +167,7 @@ class ReuseDistanceTracker {
 #endif
   }
 
-  // Adds `delta` to the count of completed word `word` and to its ancestors' counts.
+  // Adds `delta` to the count of word `word` (in the tree) and to its ancestors' counts.
   void countAdd(uint32_t word, int32_t delta) {
     wordCounts_[word >> 6].c[word & 63] += static_cast<uint8_t>(delta);
     uint32_t i = word >> 6;
@@ -170,7 +175,7 @@ class ReuseDistanceTracker {
       counts_[levelBase_[l] + (i >> 4)].c[i & 15] += static_cast<uint32_t>(delta);
   }
 
-  // Marks in completed words [0, words): at each level, the counts left of the path.
+  // Marks in words [0, words), all in the tree: at each level, the counts left of the path.
   uint64_t countBefore(uint32_t words) const {
     uint64_t sum = sumBefore(wordCounts_[words >> 6], words & 63);
     uint32_t i = words >> 6;
@@ -187,7 +192,7 @@ class ReuseDistanceTracker {
       uint32_t p = latest - 1;
       distance = marksAfterWith<kPopcnt>(p);
       words_[p >> 6] &= ~(uint64_t(1) << (p & 63));
-      if ((p >> 6) < (now_ >> 6)) countAdd(p >> 6, -1);
+      if (inTree(p >> 6)) countAdd(p >> 6, -1);
     } else {
       distance = kInfinite;
       ++live_;
@@ -195,8 +200,8 @@ class ReuseDistanceTracker {
     latest = now_ + 1;
     words_[now_ >> 6] |= uint64_t(1) << (now_ & 63);
     ++now_;
-    if ((now_ & 63) == 0) {  // the word just completed joins the tree
-      uint32_t w = (now_ >> 6) - 1;
+    if ((now_ & 63) == 0 && (now_ >> 6) > kRecentWords) {  // the oldest recent word joins the tree
+      const uint32_t w = (now_ >> 6) - 1 - kRecentWords;
       countAdd(w, static_cast<int32_t>(pop<kPopcnt>(words_[w])));
     }
     return distance;
@@ -213,25 +218,30 @@ class ReuseDistanceTracker {
     return popcount64(x);
   }
 
+  // Word `w` is counted in the tree (it is older than the current word and the recent ones).
+  bool inTree(uint32_t w) const { return w + kRecentWords < (now_ >> 6); }
+
   // Marks in (stamp, now): the distinct lines touched since `stamp`.
   template <bool kPopcnt>
   __attribute__((always_inline)) uint64_t marksAfterWith(uint32_t stamp) const {
     const uint32_t wp = stamp >> 6;
     const uint32_t wn = now_ >> 6;  // current (incomplete) word; its bits >= now_ are clear
     const uint64_t upToStamp = ~uint64_t(0) >> (63 - (stamp & 63));  // bits 0..stamp&63
-    if (wn - wp <= 4) {
+    static_assert(kRecentWords == 4, "the short path below counts the 5 newest words");
+    if (wn - wp <= kRecentWords) {
       // Always 5 words, so no loop exit to mispredict: the words after wn are still empty.
       const uint64_t* w = &words_[wp];
       return pop<kPopcnt>(w[0] & ~upToStamp) + pop<kPopcnt>(w[1]) + pop<kPopcnt>(w[2]) + pop<kPopcnt>(w[3]) +
              pop<kPopcnt>(w[4]);
     }
-    // Every mark is older than now_: marks after `stamp` = all marks - marks at or before it.
+    // Every mark is older than now_: marks after `stamp` = all marks - marks at or before it
+    // (the words before wp are all in the tree).
     return live_ - (countBefore(wp) + pop<kPopcnt>(words_[wp] & upToStamp));
   }
 
   void growTable();
   void compact();
-  void resetCounts();  // count tree for the current window, from words_ (completed words only)
+  void resetCounts();  // count tree for the current window, from words_ (the words inTree)
 
   std::vector<uint64_t> keys_;  // group + 1 per slot, 0 = empty; power-of-two size
   std::vector<Block> blocks_;   // parallel to keys_
@@ -244,7 +254,7 @@ class ReuseDistanceTracker {
   uint32_t capacity_ = 0;        // timestamps available (multiple of 64)
   uint32_t now_ = 0;             // next timestamp
   std::vector<uint64_t> words_;  // bit t set: t is the latest access of some line; 4 spare words
-  // Count tree: the marks of each completed word, then level 0 sums 64 words, level l + 1 sums
+  // Count tree: the marks of each word inTree, then level 0 sums 64 words, level l + 1 sums
   // 16 level-l counts; the top level is one group. Levels are stored one after another.
   std::vector<WordCounts> wordCounts_;
   std::vector<CountGroup> counts_;
