@@ -7,13 +7,13 @@
 // Counting uses popcounts for nearby timestamps and, for distant ones, a count tree over the
 // popcounts of the 64-bit bitmap words older than the last few (the recent words are counted
 // by popcount alone, so reusing a line seen in them updates no count): one byte per word in
-// groups of 64, then levels of 16
-// 32-bit counts, each group one host cache line. A query sums the counts left of the path in
-// one group per level (a masked SIMD sum on x86-64) and an update adds to one count per level:
-// 3 levels for a 64 Ki-line footprint and no data-dependent loop (a Fenwick tree takes ~log2(n)
-// steps per query and per update, with loop exits the branch predictor cannot guess). When the
-// timestamps run out, the live marks are renumbered 0..n-1 (compaction), so memory is
-// proportional to the number of distinct lines, not to the length of the trace.
+// groups of 64, then levels of 16 32-bit counts, each group one host cache line. A query sums
+// the counts left of the path in one group per level (a masked SIMD sum on x86-64) and an
+// update adds to one count per level: 3 levels for a 64 Ki-line footprint and no
+// data-dependent loop (a Fenwick tree takes ~log2(n) steps per query and per update, with loop
+// exits the branch predictor cannot guess). When the timestamps run out, the live marks are
+// renumbered 0..n-1 (compaction), so memory is proportional to the number of distinct lines,
+// not to the length of the trace.
 //
 // The latest timestamps live in blocks of 16 consecutive lines, one 64-byte block per cache
 // line of the host, found through a hash table keyed by line / 16. Kernels touch buffers
