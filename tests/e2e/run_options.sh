@@ -44,7 +44,11 @@ has "$work/rev.cltrace" "records: 24"
 has "$work/rev.cltrace" "wi 5 group (1) local (1) load instr 0 addr 0x14 size 4"
 has "$work/rev.cltrace" "wi 5 group (1) local (1) barrier instr 1 addr 0x0 size 0 flags 0x01"
 has "$work/rev.cltrace" "wi 5 group (1) local (1) store instr 2 addr 0x114 size 4"
-expect_error "argument 2 (int* tmp): a __local pointer needs local:BYTES" \
+# local:TYPE:COUNT is local:BYTES with the size written as a buffer's: the same launch, the same file.
+"$CLTRACE" run "$work/rev.cl" --kernel rev --global 8 --local 4 --arg buffer:int:8:iota --arg buffer:int:8 \
+  --arg local:int:4 -o "$work/rev-typed.cltrace" > /dev/null
+cmp -s "$work/rev.cltrace" "$work/rev-typed.cltrace" || fail "local:int:4 traced differently from local:16"
+expect_error "argument 2 (int* tmp): a __local pointer needs local:BYTES or local:TYPE:COUNT" \
   "$CLTRACE" run "$work/rev.cl" --kernel rev --global 8 --local 4 --arg buffer:int:8 --arg buffer:int:8 \
   --arg buffer:int:4 -o "$work/t"
 

@@ -255,7 +255,13 @@ TEST(Standalone, BufferSpecsRefuseWhatWouldBeIgnoredOrOverflow) {
             "are more than 2^64 bytes");
   EXPECT_EQ(message("buffer:int:4:random:99999999999999999999"),
             "argument 'buffer:int:4:random:99999999999999999999': seed '99999999999999999999' does not fit in 64 bits");
-  EXPECT_EQ(message("local:16:x"), "argument 'local:16:x': size '16:x' is not a non-negative integer");
+  EXPECT_EQ(message("local:16x"), "argument 'local:16x': size '16x' is not a non-negative integer");
+  EXPECT_EQ(message("local:16:x"), "argument 'local:16:x': unknown OpenCL type '16' (local:BYTES or local:TYPE:COUNT)");
+  EXPECT_EQ(message("local:int:64:x"), "argument 'local:int:64:x': count '64:x' is not a non-negative integer");
+  EXPECT_EQ(message("local:float:0"), "argument 'local:float:0': local size must be > 0");
+  EXPECT_EQ(message("local:double:2305843009213693952"),  // 2^61 elements of 8 bytes: 2^64 bytes
+            "argument 'local:double:2305843009213693952': 2305843009213693952 elements of double (8 bytes each) "
+            "are more than 2^64 bytes");
   EXPECT_EQ(message("scalar:double:1e999"), "argument 'scalar:double:1e999': value '1e999' does not fit in double");
   // What stays accepted: one value each, a file path with ':' in it, decimal seeds and counts.
   EXPECT_EQ(wrapper::parseArgSpec("buffer:float:4:file:/data/a:b.bin").value, "/data/a:b.bin");
@@ -268,6 +274,18 @@ TEST(Standalone, BufferSpecsRefuseWhatWouldBeIgnoredOrOverflow) {
 
 // image:ORDER/TYPE:SIZES[:INIT] gives the format, the dimensions by the number of sizes, and
 // the channel values the initialiser fills; sampler:ADDRESSING:FILTER[:normalized] the modes.
+TEST(Standalone, LocalSizesInBytesOrAsTypeAndCount) {
+  const wrapper::ArgSpec bytes = wrapper::parseArgSpec("local:256");
+  EXPECT_EQ(bytes.kind, wrapper::ArgSpec::Kind::Local);
+  EXPECT_EQ(bytes.bytes, 256u);
+  const wrapper::ArgSpec floats = wrapper::parseArgSpec("local:float:64");
+  EXPECT_EQ(floats.kind, wrapper::ArgSpec::Kind::Local);
+  EXPECT_EQ(floats.bytes, 256u);
+  EXPECT_EQ(wrapper::parseArgSpec("local:float4:3").bytes, 48u);
+  EXPECT_EQ(wrapper::parseArgSpec("local:uchar:5").bytes, 5u);
+  EXPECT_EQ(wrapper::parseArgSpec("local:double3:2").bytes, 64u);  // a 3-vector takes the room of 4
+}
+
 TEST(Standalone, ImageAndSamplerSpecs) {
   const wrapper::ArgSpec rgba = wrapper::parseArgSpec("image:rgba/unorm_int8:64x16:iota");
   EXPECT_EQ(rgba.kind, wrapper::ArgSpec::Kind::Image);

@@ -36,7 +36,7 @@ void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
   addRepeatable(sub, "--offset", f.offset, "global offset X[,Y[,Z]]")->check(sizeList());
   addRepeatable(sub, "-a,--arg", f.args,
                 "kernel argument, one per flag, in order: "
-                "buffer:TYPE:COUNT[:zeros|iota|random[:SEED]|fill:V|file:PATH], scalar:TYPE:VALUE, local:BYTES, "
+                "buffer:TYPE:COUNT[:zeros|iota|random[:SEED]|fill:V|file:PATH], scalar:TYPE:VALUE, local:BYTES|local:TYPE:COUNT, "
                 "image:ORDER/TYPE:WIDTH[xHEIGHT[xDEPTH]][:INIT], sampler:ADDRESSING:FILTER[:normalized]");
   addRepeatable(sub, "-D", f.defines, "preprocessor definition NAME[=VALUE] (repeatable)")->check(nonEmpty());
   addRepeatable(sub, "-I", f.includes, "include directory (repeatable)")->check(nonEmpty());

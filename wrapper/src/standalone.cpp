@@ -465,9 +465,23 @@ ArgSpec parseArgSpec(const std::string& text) {
     a.value = p[2];
     scalarBytes(a.type, a.value, text);  // validates the value(s) now
   } else if (kind == "local") {
-    split(2, 2, "local:BYTES");
+    // local:BYTES, or local:TYPE:COUNT as a buffer's size is written (local:float:64 = local:256).
+    split(3, 2, "local:BYTES or local:TYPE:COUNT");
     a.kind = ArgSpec::Kind::Local;
-    a.bytes = parseCount(p[1], "size", text);
+    if (p.size() == 2) {
+      a.bytes = parseCount(p[1], "size", text);
+    } else {
+      uint64_t elementBytes = 0;
+      try {
+        elementBytes = typeSize(p[1]);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("argument '" + text + "': " + e.what() + " (local:BYTES or local:TYPE:COUNT)");
+      }
+      const uint64_t count = parseCount(p[2], "count", text);
+      if (__builtin_mul_overflow(count, elementBytes, &a.bytes))
+        throw std::invalid_argument("argument '" + text + "': " + std::to_string(count) + " elements of " + p[1] +
+                                    " (" + std::to_string(elementBytes) + " bytes each) are more than 2^64 bytes");
+    }
     if (a.bytes == 0) throw std::invalid_argument("argument '" + text + "': local size must be > 0");
   } else if (kind == "image") {
     split(4, 3, "image:ORDER/TYPE:WIDTH[xHEIGHT[xDEPTH]][:INIT]");
@@ -535,7 +549,7 @@ void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::Kern
       if (s.kind != ArgSpec::Kind::Sampler)
         throw std::invalid_argument(where + "a sampler needs sampler:ADDRESSING:FILTER[:normalized]");
     } else if (p.isPointer && p.addressSpace == 3) {
-      if (s.kind != ArgSpec::Kind::Local) throw std::invalid_argument(where + "a __local pointer needs local:BYTES");
+      if (s.kind != ArgSpec::Kind::Local) throw std::invalid_argument(where + "a __local pointer needs local:BYTES or local:TYPE:COUNT");
     } else if (p.isPointer) {
       if (s.kind != ArgSpec::Kind::Buffer) throw std::invalid_argument(where + "a pointer needs buffer:TYPE:COUNT");
       // The buffer's contents are made as its TYPE (random floats, iota integers): integers given
