@@ -1,7 +1,7 @@
 # Bad input to the tool: a clear message naming the problem and a non-zero exit.
 source "$(dirname "$0")/lib.sh"
 mm="$KERNELS/mm.cl"
-expect_error "the kernel takes 4 arguments (float* A, float* B, float* C, int N), 3 given" \
+expect_error "the kernel takes 4 arguments (float* A, float* B, float* C, int N), 3 given; in order: --arg buffer:float:COUNT --arg buffer:float:COUNT --arg buffer:float:COUNT --arg scalar:int:VALUE" \
   "$CLTRACE" run "$mm" --arg buffer:float:16 --arg buffer:float:16 --arg buffer:float:16 -o "$work/t"
 expect_error "argument 3 (int N): a value needs scalar:TYPE:VALUE" \
   "$CLTRACE" run "$mm" --arg buffer:float:16 --arg buffer:float:16 --arg buffer:float:16 --arg buffer:int:1 -o "$work/t"

@@ -183,7 +183,8 @@ TEST(Standalone, ArgumentErrorsNameTheArgument) {
   expectInvalid([] { wrapper::parseArgSpec("images:x"); }, "must start with buffer:, scalar:, local:, image: or sampler:");
   std::vector<passes::KernelArg> params = {{"A", "float*", 1, true}, {"N", "int", 0, false}};
   expectInvalid([&] { wrapper::checkArgs({wrapper::parseArgSpec("buffer:float:4")}, params); },
-                "the kernel takes 2 arguments (float* A, int N), 1 given");
+                "the kernel takes 2 arguments (float* A, int N), 1 given; in order: --arg buffer:float:COUNT "
+                "--arg scalar:int:VALUE");
   expectInvalid([&] {
     wrapper::checkArgs({wrapper::parseArgSpec("scalar:int:1"), wrapper::parseArgSpec("scalar:int:1")}, params);
   }, "argument 0 (float* A): a pointer needs buffer:TYPE:COUNT");
@@ -274,6 +275,37 @@ TEST(Standalone, BufferSpecsRefuseWhatWouldBeIgnoredOrOverflow) {
 
 // image:ORDER/TYPE:SIZES[:INIT] gives the format, the dimensions by the number of sizes, and
 // the channel values the initialiser fills; sampler:ADDRESSING:FILTER[:normalized] the modes.
+// A launch with the wrong number of arguments is told the form of each, its type filled in where
+// the kernel's is a built-in one (a typedef's as the type it names, size_t as ulong).
+TEST(Standalone, ArgumentCountErrorListsEachArgumentsForm) {
+  using passes::KernelArg;
+  std::vector<KernelArg> params(8);
+  params[0] = KernelArg{"s", "S*", 1, true};
+  params[1] = KernelArg{"c", "float4*", 2, true};
+  params[2] = KernelArg{"tmp", "DATA_TYPE*", 3, true, 0, KernelArg::Handle::None, false, "double*"};
+  params[3] = KernelArg{"raw", "S*", 3, true};
+  params[4] = KernelArg{"n", "size_t", 0, false};
+  params[5] = KernelArg{"p", "Params", 0, false, 24};
+  params[6] = KernelArg{"img", "image2d_t", 0, false, 0, KernelArg::Handle::Image};
+  params[7] = KernelArg{"smp", "sampler_t", 0, false, 0, KernelArg::Handle::Sampler};
+  try {
+    wrapper::checkArgs({}, params);
+    ADD_FAILURE() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "the kernel takes 8 arguments (S* s, float4* c, DATA_TYPE* tmp, S* raw, size_t n, Params p, image2d_t "
+              "img, sampler_t smp), 0 given; in order: --arg buffer:TYPE:COUNT --arg buffer:float4:COUNT --arg "
+              "local:double:COUNT --arg local:BYTES --arg scalar:ulong:VALUE --arg (a struct by value, which run "
+              "cannot build) --arg image:ORDER/TYPE:WIDTHxHEIGHT --arg sampler:ADDRESSING:FILTER");
+  }
+  try {
+    wrapper::checkArgs({wrapper::parseArgSpec("buffer:float:4")}, {});
+    ADD_FAILURE() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "the kernel takes 0 arguments (), 1 given");
+  }
+}
+
 TEST(Standalone, LocalSizesInBytesOrAsTypeAndCount) {
   const wrapper::ArgSpec bytes = wrapper::parseArgSpec("local:256");
   EXPECT_EQ(bytes.kind, wrapper::ArgSpec::Kind::Local);

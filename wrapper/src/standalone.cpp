@@ -524,27 +524,52 @@ std::string normalTypeName(const std::string& type) {
   return type.rfind("size_t", 0) == 0 ? "ulong" + type.substr(6) : type;
 }
 
+// Dimensions of an image type `run` can make (0: one it cannot).
+uint32_t imageDims(const std::string& type) {
+  return type == "image1d_t" ? 1 : type == "image2d_t" ? 2 : type == "image3d_t" ? 3 : 0;
+}
+const char* const kImageSizes[] = {"SIZES", "WIDTH", "WIDTHxHEIGHT", "WIDTHxHEIGHTxDEPTH"};
+
+// The --arg form that parameter `p` takes, with its type filled in where it is a built-in one
+// ("buffer:float:COUNT", "scalar:int:VALUE", "local:float:COUNT").
+std::string argForm(const passes::KernelArg& p) {
+  if (p.handle == passes::KernelArg::Handle::Image) return std::string("image:ORDER/TYPE:") + kImageSizes[imageDims(p.type)];
+  if (p.handle == passes::KernelArg::Handle::Sampler) return "sampler:ADDRESSING:FILTER";
+  const std::string& base = p.resolvedType();
+  if (p.isPointer) {
+    const std::string element = base.size() > 1 && base.back() == '*' ? base.substr(0, base.size() - 1) : "";
+    const bool known = isBuiltinType(element);
+    if (p.addressSpace == 3) return known ? "local:" + normalTypeName(element) + ":COUNT" : "local:BYTES";
+    return "buffer:" + (known ? normalTypeName(element) : std::string("TYPE")) + ":COUNT";
+  }
+  if (p.byValueBytes) return "(a struct by value, which run cannot build)";
+  return "scalar:" + (isBuiltinType(base) ? normalTypeName(base) : std::string("TYPE")) + ":VALUE";
+}
+
 }  // namespace
 
 void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::KernelArg>& params) {
   if (specs.size() != params.size()) {
-    std::string list;
-    for (const auto& p : params) list += (list.empty() ? "" : ", ") + p.type + " " + p.name;
-    throw std::invalid_argument("the kernel takes " + std::to_string(params.size()) +
-                                " arguments (" + list + "), " + std::to_string(specs.size()) + " given");
+    std::string list, forms;
+    for (const auto& p : params) {
+      list += (list.empty() ? "" : ", ") + p.type + " " + p.name;
+      forms += " --arg " + argForm(p);
+    }
+    throw std::invalid_argument("the kernel takes " + std::to_string(params.size()) + " arguments (" + list +
+                                "), " + std::to_string(specs.size()) + " given" +
+                                (params.empty() ? "" : "; in order:" + forms));
   }
   for (size_t i = 0; i < specs.size(); ++i) {
     const ArgSpec& s = specs[i];
     const passes::KernelArg& p = params[i];
     std::string where = "argument " + std::to_string(i) + " (" + p.type + " " + p.name + "): ";
     if (p.handle == passes::KernelArg::Handle::Image) {
-      const uint32_t dims = p.type == "image1d_t" ? 1 : p.type == "image2d_t" ? 2 : p.type == "image3d_t" ? 3 : 0;
+      const uint32_t dims = imageDims(p.type);
       if (dims == 0)
         throw std::invalid_argument(where + "`cltrace run` makes image1d_t, image2d_t and image3d_t images; the "
                                             "C++ API and `cltrace wrap` pass any image as the program sets it");
-      static const char* kSizes[] = {"", "WIDTH", "WIDTHxHEIGHT", "WIDTHxHEIGHTxDEPTH"};
       if (s.kind != ArgSpec::Kind::Image || s.imageDims != dims)
-        throw std::invalid_argument(where + "an " + p.type + " needs image:ORDER/TYPE:" + kSizes[dims]);
+        throw std::invalid_argument(where + "an " + p.type + " needs " + argForm(p));
     } else if (p.handle == passes::KernelArg::Handle::Sampler) {
       if (s.kind != ArgSpec::Kind::Sampler)
         throw std::invalid_argument(where + "a sampler needs sampler:ADDRESSING:FILTER[:normalized]");
