@@ -533,7 +533,8 @@ const char* const kImageSizes[] = {"SIZES", "WIDTH", "WIDTHxHEIGHT", "WIDTHxHEIG
 // The --arg form that parameter `p` takes, with its type filled in where it is a built-in one
 // ("buffer:float:COUNT", "scalar:int:VALUE", "local:float:COUNT").
 std::string argForm(const passes::KernelArg& p) {
-  if (p.handle == passes::KernelArg::Handle::Image) return std::string("image:ORDER/TYPE:") + kImageSizes[imageDims(p.type)];
+  if (p.handle == passes::KernelArg::Handle::Image)
+    return std::string("image:ORDER/TYPE:") + kImageSizes[imageDims(p.type)];
   if (p.handle == passes::KernelArg::Handle::Sampler) return "sampler:ADDRESSING:FILTER";
   const std::string& base = p.resolvedType();
   if (p.isPointer) {
@@ -574,7 +575,8 @@ void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::Kern
       if (s.kind != ArgSpec::Kind::Sampler)
         throw std::invalid_argument(where + "a sampler needs sampler:ADDRESSING:FILTER[:normalized]");
     } else if (p.isPointer && p.addressSpace == 3) {
-      if (s.kind != ArgSpec::Kind::Local) throw std::invalid_argument(where + "a __local pointer needs local:BYTES or local:TYPE:COUNT");
+      if (s.kind != ArgSpec::Kind::Local)
+        throw std::invalid_argument(where + "a __local pointer needs local:BYTES or local:TYPE:COUNT");
     } else if (p.isPointer) {
       if (s.kind != ArgSpec::Kind::Buffer) throw std::invalid_argument(where + "a pointer needs buffer:TYPE:COUNT");
       // The buffer's contents are made as its TYPE (random floats, iota integers): integers given
