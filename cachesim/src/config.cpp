@@ -295,6 +295,14 @@ const std::vector<KeyDef>& keyDefs() {
 const KeyDef& findKey(const std::string& key) {
   for (const KeyDef& d : keyDefs())
     if (key == d.name) return d;
+  // A report's config object shows them, so they are the likeliest keys to be tried; JSON files
+  // may hold them (fromJson checks that they agree), an override cannot.
+  if (key == "sets")
+    throw std::invalid_argument("configuration key 'sets' is derived, size / (line_size * associativity): set "
+                                "size, line_size or associativity instead");
+  if (key == "lines")
+    throw std::invalid_argument("configuration key 'lines' is derived, size / line_size: set size or line_size "
+                                "instead");
   std::string known;
   for (const KeyDef& d : keyDefs()) {
     if (!known.empty()) known += ", ";

@@ -161,6 +161,12 @@ TEST(Config, ExactMessagesForOddNumbers) {
   EXPECT_EQ(overrideError({"size=\x01"}),
             "invalid value '\\x01' for configuration key 'size': expected a non-negative integer");
   EXPECT_EQ(overrideError({"si\x1bze=1"}).substr(0, 36), "unknown configuration key 'si\\x1bze'");
+  // The derived keys a report shows name what to set instead.
+  EXPECT_EQ(overrideError({"sets=64"}),
+            "configuration key 'sets' is derived, size / (line_size * associativity): set size, line_size or "
+            "associativity instead");
+  EXPECT_EQ(overrideError({"lines=256"}),
+            "configuration key 'lines' is derived, size / line_size: set size or line_size instead");
   // JSON numbers past 64 bits arrive as doubles: too large, not a misread exponent.
   std::string huge = writeTemp("cachesim_huge.json", R"({"size": 18446744073709551616})");
   EXPECT_NE(messageOf<std::invalid_argument>([&] { loadConfig(huge); })
