@@ -162,6 +162,12 @@ usage_mistake "--format: scheduler: format must be one of" "$CLTRACE" schedule "
 usage_mistake "--color: plot: unknown colouring 'foo'" "$CLTRACE" plot "$work/mt.cltrace" --color foo -o "$work/p.png"
 usage_mistake "--policies: scheduler: policy must be one of" "$CLTRACE" plot "$work/mt.cltrace" --policies warp,foo -o "$work/p.png"
 usage_mistake "--policy: invalid value 'foo' for configuration key 'scheduling'" "$CLTRACE" predict "$KERNELS/vadd.cl" --policy foo
+# A misspelt command is named, with the commands there are; CLI11's own errors begin as the tool's.
+usage_mistake "cltrace: error: unknown command 'simulat' (commands: devices, dump, instrument, plot, predict, run, schedule, simulate, stats, wrap)" \
+  "$CLTRACE" simulat "$work/mt.cltrace"
+usage_mistake "cltrace: error: unknown command '$KERNELS/vadd.cl'" "$CLTRACE" "$KERNELS/vadd.cl"
+usage_mistake "cltrace: error: trace is required" "$CLTRACE" simulate
+usage_mistake "cltrace: error: A subcommand is required" "$CLTRACE"
 rc=0
 "$CLTRACE" simulate "$work/mt.cltrace" --sm 20 > /dev/null 2>&1 || rc=$?
 [ "$rc" -eq 1 ] || fail "--sm 20 of 15 SMs: exit status $rc, not 1"

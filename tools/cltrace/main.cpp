@@ -126,7 +126,25 @@ int main(int argc, char** argv) {
   CLI::App app{"cltrace: predict the Fermi L1 cache behaviour of OpenCL kernels"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "cltrace 0.1.0");
+  // Command-line mistakes begin as the tool's other errors do.
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    return "cltrace: error: " + CLI::FailureMessage::simple(a, e);
+  });
   for (auto& [name, setup] : cltrace::cli::registry()) setup(app);
+  // A misspelt command would otherwise read as "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      fmt::print(stderr, "cltrace: error: unknown command '{}' (commands: {})\nRun with --help for more information.\n",
+                 cltrace::printable(argv[1]), names);
+      return cltrace::cli::checkedExit(2);
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
