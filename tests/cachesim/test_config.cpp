@@ -128,6 +128,15 @@ TEST(Config, ErrorsNameTheKey) {
   EXPECT_NE(overrideError({"noequals"}).find("noequals"), std::string::npos);
   EXPECT_NE(overrideError({}, "gtx999-1k").find("preset"), std::string::npos);
   EXPECT_EQ(overrideError({"size=16K", "set_index=linear", "associativity=3", "size=12K"}), "");  // 32 sets of 3
+  // Whole lines that do not make whole sets name the ways; a size of no whole lines names the size.
+  EXPECT_EQ(overrideError({"associativity=3"}),
+            "configuration key 'associativity': 3 ways of 128-byte lines (384 bytes a set) do not divide size 16384 "
+            "into whole sets");
+  EXPECT_EQ(overrideError({"associativity=256", "set_index=linear"}),
+            "configuration key 'associativity': 256 ways of 128-byte lines (32768 bytes a set) do not divide size "
+            "16384 into whole sets");
+  EXPECT_EQ(overrideError({"size=1000"}),
+            "configuration key 'size': 1000 bytes is not a positive multiple of line_size * associativity (512 bytes)");
 }
 
 std::string writeTemp(const std::string& name, const std::string& text) {
