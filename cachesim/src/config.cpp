@@ -376,15 +376,16 @@ void Config::validate() const {
                                     std::to_string(kMaxLinesPerL1) + " per L1");
   if (associativity == 0) badCombination("associativity", "must be at least 1");
   uint64_t setBytes = uint64_t(lineSize) * associativity;
-  // Whole lines but not whole sets: the ways are what do not fit (associativity=3 in 16 KB).
-  if (size % lineSize == 0 && (size % setBytes != 0 || size / setBytes == 0))
-    badCombination("associativity", std::to_string(associativity) + " ways of " + std::to_string(lineSize) +
-                                        "-byte lines (" + std::to_string(setBytes) +
-                                        " bytes a set) do not divide size " + std::to_string(size) +
-                                        " into whole sets");
-  if (size % setBytes != 0 || size / setBytes == 0)
+  if (size % setBytes != 0 || size / setBytes == 0) {
+    // Whole lines but not whole sets: the ways are what do not fit (associativity=3 in 16 KB).
+    if (size % lineSize == 0)
+      badCombination("associativity", std::to_string(associativity) + " ways of " + std::to_string(lineSize) +
+                                          "-byte lines (" + std::to_string(setBytes) +
+                                          " bytes a set) do not divide size " + std::to_string(size) +
+                                          " into whole sets");
     badCombination("size", std::to_string(size) + " bytes is not a positive multiple of line_size * associativity (" +
                                std::to_string(setBytes) + " bytes)");
+  }
   if (size / setBytes > std::numeric_limits<uint32_t>::max()) badCombination("size", "too many sets");
   uint32_t s = sets();
   if (setIndex == SetIndexFunction::FermiXor && s != 32 && s != 64)

@@ -43,6 +43,15 @@ uint64_t parseCount(const std::string& s, const std::string& what, const std::st
   }
 }
 
+// The bytes of `count` elements of `type` (`elementBytes` each); refused past 2^64.
+uint64_t bytesOfElements(uint64_t count, const std::string& type, uint64_t elementBytes, const std::string& spec) {
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(count, elementBytes, &bytes))
+    throw std::invalid_argument("argument '" + spec + "': " + std::to_string(count) + " elements of " + type + " (" +
+                                std::to_string(elementBytes) + " bytes each) are more than 2^64 bytes");
+  return bytes;
+}
+
 struct ScalarType {
   std::string base;
   uint64_t size = 0;
@@ -443,10 +452,7 @@ ArgSpec parseArgSpec(const std::string& text) {
     const uint64_t elementBytes = typeSize(a.type);
     a.count = parseCount(p[2], "count", text);
     if (a.count == 0) throw std::invalid_argument("argument '" + text + "': a buffer needs at least one element");
-    uint64_t bytes = 0;
-    if (__builtin_mul_overflow(a.count, elementBytes, &bytes))
-      throw std::invalid_argument("argument '" + text + "': " + std::to_string(a.count) + " elements of " + a.type +
-                                  " (" + std::to_string(elementBytes) + " bytes each) are more than 2^64 bytes");
+    bytesOfElements(a.count, a.type, elementBytes, text);
     if (p.size() > 3) parseInitialiser(p[3], a);
   } else if (kind == "scalar") {
     split(3, 3, "scalar:TYPE:VALUE");
@@ -477,10 +483,7 @@ ArgSpec parseArgSpec(const std::string& text) {
       } catch (const std::invalid_argument& e) {
         throw std::invalid_argument("argument '" + text + "': " + e.what() + " (local:BYTES or local:TYPE:COUNT)");
       }
-      const uint64_t count = parseCount(p[2], "count", text);
-      if (__builtin_mul_overflow(count, elementBytes, &a.bytes))
-        throw std::invalid_argument("argument '" + text + "': " + std::to_string(count) + " elements of " + p[1] +
-                                    " (" + std::to_string(elementBytes) + " bytes each) are more than 2^64 bytes");
+      a.bytes = bytesOfElements(parseCount(p[2], "count", text), p[1], elementBytes, text);
     }
     if (a.bytes == 0) throw std::invalid_argument("argument '" + text + "': local size must be > 0");
   } else if (kind == "image") {
@@ -530,20 +533,26 @@ uint32_t imageDims(const std::string& type) {
 }
 const char* const kImageSizes[] = {"SIZES", "WIDTH", "WIDTHxHEIGHT", "WIDTHxHEIGHTxDEPTH"};
 
+// The element type of pointer parameter `p` (a typedef's as the type it names); "" if unknown.
+std::string pointeeOf(const passes::KernelArg& p) {
+  const std::string& base = p.resolvedType();
+  return base.size() > 1 && base.back() == '*' ? base.substr(0, base.size() - 1) : "";
+}
+
 // The --arg form that parameter `p` takes, with its type filled in where it is a built-in one
 // ("buffer:float:COUNT", "scalar:int:VALUE", "local:float:COUNT").
 std::string argForm(const passes::KernelArg& p) {
   if (p.handle == passes::KernelArg::Handle::Image)
     return std::string("image:ORDER/TYPE:") + kImageSizes[imageDims(p.type)];
   if (p.handle == passes::KernelArg::Handle::Sampler) return "sampler:ADDRESSING:FILTER";
-  const std::string& base = p.resolvedType();
   if (p.isPointer) {
-    const std::string element = base.size() > 1 && base.back() == '*' ? base.substr(0, base.size() - 1) : "";
+    const std::string element = pointeeOf(p);
     const bool known = isBuiltinType(element);
     if (p.addressSpace == 3) return known ? "local:" + normalTypeName(element) + ":COUNT" : "local:BYTES";
     return "buffer:" + (known ? normalTypeName(element) : std::string("TYPE")) + ":COUNT";
   }
   if (p.byValueBytes) return "(a struct by value, which run cannot build)";
+  const std::string& base = p.resolvedType();
   return "scalar:" + (isBuiltinType(base) ? normalTypeName(base) : std::string("TYPE")) + ":VALUE";
 }
 
@@ -584,8 +593,7 @@ void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::Kern
       // Vectors of the element (float4 for float*, or float for float4*: a size in other units)
       // and the other signedness keep the numbers. A typedef of a built-in type is checked as
       // that type (kernel_arg_base_type); a pointer to a struct cannot be checked.
-      const std::string& base = p.resolvedType();
-      const std::string element = base.size() > 1 && base.back() == '*' ? base.substr(0, base.size() - 1) : "";
+      const std::string element = pointeeOf(p);
       if (isBuiltinType(element) && !sameNumbers(element, s.type))
         throw std::invalid_argument(where + "a buffer of " + s.type + ", the kernel's elements are " + element +
                                     " (give buffer:" + element + ":COUNT...)");
