@@ -30,7 +30,7 @@ manifest_error '{"kernel": "pick", "global": [2], "local": [2], "args": [1, 2]}'
 manifest_error "{\"kernel\": \"pick\", \"global\": [2048], \"local\": [300], $args}" \
   'local size 300 does not divide global size 2048 in dimension 0'
 manifest_error '{"kernel": "pick", "global": [2], "local": [2], "args": ["buffer:int:2"]}' \
-  '"args": the kernel takes 2 arguments (int* idx, int* out), 1 given'
+  '"args": the kernel takes 2 arguments (int* idx, int* out), 1 given; in order: ["buffer:int:COUNT", "buffer:int:COUNT"]'
 manifest_error '{"kernel": "pick", "global": [2], "local": [2], "args": ["buffer:int:2", "scalar:int:3"]}' \
   '"args": argument 1 (int* out): a pointer needs buffer:TYPE:COUNT'
 # Arguments given on the command line are not the manifest's: their errors do not name it.

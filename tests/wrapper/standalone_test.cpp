@@ -162,7 +162,9 @@ TEST(Standalone, ArgumentErrorsNameTheArgument) {
     }
   };
   expectInvalid([] { wrapper::parseArgSpec("buffer:float"); }, "expected buffer:TYPE:COUNT[:INIT]");
-  expectInvalid([] { wrapper::parseArgSpec("buffer:quux:4"); }, "unknown OpenCL type 'quux'");
+  expectInvalid([] { wrapper::parseArgSpec("buffer:quux:4"); },
+                "argument 'buffer:quux:4': unknown OpenCL type 'quux'; a buffer's TYPE is a scalar or vector type "
+                "(for an array of structs, buffer:uchar:BYTES)");
   // A struct's name as a scalar type: what run can pass, and where a struct can be traced.
   expectInvalid([] { wrapper::parseArgSpec("scalar:Params:1"); },
                 "argument 'scalar:Params:1': unknown OpenCL type 'Params'; a scalar is one of char, uchar, short, "
@@ -297,6 +299,15 @@ TEST(Standalone, ArgumentCountErrorListsEachArgumentsForm) {
               "img, sampler_t smp), 0 given; in order: --arg buffer:TYPE:COUNT --arg buffer:float4:COUNT --arg "
               "local:double:COUNT --arg local:BYTES --arg scalar:ulong:VALUE --arg (a struct by value, which run "
               "cannot build) --arg image:ORDER/TYPE:WIDTHxHEIGHT --arg sampler:ADDRESSING:FILTER");
+  }
+  // A launch manifest's "args" are listed as its strings are written.
+  try {
+    wrapper::checkArgs({}, {params[1], params[4]}, wrapper::ArgSpelling::Manifest);
+    ADD_FAILURE() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "the kernel takes 2 arguments (float4* c, size_t n), 0 given; in order: [\"buffer:float4:COUNT\", "
+              "\"scalar:ulong:VALUE\"]");
   }
   try {
     wrapper::checkArgs({wrapper::parseArgSpec("buffer:float:4")}, {});

@@ -449,7 +449,16 @@ ArgSpec parseArgSpec(const std::string& text) {
     split(4, 3, "buffer:TYPE:COUNT[:INIT]");  // the initialiser keeps its ':'s
     a.kind = ArgSpec::Kind::Buffer;
     a.type = p[1];
-    const uint64_t elementBytes = typeSize(a.type);
+    uint64_t elementBytes = 0;
+    try {
+      elementBytes = typeSize(a.type);
+    } catch (const std::invalid_argument& e) {
+      // A struct's name is the likeliest: its bytes can be passed as uchar (or as a vector
+      // of the struct's size).
+      throw std::invalid_argument("argument '" + text + "': " + e.what() +
+                                  "; a buffer's TYPE is a scalar or vector type (for an array of structs, "
+                                  "buffer:uchar:BYTES)");
+    }
     a.count = parseCount(p[2], "count", text);
     if (a.count == 0) throw std::invalid_argument("argument '" + text + "': a buffer needs at least one element");
     bytesOfElements(a.count, a.type, elementBytes, text);
@@ -558,13 +567,20 @@ std::string argForm(const passes::KernelArg& p) {
 
 }  // namespace
 
-void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::KernelArg>& params) {
+void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::KernelArg>& params,
+               ArgSpelling spelling) {
   if (specs.size() != params.size()) {
+    // The forms as they would be written where the arguments came from.
+    const bool manifest = spelling == ArgSpelling::Manifest;
     std::string list, forms;
     for (const auto& p : params) {
       list += (list.empty() ? "" : ", ") + p.type + " " + p.name;
-      forms += " --arg " + argForm(p);
+      if (manifest)
+        forms += (forms.empty() ? "[\"" : ", \"") + argForm(p) + "\"";
+      else
+        forms += " --arg " + argForm(p);
     }
+    if (manifest && !forms.empty()) forms = " " + forms + "]";
     throw std::invalid_argument("the kernel takes " + std::to_string(params.size()) + " arguments (" + list +
                                 "), " + std::to_string(specs.size()) + " given" +
                                 (params.empty() ? "" : "; in order:" + forms));
@@ -783,7 +799,8 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
       source, spec.kernel, passes::withSourceDirectory(spec.sourcePath, withDeviceMacros(device, spec.buildOptions)),
       {}, spec.sourcePath);
   try {
-    checkArgs(spec.args, instrumented.args);
+    checkArgs(spec.args, instrumented.args,
+              spec.argsManifest.empty() ? ArgSpelling::CommandLine : ArgSpelling::Manifest);
   } catch (const std::invalid_argument& e) {
     if (spec.argsManifest.empty()) throw;
     throw std::invalid_argument("launch manifest " + spec.argsManifest + ": \"args\": " + e.what());

@@ -119,8 +119,13 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
 // not text (a NUL byte: a trace or a binary given by mistake).
 std::string readKernelSource(const std::string& path);
 
+// Where argument specs were written: a wrong count lists the forms the kernel takes in that
+// spelling (`--arg buffer:float:COUNT ...`, or a manifest's ["buffer:float:COUNT", ...]).
+enum class ArgSpelling { CommandLine, Manifest };
+
 // Checks the specs against the kernel's parameters; throws std::invalid_argument naming the
 // argument that does not fit.
-void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::KernelArg>& params);
+void checkArgs(const std::vector<ArgSpec>& specs, const std::vector<passes::KernelArg>& params,
+               ArgSpelling spelling = ArgSpelling::CommandLine);
 
 }  // namespace cltrace::wrapper
