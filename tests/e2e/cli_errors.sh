@@ -434,4 +434,19 @@ done
 usage_mistake "--warp-size: '0x100000000' does not fit in 32 bits (at most 4294967295)" \
   "$CLTRACE" schedule x -o y --warp-size 0x100000000
 usage_mistake "--limit: '18446744073709551616' does not fit in 64 bits" "$CLTRACE" dump x --limit 18446744073709551616
+# --help names each option's value once (CLI11 appended every check's description to it, as in
+# `--runs TEXT:TEXT:VALUE` or `--trace-buffer-mib UINT:UINT:UINT in [1 - 1099511627776]=256`).
+for cmd in devices dump instrument plot predict run schedule simulate stats wrap; do
+  help=$("$CLTRACE" "$cmd" --help)
+  doubled=$(echo "$help" | grep -E '^ +-[^ ]* [A-Z]+:[A-Z]' || true)
+  [ -z "$doubled" ] || fail "$cmd --help names a value twice: $doubled"
+done
+help=$("$CLTRACE" simulate --help)
+for words in "--runs N " "--seed N " "--sm SM " "--config PRESET|FILE=gtx480-16k" "--set KEY=VALUE "; do
+  echo "$help" | grep -F -- "$words" >/dev/null || fail "simulate --help lacks '$words': $help"
+done
+help=$("$CLTRACE" run --help)
+for words in "--global X[,Y[,Z]] " "--trace-buffer-mib MIB=256 " "--trace-timeout SECONDS " "-o,--out FILE=trace.cltrace"; do
+  echo "$help" | grep -F -- "$words" >/dev/null || fail "run --help lacks '$words': $help"
+done
 echo "cli errors: all checks passed"

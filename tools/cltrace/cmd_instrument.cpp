@@ -107,12 +107,16 @@ cli::CommandRegistration registration("instrument", [](CLI::App& app) {
   auto o = std::make_shared<InstrumentOptions>();
   CLI::App* sub = app.add_subcommand("instrument", "Instrument one kernel: write count.bc and trace.bc");
   sub->add_option("source", o->source, "OpenCL C source file")->required();
-  sub->add_option("-k,--kernel", o->kernel, "kernel to instrument")->required();
+  sub->add_option("-k,--kernel", o->kernel, "kernel to instrument")->required()->type_name("NAME");
   cli::addRepeatable(*sub, "-D", o->defines, "preprocessor definition NAME[=VALUE] (repeatable)")
-      ->check(cli::nonEmpty());
-  cli::addRepeatable(*sub, "-I", o->includes, "include directory (repeatable)")->check(cli::nonEmpty());
+      ->check(cli::nonEmpty())
+      ->type_name("NAME[=VALUE]");
+  cli::addRepeatable(*sub, "-I", o->includes, "include directory (repeatable)")->check(cli::nonEmpty())->type_name("DIR");
   sub->add_option("--build-options", o->buildOptions, "further clBuildProgram-style options");
-  sub->add_option("-o,--out", o->outDir, "output directory")->capture_default_str()->check(cli::nonEmpty());
+  sub->add_option("-o,--out", o->outDir, "output directory")
+      ->capture_default_str()
+      ->check(cli::nonEmpty())
+      ->type_name("DIR");
   sub->add_flag("--spirv", o->spirv, "also write count.spv and trace.spv (llvm-spirv-15)");
   sub->add_flag("--emit-ll", o->emitLl, "also write readable count.ll and trace.ll");
   sub->callback([o] { run(*o); });

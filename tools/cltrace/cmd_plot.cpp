@@ -266,11 +266,11 @@ const CommandRegistration registration("plot", [](CLI::App& app) {
   cmd->add_option("--color", o->color,
                   "Colour by thread (global id), warp, workgroup, or hit (L1 hit/miss from the cache simulator)")
       ->capture_default_str()
-      ->check(cli::parsedBy([](const std::string& v) { plot::parseColorBy(v); }, "COLOUR"));
+      ->check(cli::parsedBy([](const std::string& v) { plot::parseColorBy(v); }))->type_name("COLOUR");
   cmd->add_option("--policies", o->policies,
                   "Comma-separated panels: warp, sequential, round-robin, random")
       ->capture_default_str()
-      ->check(cli::parsedBy([](const std::string& v) { parsePolicies(v); }, "POLICIES"));
+      ->check(cli::parsedBy([](const std::string& v) { parsePolicies(v); }))->type_name("POLICIES");
   cmd->add_option("--width", o->width, "Image width in pixels (16 to 32768; width x height at most 8192 x 8192)")
       ->capture_default_str()
       ->transform(unsignedInteger(32));
@@ -281,16 +281,20 @@ const CommandRegistration registration("plot", [](CLI::App& app) {
                   "GPU and cache: preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file; "
                   "every SM's L1 is simulated for --color hit")
       ->capture_default_str()
-      ->check(nonEmpty());
-  addRepeatable(*cmd, "--set", o->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)");
+      ->check(nonEmpty())
+      ->type_name("PRESET|FILE");
+  addRepeatable(*cmd, "--set", o->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)")
+      ->type_name("KEY=VALUE");
   cmd->add_option("--seed", o->seed, "Seed of the random policy and the simulator")
       ->capture_default_str()
       ->transform(unsignedInteger());
   cmd->add_option("--element-size", o->elementSize, "Bytes per element on the y axis")
       ->capture_default_str()
       ->transform(unsignedInteger(32));
-  cmd->add_option("--raster", o->raster, "Also keep the density grids (raster file) here")->check(cli::nonEmpty());
-  cmd->add_option("-o,--output", o->output, "Output image, .png or .svg")->required()->check(cli::nonEmpty());
+  cmd->add_option("--raster", o->raster, "Also keep the density grids (raster file) here")
+      ->check(cli::nonEmpty())
+      ->type_name("FILE");
+  cmd->add_option("-o,--output", o->output, "Output image, .png or .svg")->required()->check(cli::nonEmpty())->type_name("FILE");
   cmd->callback([o] { runPlot(*o); });
 });
 

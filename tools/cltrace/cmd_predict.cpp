@@ -84,24 +84,30 @@ cli::CommandRegistration registration("predict", [](CLI::App& app) {
   cli::addLaunchFlags(*sub, f->launch);
   sub->add_option("--config", f->config, "preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file")
       ->capture_default_str()
-      ->check(cli::nonEmpty());
-  cli::addRepeatable(*sub, "--set", f->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)");
+      ->check(cli::nonEmpty())
+      ->type_name("PRESET|FILE");
+  cli::addRepeatable(*sub, "--set", f->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)")
+      ->type_name("KEY=VALUE");
   CLI::Option* policy =
       sub->add_option("--policy", f->policy, "scheduling policy: warp[:INTER_WARP], sequential, round-robin, random")
           ->capture_default_str()
-          ->check(cli::configValue("scheduling"));
+          ->check(cli::configValue("scheduling"))
+          ->type_name("POLICY");
   CLI::Option* runs =
       sub->add_option("--runs", f->runs, "simulation runs (median and spread reported)")
           ->capture_default_str()
           ->transform(cli::unsignedInteger(32))
           ->check(cli::configValue("runs"));
-  sub->add_option("--seed", f->seed, "seed of the first run")->check(cli::configValue("seed"));
+  sub->add_option("--seed", f->seed, "seed of the first run")->check(cli::configValue("seed"))->type_name("N");
   CLI::Option* sm = sub->add_option("--sm", f->sm, "SM whose L1 is simulated: an index, all, or random (per run)")
                         ->capture_default_str()
-                        ->check(cli::configValue("sm"));
+                        ->check(cli::configValue("sm"))
+                        ->type_name("SM");
   cli::addThreadsOption(*sub, f->threads);
   sub->add_flag("--json", f->json, "print JSON instead of text");
-  sub->add_option("--keep-trace", f->keepTrace, "also keep the trace file at this path")->check(cli::nonEmpty());
+  sub->add_option("--keep-trace", f->keepTrace, "also keep the trace file at this path")
+      ->check(cli::nonEmpty())
+      ->type_name("FILE");
   sub->callback([f, policy, runs, sm] {
     f->given = {policy->count() > 0, runs->count() > 0, sm->count() > 0};
     run(*f);

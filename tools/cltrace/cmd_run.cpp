@@ -31,7 +31,10 @@ cli::CommandRegistration registration("run", [](CLI::App& app) {
   auto f = std::make_shared<RunFlags>();
   CLI::App* sub = app.add_subcommand("run", "Trace one launch of a kernel with no host code");
   cli::addLaunchFlags(*sub, f->launch);
-  sub->add_option("-o,--out", f->out, "trace file to write")->capture_default_str()->check(cli::nonEmpty());
+  sub->add_option("-o,--out", f->out, "trace file to write")
+      ->capture_default_str()
+      ->check(cli::nonEmpty())
+      ->type_name("FILE");
   sub->callback([f] { run(*f); });
 });
 

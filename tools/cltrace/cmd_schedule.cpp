@@ -85,12 +85,12 @@ const CommandRegistration registration("schedule", [](CLI::App& app) {
   cmd->add_option("trace", o->trace, "Trace file")->required();
   cmd->add_option("--policy", o->policy, "sequential, round-robin, random or warp")
       ->capture_default_str()
-      ->check(parsedBy([](const std::string& v) { sched::parsePolicy(v); }, "POLICY"));
+      ->check(parsedBy([](const std::string& v) { sched::parsePolicy(v); }))->type_name("POLICY");
   CLI::Option* interWarp = cmd->add_option("--inter-warp", o->interWarp,
                                            "Warp order on an SM (warp policy): loose-round-robin, "
                                            "greedy-then-oldest, two-level")
                                ->capture_default_str()
-                               ->check(parsedBy([](const std::string& v) { sched::parseInterWarpOrder(v); }, "ORDER"));
+                               ->check(parsedBy([](const std::string& v) { sched::parseInterWarpOrder(v); }))->type_name("ORDER");
   cmd->add_option("--warp-size", o->warpSize, "Threads per warp")
       ->capture_default_str()
       ->transform(unsignedInteger(32));
@@ -106,8 +106,8 @@ const CommandRegistration registration("schedule", [](CLI::App& app) {
       ->transform(unsignedInteger(32));
   cmd->add_option("--format", o->format, "binary (read back by the cache simulator), text or csv")
       ->capture_default_str()
-      ->check(parsedBy([](const std::string& v) { sched::parseOutputFormat(v); }, "FORMAT"));
-  cmd->add_option("-o,--output", o->output, "Output file")->required();
+      ->check(parsedBy([](const std::string& v) { sched::parseOutputFormat(v); }))->type_name("FORMAT");
+  cmd->add_option("-o,--output", o->output, "Output file")->required()->type_name("FILE");
   cmd->callback([o, interWarp] {
     o->interWarpGiven = interWarp->count() > 0;
     runSchedule(*o);

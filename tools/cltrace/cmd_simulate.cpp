@@ -123,15 +123,22 @@ const CommandRegistration registration("simulate", [](CLI::App& app) {
       ->required();
   cmd->add_option("--config", o->config, "Preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file")
       ->capture_default_str()
-      ->check(nonEmpty());
-  addRepeatable(*cmd, "--set", o->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)");
+      ->check(nonEmpty())
+      ->type_name("PRESET|FILE");
+  addRepeatable(*cmd, "--set", o->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)")
+      ->type_name("KEY=VALUE");
   cmd->add_option("--runs", o->runs, "Runs with seeds seed, seed+1, ...; reports the median miss rate")
       ->check(nonEmpty())
-      ->check(configValue("runs"));
-  cmd->add_option("--seed", o->seed, "Seed of the first run")->check(nonEmpty())->check(configValue("seed"));
+      ->check(configValue("runs"))
+      ->type_name("N");
+  cmd->add_option("--seed", o->seed, "Seed of the first run")
+      ->check(nonEmpty())
+      ->check(configValue("seed"))
+      ->type_name("N");
   cmd->add_option("--sm", o->sm, "SM whose L1 is simulated: an index, all, or random (per run)")
       ->check(nonEmpty())
-      ->check(configValue("sm"));
+      ->check(configValue("sm"))
+      ->type_name("SM");
   addThreadsOption(*cmd, o->threads);
   cmd->add_flag("--json", o->json, "Print JSON (keys in docs/cachesim.md) instead of text");
   cmd->callback([o, cmd] {

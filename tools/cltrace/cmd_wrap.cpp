@@ -372,29 +372,36 @@ std::vector<uint64_t> launchesOf(const std::vector<std::string>& lists) {
 cli::CommandRegistration registration("wrap", [](CLI::App& app) {
   auto f = std::make_shared<WrapFlags>();
   CLI::App* sub = app.add_subcommand("wrap", "Trace the kernel launches of an unmodified OpenCL program");
-  sub->add_option("-o,--out", f->out, "directory for the traces")->capture_default_str()->check(cli::nonEmpty());
+  sub->add_option("-o,--out", f->out, "directory for the traces")
+      ->capture_default_str()
+      ->check(cli::nonEmpty())
+      ->type_name("DIR");
   // Split here, not by CLI11 (see listItems).
   cli::addRepeatable(*sub, "-k,--kernel", f->kernelLists, "trace only these kernels (repeatable, or NAME,NAME)")
       ->check(cli::nonEmpty())
-      ->check(cli::parsedBy([](const std::string& v) { cli::listItems({v}, kKernelItem); }, "NAME[,NAME...]"));
+      ->check(cli::parsedBy([](const std::string& v) { cli::listItems({v}, kKernelItem); }))->type_name("NAME[,NAME...]");
   cli::addRepeatable(*sub, "-n,--launch", f->launchLists,
                      "trace only these launches (0-based, all kernels counted; repeatable, or N,N)")
-      ->check(cli::parsedBy([](const std::string& v) { launchesOf({v}); }, "N[,N...]"));
+      ->check(cli::parsedBy([](const std::string& v) { launchesOf({v}); }))->type_name("N[,N...]");
   sub->add_option("--trace-buffer-mib", f->traceBufferMiB,
                   "most MiB of packed device records held at once per launch; more are traced in slices "
                   "(default 256)")
       ->transform(cli::unsignedInteger())
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40).description(""))
+      ->type_name("MIB");
   sub->add_option("--trace-timeout", f->traceTimeout,
                   "seconds a launch's count run and trace run may each take before cltrace gives it up as "
                   "hung and ends the program with status 1 (defaults as for run)")
       ->transform(cli::unsignedInteger())
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}));
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}).description(""))
+      ->type_name("SECONDS");
   sub->add_flag("--predict", f->predict, "simulate each traced launch and print its report (on stderr)");
   sub->add_option("--config", f->config, "with --predict: preset or JSON file")
       ->capture_default_str()
-      ->check(cli::nonEmpty());
-  cli::addRepeatable(*sub, "--set", f->sets, "with --predict: KEY=VALUE configuration override (repeatable)");
+      ->check(cli::nonEmpty())
+      ->type_name("PRESET|FILE");
+  cli::addRepeatable(*sub, "--set", f->sets, "with --predict: KEY=VALUE configuration override (repeatable)")
+      ->type_name("KEY=VALUE");
   CLI::Option* runs = sub->add_option("--runs", f->runs, "with --predict: simulation runs")
                           ->capture_default_str()
                           ->transform(cli::unsignedInteger(32));

@@ -58,11 +58,15 @@ CLI::Option* addRepeatable(CLI::App& app, const std::string& name, std::vector<T
 // list (`wrap -k , -- ./app` traced a kernel named `--`).
 std::vector<std::string> listItems(const std::vector<std::string>& lists, const std::string& what);
 
+// The checks below describe nothing in --help (CLI11 would append each description to the
+// option's value name, as in "TEXT:TEXT:VALUE"): an option whose value is not plain TEXT or UINT
+// names it with ->type_name("N").
+
 // CLI11 check that `parse` takes the value (it throws std::invalid_argument, whose message is
 // the error, otherwise): a value an option does not take is a command-line mistake (exit 2),
 // found before any work.
 template <typename Parse>
-CLI::Validator parsedBy(Parse parse, const std::string& what) {
+CLI::Validator parsedBy(Parse parse) {
   return CLI::Validator(
       [parse](std::string& v) {
         try {
@@ -72,7 +76,7 @@ CLI::Validator parsedBy(Parse parse, const std::string& what) {
           return std::string(e.what());
         }
       },
-      what);
+      "");
 }
 // The value of an option that stands for configuration key `key` (--runs, --sm, --seed), as the
 // key takes it alone (limits that depend on other keys are checked with the whole configuration).
@@ -81,7 +85,7 @@ CLI::Validator configValue(const std::string& key);
 // CLI11 check for options whose empty value would otherwise read as "not given".
 inline CLI::Validator nonEmpty() {
   return CLI::Validator([](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); },
-                        "TEXT");
+                        "");
 }
 
 // UserError when `input` is a pipe or a device (/dev/stdin): `command` reads it more than once.

@@ -23,23 +23,28 @@ namespace {
 // CLI11 check of one X[,Y[,Z]] list. (CLI11's own splitting would drop empty items: `64,,64`
 // would be a 2-D size.)
 CLI::Validator sizeList() {
-  return parsedBy([](const std::string& v) { sizesOf({v}); }, "X[,Y[,Z]]");
+  return parsedBy([](const std::string& v) { sizesOf({v}); });
 }
 
 }  // namespace
 
 void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
   sub.add_option("source", f.source, "OpenCL C source file")->required();
-  sub.add_option("-k,--kernel", f.kernel, "kernel name (default: from the launch manifest)")->check(nonEmpty());
-  addRepeatable(sub, "--global", f.global, "global size X[,Y[,Z]]")->check(sizeList());
-  addRepeatable(sub, "--local", f.local, "local size X[,Y[,Z]]")->check(sizeList());
-  addRepeatable(sub, "--offset", f.offset, "global offset X[,Y[,Z]]")->check(sizeList());
+  sub.add_option("-k,--kernel", f.kernel, "kernel name (default: from the launch manifest)")
+      ->check(nonEmpty())
+      ->type_name("NAME");
+  addRepeatable(sub, "--global", f.global, "global size X[,Y[,Z]]")->check(sizeList())->type_name("X[,Y[,Z]]");
+  addRepeatable(sub, "--local", f.local, "local size X[,Y[,Z]]")->check(sizeList())->type_name("X[,Y[,Z]]");
+  addRepeatable(sub, "--offset", f.offset, "global offset X[,Y[,Z]]")->check(sizeList())->type_name("X[,Y[,Z]]");
   addRepeatable(sub, "-a,--arg", f.args,
                 "kernel argument, one per flag, in order: "
                 "buffer:TYPE:COUNT[:zeros|iota|random[:SEED]|fill:V|file:PATH], scalar:TYPE:VALUE, local:BYTES|local:TYPE:COUNT, "
-                "image:ORDER/TYPE:WIDTH[xHEIGHT[xDEPTH]][:INIT], sampler:ADDRESSING:FILTER[:normalized]");
-  addRepeatable(sub, "-D", f.defines, "preprocessor definition NAME[=VALUE] (repeatable)")->check(nonEmpty());
-  addRepeatable(sub, "-I", f.includes, "include directory (repeatable)")->check(nonEmpty());
+                "image:ORDER/TYPE:WIDTH[xHEIGHT[xDEPTH]][:INIT], sampler:ADDRESSING:FILTER[:normalized]")
+      ->type_name("SPEC");
+  addRepeatable(sub, "-D", f.defines, "preprocessor definition NAME[=VALUE] (repeatable)")
+      ->check(nonEmpty())
+      ->type_name("NAME[=VALUE]");
+  addRepeatable(sub, "-I", f.includes, "include directory (repeatable)")->check(nonEmpty())->type_name("DIR");
   sub.add_option("--build-options", f.buildOptions, "further clBuildProgram-style options");
   sub.add_option("--alignment", f.alignment, "alignment of buffers in the virtual address layout")
       ->capture_default_str()
@@ -50,17 +55,20 @@ void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
                  "slices of work-group layers (the trace is the same)")
       ->capture_default_str()
       ->transform(unsignedInteger())
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40).description(""))
+      ->type_name("MIB");
   sub.add_option("--trace-timeout", f.traceTimeout,
                  "seconds the count run and the trace run may each take before cltrace gives up the launch as "
                  "hung and exits with status 1 (default: the trace run 50 times the count run, at least 120; "
                  "the count run 300 for a kernel with a barrier not every work-item may reach, else no limit)")
       ->transform(unsignedInteger())
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}));
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}).description(""))
+      ->type_name("SECONDS");
   sub.add_option("--device", f.device,
                  "OpenCL device to trace on: P:D (see `cltrace devices`) or part of its name "
                  "(default: $CLTRACE_DEVICE, else the first device that takes SPIR or SPIR-V)")
-      ->check(nonEmpty());
+      ->check(nonEmpty())
+      ->type_name("DEVICE");
 }
 
 namespace {

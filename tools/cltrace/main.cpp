@@ -45,7 +45,7 @@ CLI::Validator unsignedInteger(unsigned bits) {
           return std::string(e.what());
         }
       },
-      "UINT");
+      "");
 }
 
 std::vector<std::string> listItems(const std::vector<std::string>& lists, const std::string& what) {
@@ -71,8 +71,7 @@ CLI::Validator configValue(const std::string& key) {
         cachesim::Config c = cachesim::Config::fromPreset("gtx480-16k");
         c.set(key, v);
         if (key != "sm") c.validate();  // (an index is checked against the SM count given)
-      },
-      "VALUE");
+      });
 }
 
 void requireRereadable(const std::string& input, const std::string& command) {
