@@ -446,7 +446,8 @@ for words in "--runs N " "--seed N " "--sm SM " "--config PRESET|FILE=gtx480-16k
   echo "$help" | grep -F -- "$words" >/dev/null || fail "simulate --help lacks '$words': $help"
 done
 help=$("$CLTRACE" run --help)
-for words in "--global X[,Y[,Z]] " "--trace-buffer-mib MIB=256 " "--trace-timeout SECONDS " "-o,--out FILE=trace.cltrace"; do
+for words in "--global X[,Y[,Z]] " "--trace-buffer-mib MIB=256 " "--trace-timeout SECONDS " \
+             "-o,--out FILE=trace.cltrace"; do
   echo "$help" | grep -F -- "$words" >/dev/null || fail "run --help lacks '$words': $help"
 done
 echo "cli errors: all checks passed"

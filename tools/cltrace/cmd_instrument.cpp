@@ -111,7 +111,9 @@ cli::CommandRegistration registration("instrument", [](CLI::App& app) {
   cli::addRepeatable(*sub, "-D", o->defines, "preprocessor definition NAME[=VALUE] (repeatable)")
       ->check(cli::nonEmpty())
       ->type_name("NAME[=VALUE]");
-  cli::addRepeatable(*sub, "-I", o->includes, "include directory (repeatable)")->check(cli::nonEmpty())->type_name("DIR");
+  cli::addRepeatable(*sub, "-I", o->includes, "include directory (repeatable)")
+      ->check(cli::nonEmpty())
+      ->type_name("DIR");
   sub->add_option("--build-options", o->buildOptions, "further clBuildProgram-style options");
   sub->add_option("-o,--out", o->outDir, "output directory")
       ->capture_default_str()

@@ -294,7 +294,10 @@ const CommandRegistration registration("plot", [](CLI::App& app) {
   cmd->add_option("--raster", o->raster, "Also keep the density grids (raster file) here")
       ->check(cli::nonEmpty())
       ->type_name("FILE");
-  cmd->add_option("-o,--output", o->output, "Output image, .png or .svg")->required()->check(cli::nonEmpty())->type_name("FILE");
+  cmd->add_option("-o,--output", o->output, "Output image, .png or .svg")
+      ->required()
+      ->check(cli::nonEmpty())
+      ->type_name("FILE");
   cmd->callback([o] { runPlot(*o); });
 });
 

@@ -90,7 +90,8 @@ const CommandRegistration registration("schedule", [](CLI::App& app) {
                                            "Warp order on an SM (warp policy): loose-round-robin, "
                                            "greedy-then-oldest, two-level")
                                ->capture_default_str()
-                               ->check(parsedBy([](const std::string& v) { sched::parseInterWarpOrder(v); }))->type_name("ORDER");
+                               ->check(parsedBy([](const std::string& v) { sched::parseInterWarpOrder(v); }))
+                               ->type_name("ORDER");
   cmd->add_option("--warp-size", o->warpSize, "Threads per warp")
       ->capture_default_str()
       ->transform(unsignedInteger(32));

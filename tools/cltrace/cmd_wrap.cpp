@@ -379,7 +379,8 @@ cli::CommandRegistration registration("wrap", [](CLI::App& app) {
   // Split here, not by CLI11 (see listItems).
   cli::addRepeatable(*sub, "-k,--kernel", f->kernelLists, "trace only these kernels (repeatable, or NAME,NAME)")
       ->check(cli::nonEmpty())
-      ->check(cli::parsedBy([](const std::string& v) { cli::listItems({v}, kKernelItem); }))->type_name("NAME[,NAME...]");
+      ->check(cli::parsedBy([](const std::string& v) { cli::listItems({v}, kKernelItem); }))
+      ->type_name("NAME[,NAME...]");
   cli::addRepeatable(*sub, "-n,--launch", f->launchLists,
                      "trace only these launches (0-based, all kernels counted; repeatable, or N,N)")
       ->check(cli::parsedBy([](const std::string& v) { launchesOf({v}); }))->type_name("N[,N...]");
