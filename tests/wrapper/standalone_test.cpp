@@ -420,6 +420,14 @@ wrapper::RunSpec vaddSpec(const std::string& first) {
                 {first, "buffer:float:64", "buffer:float:64", "scalar:int:64"});
 }
 
+TEST(Standalone, UnreadableKernelSourceSaysWhy) {
+  EXPECT_EQ(messageOf<std::invalid_argument>([] { wrapper::readKernelSource("/nonexistent/k.cl"); }),
+            "cannot open kernel source '/nonexistent/k.cl': No such file or directory");
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  EXPECT_EQ(messageOf<std::invalid_argument>([&] { wrapper::readKernelSource(dir); }),
+            "kernel source '" + dir + "' is a directory");
+}
+
 TEST(Standalone, BufferContentsThatCannotBeMadeNameTheArgument) {
   const std::string dir = std::filesystem::temp_directory_path().string();
   EXPECT_EQ(messageOf<std::invalid_argument>([&] { wrapper::runStandalone(vaddSpec("buffer:float:64:file:" + dir), ""); }),

@@ -22,6 +22,14 @@ namespace cltrace::wrapper {
 
 namespace {
 
+// Opens `path` for reading; `in` fails with errno's reason kept in `why` (": No such file or
+// directory", or "" where the library set none).
+void openForReading(std::ifstream& in, const std::string& path, std::string& why) {
+  errno = 0;
+  in.open(path, std::ios::binary);
+  why = !in && errno != 0 ? std::string(": ") + std::strerror(errno) : std::string();
+}
+
 std::vector<std::string> splitColon(const std::string& s, size_t maxParts) {
   std::vector<std::string> parts;
   size_t start = 0;
@@ -185,9 +193,10 @@ void readInitialFile(const ArgSpec& a, std::vector<uint8_t>& data) {
   auto refuse = [&](const std::string& why) { return std::invalid_argument("argument '" + a.text + "': " + why); };
   std::error_code ec;
   if (std::filesystem::is_directory(a.value, ec)) throw refuse("'" + a.value + "' is a directory, not a file");
-  errno = 0;
-  std::ifstream in(a.value, std::ios::binary);
-  if (!in) throw refuse("cannot open '" + a.value + "'" + (errno ? std::string(": ") + std::strerror(errno) : ""));
+  std::ifstream in;
+  std::string why;
+  openForReading(in, a.value, why);
+  if (!in) throw refuse("cannot open '" + a.value + "'" + why);
   in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size()));
   if (in.bad()) throw refuse("cannot read '" + a.value + "'");
   if (static_cast<uint64_t>(in.gcount()) != data.size())
@@ -241,8 +250,10 @@ uint64_t parseUnsigned(const std::string& text) {
 
 std::string readKernelSource(const std::string& path) {
   if (std::filesystem::is_directory(path)) throw std::invalid_argument("kernel source '" + path + "' is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument("cannot open kernel source '" + path + "'");
+  std::ifstream in;
+  std::string why;
+  openForReading(in, path, why);
+  if (!in) throw std::invalid_argument("cannot open kernel source '" + path + "'" + why);
   std::ostringstream s;
   s << in.rdbuf();
   std::string text = s.str();
@@ -639,8 +650,10 @@ constexpr const char* kManifestKeys[] = {"kernel", "global", "local", "offset", 
 
 // The manifest's top-level object, its keys checked: each known, none twice.
 nlohmann::json readManifest(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("cannot open it");
+  std::ifstream in;
+  std::string why;
+  openForReading(in, path.string(), why);
+  if (!in) throw std::invalid_argument("cannot open it" + why);
   // An empty one is most likely a shell's redirection of a report to KERNEL.json, which is where
   // the launch manifest of KERNEL.cl lives.
   std::error_code ec;
