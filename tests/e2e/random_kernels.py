@@ -1,0 +1,112 @@
+"""Random kernels of one template, traced, against an interpreter of the same template.
+
+Each seed draws the template's constants (loop bounds that depend on the work-item, a break
+taken by odd work-items, a branch, a nested loop whose inner bound is the local id's, a vload4,
+a byte load, a store) and a launch. The interpreter below runs the kernel's source semantics
+for every work-item; the trace's records of each work-item (`cltrace dump`) must be those
+accesses, in program order, with their addresses and sizes. vload4 from an int pointer is four
+4-byte loads (README, Tracing). The arithmetic is masked into the buffers, so no access leaves
+them.
+
+  python3 random_kernels.py CLTRACE WORKDIR FIRST_SEED LAST_SEED
+"""
+import collections
+import random
+import re
+import subprocess
+import sys
+
+IN_WORDS = 1 << 12
+OUT_WORDS = 1 << 10
+
+
+def draw(rng):
+    return dict(
+        M1=rng.randint(1, 5), C1=rng.randint(0, 2), A1=rng.choice([1, 2, 3, 32, 33]),
+        B1=rng.choice([1, 7, 32, 64]), D1=rng.randint(0, 64), BRK=rng.randint(0, 3),
+        K=rng.randint(2, 4), R=rng.randint(0, 1), A2=rng.choice([1, 4, 31]), D2=rng.randint(0, 100),
+        M2=rng.randint(1, 3), M3=rng.randint(1, 4), A3=rng.choice([5, 64, 128]), B3=rng.choice([1, 3, 40]),
+        V=rng.choice([1, 2, 8]), A4=rng.choice([1, 2, 5]), D4=rng.randint(0, 10))
+
+
+def source(p):
+    m, m4, mb, mo = IN_WORDS - 1, IN_WORDS // 4 - 1, 4 * IN_WORDS - 1, OUT_WORDS - 1
+    return f"""__kernel void k(__global const int* in, __global int* out) {{
+  int g = get_global_id(0);
+  int l = get_local_id(0);
+  int s = 0;
+  for (int i = 0; i < (g % {p['M1']}) + {p['C1']}; i++) {{
+    s += in[({p['A1']} * g + {p['B1']} * i + {p['D1']}) & {m}];
+    if (i == {p['BRK']} && (g & 1)) break;
+  }}
+  if (g % {p['K']} == {p['R']}) s += in[({p['A2']} * g + {p['D2']}) & {m}];
+  for (int i = 0; i < {p['M2']}; i++)
+    for (int j = 0; j < (l % {p['M3']}); j++) s += in[(i * {p['A3']} + j * {p['B3']} + g) & {m}];
+  int4 v = vload4(({p['V']} * g + {p['D2']}) & {m4}, in);
+  s += v.x + v.y + v.z + v.w;
+  if (l % 3 == {p['R']}) s += ((__global const uchar*)in)[({p['A2']} * g + {p['D1']}) & {mb}];
+  out[({p['A4']} * g + {p['D4']}) & {mo}] = s;
+}}
+"""
+
+
+def accesses(p, g, l):
+    """(kind, byte address, size) of work-item g (local id l), in program order."""
+    m = IN_WORDS - 1
+    out_base = 4 * IN_WORDS  # `out` follows `in` (alignment 256 divides 16 KiB)
+    acc = []
+    for i in range(g % p['M1'] + p['C1']):
+        acc.append(('load', 4 * ((p['A1'] * g + p['B1'] * i + p['D1']) & m), 4))
+        if i == p['BRK'] and g & 1:
+            break
+    if g % p['K'] == p['R']:
+        acc.append(('load', 4 * ((p['A2'] * g + p['D2']) & m), 4))
+    for i in range(p['M2']):
+        for j in range(l % p['M3']):
+            acc.append(('load', 4 * ((i * p['A3'] + j * p['B3'] + g) & m), 4))
+    base = 16 * ((p['V'] * g + p['D2']) & (IN_WORDS // 4 - 1))
+    acc += [('load', base + 4 * e, 4) for e in range(4)]
+    if l % 3 == p['R']:
+        acc.append(('load', (p['A2'] * g + p['D1']) & (4 * IN_WORDS - 1), 1))
+    acc.append(('store', out_base + 4 * ((p['A4'] * g + p['D4']) & (OUT_WORDS - 1)), 4))
+    return acc
+
+
+RECORD = re.compile(r'^wi (\d+) group \(\d+\) local \((\d+)\) (\w+) instr \d+ addr (0x[0-9a-f]+) size (\d+)')
+
+
+def check(cltrace, work, seed):
+    rng = random.Random(seed)
+    p = draw(rng)
+    local = rng.choice([16, 32])
+    global_size = local * rng.randint(1, 4)
+    with open(f'{work}/k.cl', 'w') as f:
+        f.write(source(p))
+    run = subprocess.run([cltrace, 'run', f'{work}/k.cl', '--global', str(global_size), '--local', str(local),
+                          '--arg', f'buffer:int:{IN_WORDS}', '--arg', f'buffer:int:{OUT_WORDS}',
+                          '-o', f'{work}/k.cltrace'], capture_output=True, text=True)
+    if run.returncode != 0:
+        return f'seed {seed}: run failed: {run.stderr}'
+    dump = subprocess.run([cltrace, 'dump', f'{work}/k.cltrace'], capture_output=True, text=True, check=True).stdout
+    got = collections.defaultdict(list)
+    for line in dump.splitlines():
+        if m := RECORD.match(line):
+            got[int(m[1])].append((m[3], int(m[4], 16), int(m[5])))
+    for g in range(global_size):
+        want = accesses(p, g, g % local)
+        if got[g] != want:
+            return f'seed {seed} {p} global {global_size} local {local}: work-item {g}: want {want}, got {got[g]}'
+    return None
+
+
+def main():
+    cltrace, work, first, last = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    problems = [m for m in (check(cltrace, work, s) for s in range(first, last + 1)) if m]
+    for m in problems:
+        print(m)
+    print(f'random kernels: {last - first + 1 - len(problems)} of {last - first + 1} traced as interpreted')
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == '__main__':
+    main()
