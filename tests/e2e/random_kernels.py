@@ -1,12 +1,13 @@
-"""Random kernels of one template, traced, against an interpreter of the same template.
+"""Random kernels of two templates, traced, against an interpreter of the same templates.
 
-Each seed draws the template's constants (loop bounds that depend on the work-item, a break
-taken by odd work-items, a branch, a nested loop whose inner bound is the local id's, a vload4,
-a byte load, a store) and a launch. The interpreter below runs the kernel's source semantics
-for every work-item; the trace's records of each work-item (`cltrace dump`) must be those
-accesses, in program order, with their addresses and sizes. vload4 from an int pointer is four
-4-byte loads (README, Tracing). The arithmetic is masked into the buffers, so no access leaves
-them.
+Each seed draws a template's constants and a launch. Even seeds: a 1-D kernel with loop bounds
+that depend on the work-item, a break taken by odd work-items, a branch, a nested loop whose
+inner bound is the local id's, a vload4, a byte load and a store. Odd seeds: a 2-D kernel whose
+loop bound and branch depend on the local ids of both dimensions. The interpreter below runs the
+template's source semantics for every work-item; the trace's records of each work-item
+(`cltrace dump`, which names each record's group and local ids) must be those accesses, in
+program order, with their addresses and sizes. vload4 from an int pointer is four 4-byte loads
+(README, Tracing). The arithmetic is masked into the buffers, so no access leaves them.
 
   python3 random_kernels.py CLTRACE WORKDIR FIRST_SEED LAST_SEED
 """
@@ -72,30 +73,74 @@ def accesses(p, g, l):
     return acc
 
 
-RECORD = re.compile(r'^wi (\d+) group \(\d+\) local \((\d+)\) (\w+) instr \d+ addr (0x[0-9a-f]+) size (\d+)')
+# The 2-D template.
+def draw2(rng):
+    return dict(W=rng.choice([16, 64, 100]), A=rng.choice([1, 2, 33]), B=rng.choice([1, 32, 128]),
+                M=rng.randint(1, 4), C=rng.randint(0, 1), K=rng.randint(2, 3), D=rng.randint(0, 50))
+
+
+def source2(p):
+    m, mo = IN_WORDS - 1, OUT_WORDS - 1
+    return f"""__kernel void k(__global const int* in, __global int* out) {{
+  int x = get_global_id(0), y = get_global_id(1);
+  int lx = get_local_id(0), ly = get_local_id(1);
+  int s = 0;
+  for (int i = 0; i < (ly % {p['M']}) + {p['C']}; i++) s += in[(y * {p['W']} + x * {p['A']} + i * {p['B']}) & {m}];
+  if ((lx + ly) % {p['K']} == 0) s += in[(x * {p['W']} + y + {p['D']}) & {m}];
+  out[(y * {p['W']} + x) & {mo}] = s;
+}}
+"""
+
+
+def accesses2(p, x, y, lx, ly):
+    """(kind, byte address, size) of work-item (x, y), local ids (lx, ly), in program order."""
+    m = IN_WORDS - 1
+    acc = [('load', 4 * ((y * p['W'] + x * p['A'] + i * p['B']) & m), 4) for i in range(ly % p['M'] + p['C'])]
+    if (lx + ly) % p['K'] == 0:
+        acc.append(('load', 4 * ((x * p['W'] + y + p['D']) & m), 4))
+    acc.append(('store', 4 * IN_WORDS + 4 * ((y * p['W'] + x) & (OUT_WORDS - 1)), 4))
+    return acc
+
+
+# `dump` lists work-items workgroup by workgroup; each record names its group and local ids.
+RECORD = re.compile(r'^wi \d+ group \(([^)]*)\) local \(([^)]*)\) (\w+) instr \d+ addr (0x[0-9a-f]+) size (\d+)')
 
 
 def check(cltrace, work, seed):
     rng = random.Random(seed)
-    p = draw(rng)
-    local = rng.choice([16, 32])
-    global_size = local * rng.randint(1, 4)
+    two = seed % 2 == 1  # odd seeds: the 2-D template
+    if two:
+        p = draw2(rng)
+        lx, ly = rng.choice([(8, 4), (16, 2), (4, 8)])
+        gx, gy = lx * rng.randint(1, 3), ly * rng.randint(1, 3)
+        text, glob, loc = source2(p), f'{gx},{gy}', f'{lx},{ly}'
+        global_size = gx * gy
+    else:
+        p = draw(rng)
+        local = rng.choice([16, 32])
+        global_size = local * rng.randint(1, 4)
+        text, glob, loc = source(p), str(global_size), str(local)
     with open(f'{work}/k.cl', 'w') as f:
-        f.write(source(p))
-    run = subprocess.run([cltrace, 'run', f'{work}/k.cl', '--global', str(global_size), '--local', str(local),
+        f.write(text)
+    run = subprocess.run([cltrace, 'run', f'{work}/k.cl', '--global', glob, '--local', loc,
                           '--arg', f'buffer:int:{IN_WORDS}', '--arg', f'buffer:int:{OUT_WORDS}',
                           '-o', f'{work}/k.cltrace'], capture_output=True, text=True)
     if run.returncode != 0:
         return f'seed {seed}: run failed: {run.stderr}'
     dump = subprocess.run([cltrace, 'dump', f'{work}/k.cltrace'], capture_output=True, text=True, check=True).stdout
-    got = collections.defaultdict(list)
+    got = collections.defaultdict(list)  # by global id (x, y)
     for line in dump.splitlines():
         if m := RECORD.match(line):
-            got[int(m[1])].append((m[3], int(m[4], 16), int(m[5])))
-    for g in range(global_size):
-        want = accesses(p, g, g % local)
-        if got[g] != want:
-            return f'seed {seed} {p} global {global_size} local {local}: work-item {g}: want {want}, got {got[g]}'
+            group = [int(v) for v in m[1].split(',')]
+            lid = [int(v) for v in m[2].split(',')]
+            sizes = (lx, ly) if two else (local,)
+            gid = tuple(g * n + l for g, n, l in zip(group, sizes, lid))
+            got[gid].append((m[3], int(m[4], 16), int(m[5])))
+    ids = [(x, y) for y in range(gy) for x in range(gx)] if two else [(g,) for g in range(global_size)]
+    for gid in ids:
+        want = accesses2(p, gid[0], gid[1], gid[0] % lx, gid[1] % ly) if two else accesses(p, gid[0], gid[0] % local)
+        if got[gid] != want:
+            return f'seed {seed} {p} global {glob} local {loc}: work-item {gid}: want {want}, got {got[gid]}'
     return None
 
 
