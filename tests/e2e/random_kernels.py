@@ -9,10 +9,10 @@ template's source semantics for every work-item; the trace's records of each wor
 program order, with their addresses and sizes. vload4 from an int pointer is four 4-byte loads
 (README, Tracing). The arithmetic is masked into the buffers, so no access leaves them.
 
-Each seed also draws a kernel of a third template, with control flow every lane shares, in one
-workgroup: its L1 figures from `cltrace simulate --set timing=off --sm 0` (requests before and
-after coalescing, reads, writes, cold misses) must be those the coalescing rules give by
-counting distinct lines (`coalesced`).
+Each seed also draws a kernel of a third template, with control flow every lane shares, in up
+to three workgroups: its L1 figures from `cltrace simulate --set timing=off --sm all` (requests
+before and after coalescing, reads, writes, cold misses) must be those the coalescing rules give
+by counting distinct lines (`coalesced`).
 
   python3 random_kernels.py CLTRACE WORKDIR FIRST_SEED LAST_SEED
 """
@@ -109,18 +109,18 @@ def accesses2(p, x, y, lx, ly):
 
 
 # The coalescing template: uniform control flow (every lane runs every iteration), so each warp
-# step is one instruction instance for the whole warp, and one workgroup (SM 0's). A 4-byte load
+# step is one instruction instance for the whole warp; up to 3 workgroups. A 4-byte load
 # and a 16-byte int4 load per iteration, a 4-byte store after the loop.
 def draw3(rng):
     return dict(A=rng.choice([0, 1, 2, 3, 8, 32, 33]), B=rng.choice([0, 1, 32, 100]), D=rng.randint(0, 40),
                 A2=rng.choice([0, 1, 2, 8, 9]), A4=rng.choice([1, 2, 32]), D4=rng.randint(0, 40),
-                N=rng.randint(1, 4), WARPS=rng.randint(1, 4))
+                N=rng.randint(1, 4), WARPS=rng.randint(1, 4), GROUPS=rng.randint(1, 3))
 
 
 def source3(p):
     m, m4, mo = IN_WORDS - 1, IN_WORDS // 4 - 1, OUT_WORDS - 1
     return f"""__kernel void k(__global const int* in, __global int* out) {{
-  int l = get_local_id(0);
+  int l = get_global_id(0);
   int s = 0;
   for (int i = 0; i < {p['N']}; i++) {{
     s += in[({p['A']} * l + {p['B']} * i + {p['D']}) & {m}];
@@ -133,43 +133,46 @@ def source3(p):
 
 
 def coalesced(p):
-    """L1 figures of SM 0 under timing=off, by the coalescing rules (docs/cachesim.md): one
-    request per distinct 128-byte line a warp step touches; 16-byte lanes per quarter-warp."""
+    """L1 figures of every SM summed under timing=off, by the coalescing rules (docs/cachesim.md):
+    one request per distinct 128-byte line a warp step touches; 16-byte lanes per quarter-warp.
+    At most 3 workgroups, dealt one to an SM: each one's first read of a line is a cold miss."""
     m, m4 = IN_WORDS - 1, IN_WORDS // 4 - 1
     out_base = 4 * IN_WORDS
-    reads = writes = 0
-    read_lines = set()
-    for w in range(p['WARPS']):
-        lanes = range(32 * w, 32 * w + 32)
-        for i in range(p['N']):
-            # With B = 0 the 4-byte load does not change in the loop (which runs at least once):
-            # the compiler loads it once, before the loop, as a GPU compiler does.
-            if p['B'] != 0 or i == 0:
-                lines = {4 * ((p['A'] * l + p['B'] * i + p['D']) & m) >> 7 for l in lanes}
-                reads += len(lines)
-                read_lines |= lines
-            for q in range(4):  # quarter-warps
-                part = {16 * ((p['A2'] * l + i) & m4) >> 7 for l in lanes[8 * q:8 * q + 8]}
-                reads += len(part)
-                read_lines |= part
-        writes += len({(out_base + 4 * ((p['A4'] * l + p['D4']) & (OUT_WORDS - 1))) >> 7 for l in lanes})
-    n = 32 * p['WARPS']
+    reads = writes = cold = 0
+    for group in range(p['GROUPS']):
+        read_lines = set()  # of this workgroup's SM
+        for w in range(p['WARPS'] * group, p['WARPS'] * (group + 1)):
+            lanes = range(32 * w, 32 * w + 32)  # global ids
+            for i in range(p['N']):
+                # With B = 0 the 4-byte load does not change in the loop (which runs at least
+                # once): the compiler loads it once, before the loop, as a GPU compiler does.
+                if p['B'] != 0 or i == 0:
+                    lines = {4 * ((p['A'] * g + p['B'] * i + p['D']) & m) >> 7 for g in lanes}
+                    reads += len(lines)
+                    read_lines |= lines
+                for q in range(4):  # quarter-warps
+                    part = {16 * ((p['A2'] * g + i) & m4) >> 7 for g in lanes[8 * q:8 * q + 8]}
+                    reads += len(part)
+                    read_lines |= part
+            writes += len({(out_base + 4 * ((p['A4'] * g + p['D4']) & (OUT_WORDS - 1))) >> 7 for g in lanes})
+        cold += len(read_lines)
+    work_items = 32 * p['WARPS'] * p['GROUPS']
     loads = p['N'] + (p['N'] if p['B'] != 0 else 1)
-    return dict(requests_before_coalescing=n * (loads + 1), reads=reads, writes=writes,
-                requests=reads + writes, cold=len(read_lines))
+    return dict(requests_before_coalescing=work_items * (loads + 1), reads=reads, writes=writes,
+                requests=reads + writes, cold=cold)
 
 
 def check_coalescing(cltrace, work, seed):
     p = draw3(random.Random(seed))
     with open(f'{work}/c.cl', 'w') as f:
         f.write(source3(p))
-    size = str(32 * p['WARPS'])
-    run = subprocess.run([cltrace, 'run', f'{work}/c.cl', '--global', size, '--local', size,
+    local = 32 * p['WARPS']
+    run = subprocess.run([cltrace, 'run', f'{work}/c.cl', '--global', str(local * p['GROUPS']), '--local', str(local),
                           '--arg', f'buffer:int:{IN_WORDS}', '--arg', f'buffer:int:{OUT_WORDS}',
                           '-o', f'{work}/c.cltrace'], capture_output=True, text=True)
     if run.returncode != 0:
         return f'coalescing seed {seed}: run failed: {run.stderr}'
-    sim = subprocess.run([cltrace, 'simulate', f'{work}/c.cltrace', '--set', 'timing=off', '--sm', '0', '--json'],
+    sim = subprocess.run([cltrace, 'simulate', f'{work}/c.cltrace', '--set', 'timing=off', '--sm', 'all', '--json'],
                          capture_output=True, text=True, check=True)
     report = json.loads(sim.stdout)
     got = {k: report[k] for k in ('requests_before_coalescing', 'reads', 'writes', 'requests')}
