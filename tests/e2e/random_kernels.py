@@ -9,10 +9,13 @@ template's source semantics for every work-item; the trace's records of each wor
 program order, with their addresses and sizes. vload4 from an int pointer is four 4-byte loads
 (README, Tracing). The arithmetic is masked into the buffers, so no access leaves them.
 
-Each seed also draws a kernel of a third template, with control flow every lane shares, in up
-to three workgroups: its L1 figures from `cltrace simulate --set timing=off --sm all` (requests
-before and after coalescing, reads, writes, cold misses) must be those the coalescing rules give
-by counting distinct lines (`coalesced`).
+Each seed also draws kernels of three more templates, each traced and simulated with timing
+off: control flow every lane shares in up to three workgroups, whose figures (requests before
+and after coalescing, reads, writes, cold misses, every SM summed) must be those the coalescing
+rules give by counting distinct lines (`coalesced`); one warp reading strided lines twice, whose
+hits and miss types must be those of an LRU model of the L1 written here from the documented
+rules (`CacheModel`), under the Fermi hash and the linear index; and one warp reading single
+lines that share a set under the hash, whose every read's outcome must be the model's.
 
   python3 random_kernels.py CLTRACE WORKDIR FIRST_SEED LAST_SEED
 """
@@ -181,6 +184,183 @@ def check_coalescing(cltrace, work, seed):
     return None if got == want else f'coalescing seed {seed} {p}: want {want}, got {got}'
 
 
+# The cache template: one warp, control flow every lane shares, a loop over strided lines and a
+# second loop over the first ones again, in a 1 MiB buffer, so that sets fill and lines are
+# evicted and read again. Its hits and miss types are those of an LRU model of the L1 written
+# from the documented rules (`CacheModel`), under the Fermi hash and the linear index.
+BIG_WORDS = 1 << 18
+
+
+def draw4(rng):
+    # Strides of 4 KiB to 512 KiB step through the address bits the Fermi hash pairs (13-19).
+    n = rng.randint(2, 24)
+    strides = [32, 33, 1024, 2048, 3072, 4096, 8192, 12288, 16384, 32768, 40960, 65536, 131072]
+    return dict(A=rng.choice([0, 0, 1, 2, 32]), S=rng.choice(strides),
+                D=rng.randint(0, 64), N=n, N2=rng.randint(1, n))
+
+
+def source4(p):
+    m = BIG_WORDS - 1
+    return f"""__kernel void k(__global const int* in, __global int* out) {{
+  int l = get_local_id(0);
+  int s = 0;
+  for (int i = 0; i < {p['N']}; i++) s += in[({p['A']} * l + {p['S']} * i + {p['D']}) & {m}];
+  for (int i = 0; i < {p['N2']}; i++) s += in[({p['A']} * l + {p['S']} * i + {p['D']}) & {m}];
+  out[l] = s;
+}}
+"""
+
+
+class CacheModel:
+    """The presets' L1 (16 KiB, 128-byte lines, 4 ways, 32 sets) with timing off: LRU, reads
+    allocate, stores write through without allocating or counting as a use; a read miss is cold
+    at the line's first read, capacity when the lines read since its last read are 128 or more
+    (a fully associative LRU cache of 128 lines would miss), else conflict."""
+
+    def __init__(self, set_index):
+        self.set_index = set_index
+        self.sets = [[] for _ in range(32)]  # per set: lines, least recently used first
+        self.history = []  # lines read, in order
+        self.counts = collections.Counter()
+
+    def set_of(self, address):
+        if self.set_index == 'linear':
+            return (address >> 7) % 32
+        bit = lambda k: (address >> k) & 1  # noqa: E731
+        pairs = [(7, 13), (8, 14), (9, 15), (10, 17), (11, 19)]  # Fermi hash, DESIGN.md
+        return sum((bit(a) ^ bit(b)) << i for i, (a, b) in enumerate(pairs))
+
+    def read(self, line):
+        ways = self.sets[self.set_of(line << 7)]
+        if line in ways:
+            ways.remove(line)
+            self.counts['hits'] += 1
+        else:
+            if line not in self.history:
+                self.counts['cold'] += 1
+            else:
+                last = len(self.history) - 1 - self.history[::-1].index(line)
+                between = len(set(self.history[last + 1:]))
+                self.counts['capacity' if between >= 128 else 'conflict'] += 1
+            if len(ways) == 4:
+                ways.pop(0)
+        ways.append(line)
+        self.history.append(line)
+
+    def write(self, line):
+        self.counts['write_hits' if line in self.sets[self.set_of(line << 7)] else 'write_misses'] += 1
+
+
+def cached(p, set_index):
+    model = CacheModel(set_index)
+    m = BIG_WORDS - 1
+    for n in (p['N'], p['N2']):
+        for i in range(n):
+            lines = []  # in the order the lanes first touch them
+            for lane in range(32):
+                line = 4 * ((p['A'] * lane + p['S'] * i + p['D']) & m) >> 7
+                if line not in lines:
+                    lines.append(line)
+            for line in lines:
+                model.read(line)
+    model.write((4 * BIG_WORDS) >> 7)  # out[0..31]: one line
+    c = model.counts
+    return dict(hits=c['hits'], cold=c['cold'], capacity=c['capacity'], conflict=c['conflict'],
+                write_hits=c['write_hits'], write_misses=c['write_misses'])
+
+
+def check_cache(cltrace, work, seed):
+    p = draw4(random.Random(seed))
+    with open(f'{work}/l1.cl', 'w') as f:
+        f.write(source4(p))
+    run = subprocess.run([cltrace, 'run', f'{work}/l1.cl', '--global', '32', '--local', '32',
+                          '--arg', f'buffer:int:{BIG_WORDS}', '--arg', 'buffer:int:32', '-o', f'{work}/l1.cltrace'],
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        return f'cache seed {seed}: run failed: {run.stderr}'
+    for set_index in ('fermi-xor', 'linear'):
+        sim = subprocess.run([cltrace, 'simulate', f'{work}/l1.cltrace', '--set', 'timing=off', '--set',
+                              f'set_index={set_index}', '--json'], capture_output=True, text=True, check=True)
+        report = json.loads(sim.stdout)
+        got = dict(hits=report['read_hits'], write_hits=report['write_hits'], write_misses=report['write_misses'])
+        got.update({k: report['misses'][k] for k in ('cold', 'capacity', 'conflict')})
+        want = cached(p, set_index)
+        if got != want:
+            return f'cache seed {seed} {p} {set_index}: want {want}, got {got}'
+    return None
+
+
+# The hash template: one warp whose lanes all read one word per statement, so each statement is
+# one request, and its outcome is its instruction's row of the report. Round 1 reads distinct
+# lines that share address bits 7-11 (the linear index puts them all in one set) and differ in
+# bits 12-19 (which the Fermi hash folds into the set, draw5); after a store (which may alias
+# them, so nothing is reused from registers) round 2 reads them again in another order. Which of
+# them hit tells how the hash spread them.
+def draw5(rng):
+    low = rng.randint(0, 31) << 7  # bits 7-11, shared
+    # Five to eight lines that differ only in bits 12, 16 and 18, which the 32-set hash leaves
+    # out: one set holds them all, so round 2 finds some evicted (a hash that paired other bits
+    # would split them); then up to six lines of any high bits.
+    paired = sum(rng.randint(0, 1) << b for b in (13, 14, 15, 17, 19))
+    free = [(b12 << 12) | (b16 << 16) | (b18 << 18) for b12 in (0, 1) for b16 in (0, 1) for b18 in (0, 1)]
+    first = [low | paired | f for f in rng.sample(free, rng.randint(5, 8))]
+    while len(first) < 14 and rng.random() < 0.7:
+        address = low | (rng.randint(0, 255) << 12)
+        if address not in first:
+            first.append(address)
+    rng.shuffle(first)
+    second = first[:]
+    rng.shuffle(second)
+    return dict(first=first, second=second)
+
+
+def source5(p):
+    reads1 = ''.join(f'  s += in[{a // 4} + l * 0];\n' for a in p['first'])
+    reads2 = ''.join(f'  s += in[{a // 4} + l * 0];\n' for a in p['second'])
+    return ('__kernel void k(__global const int* in, __global int* out) {\n  int l = get_local_id(0);\n'
+            f'  int s = 0;\n{reads1}  out[l] = s;\n{reads2}  out[l + 32] = s;\n}}\n')
+
+
+def hashed(p, set_index):
+    """Outcome of each read statement by source line (its first is line 4)."""
+    model = CacheModel(set_index)
+    outcomes = {}
+    for line_no, address in enumerate(p['first'] + [None] + p['second'], start=4):
+        if address is None:
+            continue  # the store between the rounds: out's line, never read
+        before = dict(model.counts)
+        model.read(address >> 7)
+        outcomes[line_no] = next(k for k in ('hits', 'cold', 'capacity', 'conflict')
+                                 if model.counts[k] != before.get(k, 0))
+    return outcomes
+
+
+def check_hash(cltrace, work, seed):
+    p = draw5(random.Random(seed))
+    with open(f'{work}/h.cl', 'w') as f:
+        f.write(source5(p))
+    run = subprocess.run([cltrace, 'run', f'{work}/h.cl', '--global', '32', '--local', '32',
+                          '--arg', f'buffer:int:{BIG_WORDS}', '--arg', 'buffer:int:64', '-o', f'{work}/h.cltrace'],
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        return f'hash seed {seed}: run failed: {run.stderr}'
+    for set_index in ('fermi-xor', 'linear'):
+        sim = subprocess.run([cltrace, 'simulate', f'{work}/h.cltrace', '--set', 'timing=off', '--set',
+                              f'set_index={set_index}', '--json'], capture_output=True, text=True, check=True)
+        got = {}  # source line: the outcome of its one read, or the whole row when it is not one read
+        for row in json.loads(sim.stdout)['per_instruction']:
+            if row['reads'] == 0:
+                continue  # the stores
+            counts = dict(row['misses'], hits=row['read_hits'])
+            outcomes = [k for k in ('hits', 'cold', 'capacity', 'conflict') if counts[k] == 1]
+            line_no = int(row['source'].split()[1].split(':')[0])  # "line 12:8"
+            got[line_no] = outcomes[0] if row['reads'] == 1 and len(outcomes) == 1 else row
+        want = hashed(p, set_index)
+        if got != want:
+            return f'hash seed {seed} {p} {set_index}: want {want}, got {got}'
+    return None
+
+
 # `dump` lists work-items workgroup by workgroup; each record names its group and local ids.
 RECORD = re.compile(r'^wi \d+ group \(([^)]*)\) local \(([^)]*)\) (\w+) instr \d+ addr (0x[0-9a-f]+) size (\d+)')
 
@@ -231,6 +411,12 @@ def main():
     coalescing = [m for m in (check_coalescing(cltrace, work, s) for s in seeds) if m]
     print(f'random kernels: {len(seeds) - len(coalescing)} of {len(seeds)} coalesced as counted')
     problems += coalescing
+    cache = [m for m in (check_cache(cltrace, work, s) for s in seeds) if m]
+    print(f'random kernels: {len(seeds) - len(cache)} of {len(seeds)} cached as modelled')
+    problems += cache
+    hashes = [m for m in (check_hash(cltrace, work, s) for s in seeds) if m]
+    print(f'random kernels: {len(seeds) - len(hashes)} of {len(seeds)} hashed as modelled')
+    problems += hashes
     for m in problems:
         print(m)
     sys.exit(1 if problems else 0)
