@@ -15,7 +15,8 @@ and after coalescing, reads, writes, cold misses, every SM summed) must be those
 rules give by counting distinct lines (`coalesced`); one warp reading strided lines twice, whose
 hits and miss types must be those of an LRU model of the L1 written here from the documented
 rules (`CacheModel`), under the Fermi hash and the linear index; and one warp reading single
-lines that share a set under the hash, whose every read's outcome must be the model's.
+lines that share a set under the hash (32 or 64 sets: gtx480-16k or gtx480-48k), whose every
+read's outcome must be the model's.
 
   python3 random_kernels.py CLTRACE WORKDIR FIRST_SEED LAST_SEED
 """
@@ -212,23 +213,27 @@ def source4(p):
 
 
 class CacheModel:
-    """The presets' L1 (16 KiB, 128-byte lines, 4 ways, 32 sets) with timing off: LRU, reads
-    allocate, stores write through without allocating or counting as a use; a read miss is cold
-    at the line's first read, capacity when the lines read since its last read are 128 or more
-    (a fully associative LRU cache of 128 lines would miss), else conflict."""
+    """An L1 of the presets with timing off: 128-byte lines, 16 KiB in 32 sets of 4 ways
+    (gtx480-16k) or 48 KiB in 64 sets of 6 (gtx480-48k); LRU, reads allocate, stores write
+    through without allocating or counting as a use; a read miss is cold at the line's first
+    read, capacity when the lines read since its last read are as many as the cache holds or more
+    (a fully associative LRU cache of that size would miss), else conflict."""
 
-    def __init__(self, set_index):
+    def __init__(self, set_index, sets=32):
         self.set_index = set_index
-        self.sets = [[] for _ in range(32)]  # per set: lines, least recently used first
+        self.ways = 4 if sets == 32 else 6
+        self.lines = sets * self.ways
+        self.sets = [[] for _ in range(sets)]  # per set: lines, least recently used first
         self.history = []  # lines read, in order
         self.counts = collections.Counter()
 
     def set_of(self, address):
         if self.set_index == 'linear':
-            return (address >> 7) % 32
+            return (address >> 7) % len(self.sets)
         bit = lambda k: (address >> k) & 1  # noqa: E731
         pairs = [(7, 13), (8, 14), (9, 15), (10, 17), (11, 19)]  # Fermi hash, DESIGN.md
-        return sum((bit(a) ^ bit(b)) << i for i, (a, b) in enumerate(pairs))
+        s = sum((bit(a) ^ bit(b)) << i for i, (a, b) in enumerate(pairs))
+        return s | bit(12) << 5 if len(self.sets) == 64 else s  # 64 sets: bit 12 is set bit 5
 
     def read(self, line):
         ways = self.sets[self.set_of(line << 7)]
@@ -241,8 +246,8 @@ class CacheModel:
             else:
                 last = len(self.history) - 1 - self.history[::-1].index(line)
                 between = len(set(self.history[last + 1:]))
-                self.counts['capacity' if between >= 128 else 'conflict'] += 1
-            if len(ways) == 4:
+                self.counts['capacity' if between >= self.lines else 'conflict'] += 1
+            if len(ways) == self.ways:
                 ways.pop(0)
         ways.append(line)
         self.history.append(line)
@@ -296,22 +301,28 @@ def check_cache(cltrace, work, seed):
 # bits 12-19 (which the Fermi hash folds into the set, draw5); after a store (which may alias
 # them, so nothing is reused from registers) round 2 reads them again in another order. Which of
 # them hit tells how the hash spread them.
+HASH_WORDS = 1 << 21  # 8 MiB: addresses up to bit 22
+
+
 def draw5(rng):
+    sets = rng.choice([32, 64])
     low = rng.randint(0, 31) << 7  # bits 7-11, shared
-    # Five to eight lines that differ only in bits 12, 16 and 18, which the 32-set hash leaves
-    # out: one set holds them all, so round 2 finds some evicted (a hash that paired other bits
-    # would split them); then up to six lines of any high bits.
+    # More lines than a set has ways that differ only in bits the hash leaves out (12 with 32 sets,
+    # 16, 18 and 20-22): one set holds them all, so round 2 finds some evicted (a hash that paired
+    # other bits would split them); then up to six lines of any high bits.
     paired = sum(rng.randint(0, 1) << b for b in (13, 14, 15, 17, 19))
-    free = [(b12 << 12) | (b16 << 16) | (b18 << 18) for b12 in (0, 1) for b16 in (0, 1) for b18 in (0, 1)]
-    first = [low | paired | f for f in rng.sample(free, rng.randint(5, 8))]
-    while len(first) < 14 and rng.random() < 0.7:
-        address = low | (rng.randint(0, 255) << 12)
+    free_bits = (12, 16, 18, 20, 21) if sets == 32 else (16, 18, 20, 21, 22)
+    free = [sum(((k >> i) & 1) << b for i, b in enumerate(free_bits)) for k in range(32)]
+    ways = 4 if sets == 32 else 6
+    first = [low | paired | f for f in rng.sample(free, rng.randint(ways + 1, ways + 4))]
+    while len(first) < 16 and rng.random() < 0.7:
+        address = low | (rng.randint(0, 2047) << 12)
         if address not in first:
             first.append(address)
     rng.shuffle(first)
     second = first[:]
     rng.shuffle(second)
-    return dict(first=first, second=second)
+    return dict(sets=sets, first=first, second=second)
 
 
 def source5(p):
@@ -323,7 +334,7 @@ def source5(p):
 
 def hashed(p, set_index):
     """Outcome of each read statement by source line (its first is line 4)."""
-    model = CacheModel(set_index)
+    model = CacheModel(set_index, p['sets'])
     outcomes = {}
     for line_no, address in enumerate(p['first'] + [None] + p['second'], start=4):
         if address is None:
@@ -340,13 +351,14 @@ def check_hash(cltrace, work, seed):
     with open(f'{work}/h.cl', 'w') as f:
         f.write(source5(p))
     run = subprocess.run([cltrace, 'run', f'{work}/h.cl', '--global', '32', '--local', '32',
-                          '--arg', f'buffer:int:{BIG_WORDS}', '--arg', 'buffer:int:64', '-o', f'{work}/h.cltrace'],
+                          '--arg', f'buffer:int:{HASH_WORDS}', '--arg', 'buffer:int:64', '-o', f'{work}/h.cltrace'],
                          capture_output=True, text=True)
     if run.returncode != 0:
         return f'hash seed {seed}: run failed: {run.stderr}'
     for set_index in ('fermi-xor', 'linear'):
-        sim = subprocess.run([cltrace, 'simulate', f'{work}/h.cltrace', '--set', 'timing=off', '--set',
-                              f'set_index={set_index}', '--json'], capture_output=True, text=True, check=True)
+        config = 'gtx480-16k' if p['sets'] == 32 else 'gtx480-48k'
+        sim = subprocess.run([cltrace, 'simulate', f'{work}/h.cltrace', '--config', config, '--set', 'timing=off',
+                              '--set', f'set_index={set_index}', '--json'], capture_output=True, text=True, check=True)
         got = {}  # source line: the outcome of its one read, or the whole row when it is not one read
         for row in json.loads(sim.stdout)['per_instruction']:
             if row['reads'] == 0:
