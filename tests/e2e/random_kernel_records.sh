@@ -5,6 +5,7 @@
 # (coalescing, 16-byte lanes per quarter-warp, one to three workgroups, every SM summed) and
 # against an LRU model of the L1 written in the script (hits, cold, capacity and conflict misses
 # under the Fermi hash and the linear index; per read where one warp reads single lines, in the
-# 16 KiB and 48 KiB presets). A failure names a kernel that can be traced again.
+# 16 KiB and 48 KiB presets, up to the capacity-or-conflict boundary). A failure names a kernel
+# that can be traced again.
 source "$(dirname "$0")/lib.sh"
 python3 "$(dirname "$0")/random_kernels.py" "$CLTRACE" "$work" 0 15 || fail "random kernels (above)"

@@ -15,7 +15,8 @@ and after coalescing, reads, writes, cold misses, every SM summed) must be those
 rules give by counting distinct lines (`coalesced`); one warp reading strided lines twice, whose
 hits and miss types must be those of an LRU model of the L1 written here from the documented
 rules (`CacheModel`), under the Fermi hash and the linear index; and one warp reading single
-lines that share a set under the hash (32 or 64 sets: gtx480-16k or gtx480-48k), whose every
+lines that share a set under the hash (32 or 64 sets: gtx480-16k or gtx480-48k), or one line
+read again after about as many others as the cache holds (capacity or conflict), whose every
 read's outcome must be the model's.
 
   python3 random_kernels.py CLTRACE WORKDIR FIRST_SEED LAST_SEED
@@ -325,6 +326,17 @@ def draw5(rng):
     return dict(sets=sets, first=first, second=second)
 
 
+def draw6(rng):
+    """Round 1 reads line X and then about as many other lines as the cache holds (one or two
+    fewer, as many, or one more), round 2 reads X again: the lines read in between decide
+    whether a miss of X is capacity (as many as the cache holds or more) or conflict."""
+    sets = rng.choice([32, 64])
+    lines = 128 if sets == 32 else 384
+    picked = rng.sample(range(HASH_WORDS * 4 >> 7), lines + 1 + rng.randint(-2, 1))
+    first = [line << 7 for line in picked]
+    return dict(sets=sets, first=first, second=[first[0]] + rng.sample(first[1:], 2))
+
+
 def source5(p):
     reads1 = ''.join(f'  s += in[{a // 4} + l * 0];\n' for a in p['first'])
     reads2 = ''.join(f'  s += in[{a // 4} + l * 0];\n' for a in p['second'])
@@ -347,7 +359,7 @@ def hashed(p, set_index):
 
 
 def check_hash(cltrace, work, seed):
-    p = draw5(random.Random(seed))
+    p = (draw6 if seed % 4 == 3 else draw5)(random.Random(seed))
     with open(f'{work}/h.cl', 'w') as f:
         f.write(source5(p))
     run = subprocess.run([cltrace, 'run', f'{work}/h.cl', '--global', '32', '--local', '32',
