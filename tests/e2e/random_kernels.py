@@ -9,12 +9,13 @@ template's source semantics for every work-item; the trace's records of each wor
 program order, with their addresses and sizes. vload4 from an int pointer is four 4-byte loads
 (README, Tracing). The arithmetic is masked into the buffers, so no access leaves them.
 
-Each seed also draws kernels of three more templates, each traced and simulated with timing
-off: control flow every lane shares in up to three workgroups, whose figures (requests before
+Each seed also draws kernels of three more templates, each traced and simulated (timing off
+unless said): control flow every lane shares in up to three workgroups, whose figures (requests before
 and after coalescing, reads, writes, cold misses, every SM summed) must be those the coalescing
 rules give by counting distinct lines (`coalesced`); one warp reading strided lines twice, whose
 hits and miss types must be those of an LRU model of the L1 written here from the documented
-rules (`CacheModel`), under the Fermi hash and the linear index; and one warp reading single
+rules (`CacheModel`), under the Fermi hash and the linear index, and with timing on and a fixed
+latency its MSHR stalls (6 misses in flight a warp, a set's ways); and one warp reading single
 lines that share a set under the hash (32 or 64 sets: gtx480-16k or gtx480-48k), or one line
 read again after about as many others as the cache holds (capacity or conflict), whose every
 read's outcome must be the model's.
@@ -197,7 +198,7 @@ def draw4(rng):
     # Strides of 4 KiB to 512 KiB step through the address bits the Fermi hash pairs (13-19).
     n = rng.randint(2, 24)
     strides = [32, 33, 1024, 2048, 3072, 4096, 8192, 12288, 16384, 32768, 40960, 65536, 131072]
-    return dict(A=rng.choice([0, 0, 1, 2, 32]), S=rng.choice(strides),
+    return dict(A=rng.choice([0, 0, 1, 2, 32, 1024, 8192]), S=rng.choice(strides),
                 D=rng.randint(0, 64), N=n, N2=rng.randint(1, n))
 
 
@@ -258,8 +259,13 @@ class CacheModel:
 
 
 def cached(p, set_index):
+    """Hits and miss types; and the MSHR stalls with timing on and a fixed latency: the warp has
+    at most 6 misses in flight and a set at most as many as its ways, its misses all fill at once
+    (they were sent at one cycle), it retries a stalled read then, and it waits for a step's data
+    before its next step. So one warp hits and misses as with timing off."""
     model = CacheModel(set_index)
     m = BIG_WORDS - 1
+    stalls = 0
     for n in (p['N'], p['N2']):
         for i in range(n):
             lines = []  # in the order the lanes first touch them
@@ -267,12 +273,20 @@ def cached(p, set_index):
                 line = 4 * ((p['A'] * lane + p['S'] * i + p['D']) & m) >> 7
                 if line not in lines:
                     lines.append(line)
+            in_flight = []
             for line in lines:
+                missing = line not in model.sets[model.set_of(line << 7)]
+                same_set = sum(model.set_of(f << 7) == model.set_of(line << 7) for f in in_flight)
+                if missing and (len(in_flight) == 6 or same_set == model.ways):
+                    stalls += 1
+                    in_flight = []  # the retry comes when they fill
+                if missing:
+                    in_flight.append(line)
                 model.read(line)
     model.write((4 * BIG_WORDS) >> 7)  # out[0..31]: one line
     c = model.counts
     return dict(hits=c['hits'], cold=c['cold'], capacity=c['capacity'], conflict=c['conflict'],
-                write_hits=c['write_hits'], write_misses=c['write_misses'])
+                write_hits=c['write_hits'], write_misses=c['write_misses'], mshr=stalls)
 
 
 def check_cache(cltrace, work, seed):
@@ -285,14 +299,16 @@ def check_cache(cltrace, work, seed):
     if run.returncode != 0:
         return f'cache seed {seed}: run failed: {run.stderr}'
     for set_index in ('fermi-xor', 'linear'):
-        sim = subprocess.run([cltrace, 'simulate', f'{work}/l1.cltrace', '--set', 'timing=off', '--set',
-                              f'set_index={set_index}', '--json'], capture_output=True, text=True, check=True)
-        report = json.loads(sim.stdout)
-        got = dict(hits=report['read_hits'], write_hits=report['write_hits'], write_misses=report['write_misses'])
-        got.update({k: report['misses'][k] for k in ('cold', 'capacity', 'conflict')})
         want = cached(p, set_index)
-        if got != want:
-            return f'cache seed {seed} {p} {set_index}: want {want}, got {got}'
+        for timing in ('timing=off', 'latency_sigma=0'):
+            sim = subprocess.run([cltrace, 'simulate', f'{work}/l1.cltrace', '--set', timing, '--set',
+                                  f'set_index={set_index}', '--json'], capture_output=True, text=True, check=True)
+            report = json.loads(sim.stdout)
+            got = dict(hits=report['read_hits'], write_hits=report['write_hits'], write_misses=report['write_misses'])
+            got.update({k: report['misses'][k] for k in ('cold', 'capacity', 'conflict', 'mshr')})
+            expected = want if timing != 'timing=off' else dict(want, mshr=0)  # nothing stalls without timing
+            if got != expected:
+                return f'cache seed {seed} {p} {set_index} {timing}: want {expected}, got {got}'
     return None
 
 
