@@ -33,6 +33,27 @@ IN_WORDS = 1 << 12
 OUT_WORDS = 1 << 10
 
 
+def trace(cltrace, work, name, text, global_size, local_size, in_words, out_words):
+    """Writes kernel `text` to WORK/NAME.cl and traces it with buffers of `in_words` and
+    `out_words` ints; returns the trace's path, or None and prints why the run failed."""
+    with open(f'{work}/{name}.cl', 'w') as f:
+        f.write(text)
+    run = subprocess.run([cltrace, 'run', f'{work}/{name}.cl', '--global', str(global_size), '--local',
+                          str(local_size), '--arg', f'buffer:int:{in_words}', '--arg', f'buffer:int:{out_words}',
+                          '-o', f'{work}/{name}.cltrace'], capture_output=True, text=True)
+    if run.returncode != 0:
+        print(f'{name}: cltrace run failed: {run.stderr}')
+        return None
+    return f'{work}/{name}.cltrace'
+
+
+def simulate(cltrace, trace_path, *options):
+    """`cltrace simulate --json` of the trace with `options`, as a dict."""
+    sim = subprocess.run([cltrace, 'simulate', trace_path, *options, '--json'], capture_output=True, text=True,
+                         check=True)
+    return json.loads(sim.stdout)
+
+
 def draw(rng):
     return dict(
         M1=rng.randint(1, 5), C1=rng.randint(0, 2), A1=rng.choice([1, 2, 3, 32, 33]),
@@ -170,17 +191,11 @@ def coalesced(p):
 
 def check_coalescing(cltrace, work, seed):
     p = draw3(random.Random(seed))
-    with open(f'{work}/c.cl', 'w') as f:
-        f.write(source3(p))
     local = 32 * p['WARPS']
-    run = subprocess.run([cltrace, 'run', f'{work}/c.cl', '--global', str(local * p['GROUPS']), '--local', str(local),
-                          '--arg', f'buffer:int:{IN_WORDS}', '--arg', f'buffer:int:{OUT_WORDS}',
-                          '-o', f'{work}/c.cltrace'], capture_output=True, text=True)
-    if run.returncode != 0:
-        return f'coalescing seed {seed}: run failed: {run.stderr}'
-    sim = subprocess.run([cltrace, 'simulate', f'{work}/c.cltrace', '--set', 'timing=off', '--sm', 'all', '--json'],
-                         capture_output=True, text=True, check=True)
-    report = json.loads(sim.stdout)
+    path = trace(cltrace, work, 'c', source3(p), local * p['GROUPS'], local, IN_WORDS, OUT_WORDS)
+    if path is None:
+        return f'coalescing seed {seed}: not traced'
+    report = simulate(cltrace, path, '--set', 'timing=off', '--sm', 'all')
     got = {k: report[k] for k in ('requests_before_coalescing', 'reads', 'writes', 'requests')}
     got['cold'] = report['misses']['cold']
     want = coalesced(p)
@@ -291,19 +306,13 @@ def cached(p, set_index):
 
 def check_cache(cltrace, work, seed):
     p = draw4(random.Random(seed))
-    with open(f'{work}/l1.cl', 'w') as f:
-        f.write(source4(p))
-    run = subprocess.run([cltrace, 'run', f'{work}/l1.cl', '--global', '32', '--local', '32',
-                          '--arg', f'buffer:int:{BIG_WORDS}', '--arg', 'buffer:int:32', '-o', f'{work}/l1.cltrace'],
-                         capture_output=True, text=True)
-    if run.returncode != 0:
-        return f'cache seed {seed}: run failed: {run.stderr}'
+    path = trace(cltrace, work, 'l1', source4(p), 32, 32, BIG_WORDS, 32)
+    if path is None:
+        return f'cache seed {seed}: not traced'
     for set_index in ('fermi-xor', 'linear'):
         want = cached(p, set_index)
         for timing in ('timing=off', 'latency_sigma=0'):
-            sim = subprocess.run([cltrace, 'simulate', f'{work}/l1.cltrace', '--set', timing, '--set',
-                                  f'set_index={set_index}', '--json'], capture_output=True, text=True, check=True)
-            report = json.loads(sim.stdout)
+            report = simulate(cltrace, path, '--set', timing, '--set', f'set_index={set_index}')
             got = dict(hits=report['read_hits'], write_hits=report['write_hits'], write_misses=report['write_misses'])
             got.update({k: report['misses'][k] for k in ('cold', 'capacity', 'conflict', 'mshr')})
             expected = want if timing != 'timing=off' else dict(want, mshr=0)  # nothing stalls without timing
@@ -376,19 +385,14 @@ def hashed(p, set_index):
 
 def check_hash(cltrace, work, seed):
     p = (draw6 if seed % 4 == 3 else draw5)(random.Random(seed))
-    with open(f'{work}/h.cl', 'w') as f:
-        f.write(source5(p))
-    run = subprocess.run([cltrace, 'run', f'{work}/h.cl', '--global', '32', '--local', '32',
-                          '--arg', f'buffer:int:{HASH_WORDS}', '--arg', 'buffer:int:64', '-o', f'{work}/h.cltrace'],
-                         capture_output=True, text=True)
-    if run.returncode != 0:
-        return f'hash seed {seed}: run failed: {run.stderr}'
+    path = trace(cltrace, work, 'h', source5(p), 32, 32, HASH_WORDS, 64)
+    if path is None:
+        return f'hash seed {seed}: not traced'
     for set_index in ('fermi-xor', 'linear'):
         config = 'gtx480-16k' if p['sets'] == 32 else 'gtx480-48k'
-        sim = subprocess.run([cltrace, 'simulate', f'{work}/h.cltrace', '--config', config, '--set', 'timing=off',
-                              '--set', f'set_index={set_index}', '--json'], capture_output=True, text=True, check=True)
+        report = simulate(cltrace, path, '--config', config, '--set', 'timing=off', '--set', f'set_index={set_index}')
         got = {}  # source line: the outcome of its one read, or the whole row when it is not one read
-        for row in json.loads(sim.stdout)['per_instruction']:
+        for row in report['per_instruction']:
             if row['reads'] == 0:
                 continue  # the stores
             counts = dict(row['misses'], hits=row['read_hits'])
@@ -419,14 +423,10 @@ def check(cltrace, work, seed):
         local = rng.choice([16, 32])
         global_size = local * rng.randint(1, 4)
         text, glob, loc = source(p), str(global_size), str(local)
-    with open(f'{work}/k.cl', 'w') as f:
-        f.write(text)
-    run = subprocess.run([cltrace, 'run', f'{work}/k.cl', '--global', glob, '--local', loc,
-                          '--arg', f'buffer:int:{IN_WORDS}', '--arg', f'buffer:int:{OUT_WORDS}',
-                          '-o', f'{work}/k.cltrace'], capture_output=True, text=True)
-    if run.returncode != 0:
-        return f'seed {seed}: run failed: {run.stderr}'
-    dump = subprocess.run([cltrace, 'dump', f'{work}/k.cltrace'], capture_output=True, text=True, check=True).stdout
+    path = trace(cltrace, work, 'k', text, glob, loc, IN_WORDS, OUT_WORDS)
+    if path is None:
+        return f'seed {seed}: not traced'
+    dump = subprocess.run([cltrace, 'dump', path], capture_output=True, text=True, check=True).stdout
     got = collections.defaultdict(list)  # by global id (x, y)
     for line in dump.splitlines():
         if m := RECORD.match(line):
