@@ -464,8 +464,7 @@ ArgSpec parseArgSpec(const std::string& text) {
     try {
       elementBytes = typeSize(a.type);
     } catch (const std::invalid_argument& e) {
-      // A struct's name is the likeliest: its bytes can be passed as uchar (or as a vector
-      // of the struct's size).
+      // A struct's name is the likeliest: an array of structs is passed as its bytes.
       throw std::invalid_argument("argument '" + text + "': " + e.what() +
                                   "; a buffer's TYPE is a scalar or vector type (for an array of structs, "
                                   "buffer:uchar:BYTES)");
