@@ -165,6 +165,8 @@ TEST(Standalone, ArgumentErrorsNameTheArgument) {
   expectInvalid([] { wrapper::parseArgSpec("buffer:quux:4"); },
                 "argument 'buffer:quux:4': unknown OpenCL type 'quux'; a buffer's TYPE is a scalar or vector type "
                 "(for an array of structs, buffer:uchar:BYTES)");
+  expectInvalid([] { wrapper::parseArgSpec("buffer::4"); }, "argument 'buffer::4': the type is empty; a buffer's TYPE");
+  expectInvalid([] { wrapper::parseArgSpec("local::4"); }, "argument 'local::4': the type is empty (local:BYTES or");
   // A struct's name as a scalar type: what run can pass, and where a struct can be traced.
   expectInvalid([] { wrapper::parseArgSpec("scalar:Params:1"); },
                 "argument 'scalar:Params:1': unknown OpenCL type 'Params'; a scalar is one of char, uchar, short, "

@@ -89,7 +89,7 @@ ScalarType baseType(const std::string& type, uint64_t* lanes) {
       return t;
     }
   }
-  throw std::invalid_argument("unknown OpenCL type '" + type + "'");
+  throw std::invalid_argument(type.empty() ? std::string("the type is empty") : "unknown OpenCL type '" + type + "'");
 }
 
 // Writes `value` as the scalar type into `out`.
