@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -16,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cltrace/guarded_json.h"
+#include "cltrace/input_file.h"
 #include "cltrace/printable.h"
 
 namespace cltrace::cachesim {
@@ -493,14 +493,9 @@ Config Config::fromJson(const json& object) {
 
 Config Config::fromJsonFile(const std::string& path) {
   if (std::filesystem::is_directory(path)) throw std::invalid_argument("config file '" + path + "' is a directory");
-  errno = 0;
-  std::ifstream in(path);
-  if (!in) {
-    // Why (no such file, no permission) is errno's, where the library set it.
-    const int why = errno;
-    throw std::invalid_argument("config file '" + path + "': cannot be opened" +
-                                (why != 0 ? std::string(": ") + std::strerror(why) : std::string()));
-  }
+  std::ifstream in;
+  const std::string why = openForReading(in, path);
+  if (!in) throw std::invalid_argument("config file '" + path + "': cannot be opened" + why);
   // Configurations are flat (one object of numbers and names), so little nesting is allowed.
   constexpr int kMaxDepth = 16;
   json j;

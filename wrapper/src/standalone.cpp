@@ -17,18 +17,11 @@
 #include <stdexcept>
 
 #include "cltrace/guarded_json.h"
+#include "cltrace/input_file.h"
 
 namespace cltrace::wrapper {
 
 namespace {
-
-// Opens `path` for reading; `in` fails with errno's reason kept in `why` (": No such file or
-// directory", or "" where the library set none).
-void openForReading(std::ifstream& in, const std::string& path, std::string& why) {
-  errno = 0;
-  in.open(path, std::ios::binary);
-  why = !in && errno != 0 ? std::string(": ") + std::strerror(errno) : std::string();
-}
 
 std::vector<std::string> splitColon(const std::string& s, size_t maxParts) {
   std::vector<std::string> parts;
@@ -194,8 +187,7 @@ void readInitialFile(const ArgSpec& a, std::vector<uint8_t>& data) {
   std::error_code ec;
   if (std::filesystem::is_directory(a.value, ec)) throw refuse("'" + a.value + "' is a directory, not a file");
   std::ifstream in;
-  std::string why;
-  openForReading(in, a.value, why);
+  const std::string why = openForReading(in, a.value);
   if (!in) throw refuse("cannot open '" + a.value + "'" + why);
   in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size()));
   if (in.bad()) throw refuse("cannot read '" + a.value + "'");
@@ -251,8 +243,7 @@ uint64_t parseUnsigned(const std::string& text) {
 std::string readKernelSource(const std::string& path) {
   if (std::filesystem::is_directory(path)) throw std::invalid_argument("kernel source '" + path + "' is a directory");
   std::ifstream in;
-  std::string why;
-  openForReading(in, path, why);
+  const std::string why = openForReading(in, path);
   if (!in) throw std::invalid_argument("cannot open kernel source '" + path + "'" + why);
   std::ostringstream s;
   s << in.rdbuf();
@@ -650,8 +641,7 @@ constexpr const char* kManifestKeys[] = {"kernel", "global", "local", "offset", 
 // The manifest's top-level object, its keys checked: each known, none twice.
 nlohmann::json readManifest(const std::filesystem::path& path) {
   std::ifstream in;
-  std::string why;
-  openForReading(in, path.string(), why);
+  const std::string why = openForReading(in, path.string());
   if (!in) throw std::invalid_argument("cannot open it" + why);
   // An empty one is most likely a shell's redirection of a report to KERNEL.json, which is where
   // the launch manifest of KERNEL.cl lives.
