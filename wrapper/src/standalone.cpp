@@ -438,6 +438,20 @@ void parseSampler(const std::vector<std::string>& given, ArgSpec& a) {
 
 }  // namespace
 
+namespace {
+
+// typeSize of `type` in argument `spec`; an unknown or empty type names the argument and ends
+// with `hint`, what the argument's kind takes.
+uint64_t elementSizeIn(const std::string& spec, const std::string& type, const std::string& hint) {
+  try {
+    return typeSize(type);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("argument '" + spec + "': " + e.what() + hint);
+  }
+}
+
+}  // namespace
+
 ArgSpec parseArgSpec(const std::string& text) {
   ArgSpec a;
   a.text = text;
@@ -451,15 +465,10 @@ ArgSpec parseArgSpec(const std::string& text) {
     split(4, 3, "buffer:TYPE:COUNT[:INIT]");  // the initialiser keeps its ':'s
     a.kind = ArgSpec::Kind::Buffer;
     a.type = p[1];
-    uint64_t elementBytes = 0;
-    try {
-      elementBytes = typeSize(a.type);
-    } catch (const std::invalid_argument& e) {
-      // A struct's name is the likeliest: an array of structs is passed as its bytes.
-      throw std::invalid_argument("argument '" + text + "': " + e.what() +
-                                  "; a buffer's TYPE is a scalar or vector type (for an array of structs, "
-                                  "buffer:uchar:BYTES)");
-    }
+    // A struct's name is the likeliest unknown type: an array of structs is passed as its bytes.
+    const uint64_t elementBytes =
+        elementSizeIn(text, a.type,
+                      "; a buffer's TYPE is a scalar or vector type (for an array of structs, buffer:uchar:BYTES)");
     a.count = parseCount(p[2], "count", text);
     if (a.count == 0) throw std::invalid_argument("argument '" + text + "': a buffer needs at least one element");
     bytesOfElements(a.count, a.type, elementBytes, text);
@@ -468,16 +477,11 @@ ArgSpec parseArgSpec(const std::string& text) {
     split(3, 3, "scalar:TYPE:VALUE");
     a.kind = ArgSpec::Kind::Scalar;
     a.type = p[1];
-    try {
-      typeSize(a.type);
-    } catch (const std::invalid_argument& e) {
-      // A struct's name is the likeliest unknown type here: say what run can pass.
-      throw std::invalid_argument("argument '" + text + "': " + e.what() +
-                                  "; a scalar is one of char, uchar, short, ushort, int, uint, long, ulong, "
-                                  "float, double, half, size_t, or a vector of 2, 3, 4, 8 or 16 of them. "
-                                  "`cltrace run` cannot build a struct passed by value; the C++ API and "
-                                  "`cltrace wrap` pass it as the program sets it");
-    }
+    // A struct's name is the likeliest unknown type here: say what run can pass.
+    elementSizeIn(text, a.type,
+                  "; a scalar is one of char, uchar, short, ushort, int, uint, long, ulong, float, double, half, "
+                  "size_t, or a vector of 2, 3, 4, 8 or 16 of them. `cltrace run` cannot build a struct passed by "
+                  "value; the C++ API and `cltrace wrap` pass it as the program sets it");
     a.value = p[2];
     scalarBytes(a.type, a.value, text);  // validates the value(s) now
   } else if (kind == "local") {
@@ -487,12 +491,7 @@ ArgSpec parseArgSpec(const std::string& text) {
     if (p.size() == 2) {
       a.bytes = parseCount(p[1], "size", text);
     } else {
-      uint64_t elementBytes = 0;
-      try {
-        elementBytes = typeSize(p[1]);
-      } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument("argument '" + text + "': " + e.what() + " (local:BYTES or local:TYPE:COUNT)");
-      }
+      const uint64_t elementBytes = elementSizeIn(text, p[1], " (local:BYTES or local:TYPE:COUNT)");
       a.bytes = bytesOfElements(parseCount(p[2], "count", text), p[1], elementBytes, text);
     }
     if (a.bytes == 0) throw std::invalid_argument("argument '" + text + "': local size must be > 0");
