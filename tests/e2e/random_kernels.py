@@ -31,6 +31,7 @@ import sys
 
 IN_WORDS = 1 << 12
 OUT_WORDS = 1 << 10
+OUT_BASE = 4 * IN_WORDS  # `out`'s address: it follows `in` (the alignment, 256, divides 16 KiB)
 
 
 def trace(cltrace, work, name, text, global_size, local_size, in_words, out_words):
@@ -87,7 +88,6 @@ def source(p):
 def accesses(p, g, l):
     """(kind, byte address, size) of work-item g (local id l), in program order."""
     m = IN_WORDS - 1
-    out_base = 4 * IN_WORDS  # `out` follows `in` (alignment 256 divides 16 KiB)
     acc = []
     for i in range(g % p['M1'] + p['C1']):
         acc.append(('load', 4 * ((p['A1'] * g + p['B1'] * i + p['D1']) & m), 4))
@@ -102,7 +102,7 @@ def accesses(p, g, l):
     acc += [('load', base + 4 * e, 4) for e in range(4)]
     if l % 3 == p['R']:
         acc.append(('load', (p['A2'] * g + p['D1']) & (4 * IN_WORDS - 1), 1))
-    acc.append(('store', out_base + 4 * ((p['A4'] * g + p['D4']) & (OUT_WORDS - 1)), 4))
+    acc.append(('store', OUT_BASE + 4 * ((p['A4'] * g + p['D4']) & (OUT_WORDS - 1)), 4))
     return acc
 
 
@@ -131,7 +131,7 @@ def accesses2(p, x, y, lx, ly):
     acc = [('load', 4 * ((y * p['W'] + x * p['A'] + i * p['B']) & m), 4) for i in range(ly % p['M'] + p['C'])]
     if (lx + ly) % p['K'] == 0:
         acc.append(('load', 4 * ((x * p['W'] + y + p['D']) & m), 4))
-    acc.append(('store', 4 * IN_WORDS + 4 * ((y * p['W'] + x) & (OUT_WORDS - 1)), 4))
+    acc.append(('store', OUT_BASE + 4 * ((y * p['W'] + x) & (OUT_WORDS - 1)), 4))
     return acc
 
 
@@ -164,7 +164,6 @@ def coalesced(p):
     one request per distinct 128-byte line a warp step touches; 16-byte lanes per quarter-warp.
     At most 3 workgroups, dealt one to an SM: each one's first read of a line is a cold miss."""
     m, m4 = IN_WORDS - 1, IN_WORDS // 4 - 1
-    out_base = 4 * IN_WORDS
     reads = writes = cold = 0
     for group in range(p['GROUPS']):
         read_lines = set()  # of this workgroup's SM
@@ -181,7 +180,7 @@ def coalesced(p):
                     part = {16 * ((p['A2'] * g + i) & m4) >> 7 for g in lanes[8 * q:8 * q + 8]}
                     reads += len(part)
                     read_lines |= part
-            writes += len({(out_base + 4 * ((p['A4'] * g + p['D4']) & (OUT_WORDS - 1))) >> 7 for g in lanes})
+            writes += len({(OUT_BASE + 4 * ((p['A4'] * g + p['D4']) & (OUT_WORDS - 1))) >> 7 for g in lanes})
         cold += len(read_lines)
     work_items = 32 * p['WARPS'] * p['GROUPS']
     loads = p['N'] + (p['N'] if p['B'] != 0 else 1)
