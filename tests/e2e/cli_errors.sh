@@ -440,14 +440,18 @@ for cmd in devices dump instrument plot predict run schedule simulate stats wrap
   help=$("$CLTRACE" "$cmd" --help)
   doubled=$(echo "$help" | grep -E '^ +-[^ ]* [A-Z]+:[A-Z]' || true)
   [ -z "$doubled" ] || fail "$cmd --help names a value twice: $doubled"
+  # Nor a negated flag's value (`--compress,--no-compress{false}`).
+  ! echo "$help" | grep -F '{' >/dev/null || fail "$cmd --help shows a flag's value in braces: $help"
 done
+usage_mistake "--no-compress: cannot be given with --compress" \
+  "$CLTRACE" run "$KERNELS/mt.cl" --no-compress --compress -o "$work/both.cltrace"
 help=$("$CLTRACE" simulate --help)
 for words in "--runs N " "--seed N " "--sm SM " "--config PRESET|FILE=gtx480-16k" "--set KEY=VALUE "; do
   echo "$help" | grep -F -- "$words" >/dev/null || fail "simulate --help lacks '$words': $help"
 done
 help=$("$CLTRACE" run --help)
 for words in "--global X[,Y[,Z]] " "--trace-buffer-mib MIB=256 " "--trace-timeout SECONDS " \
-             "-o,--out FILE=trace.cltrace"; do
+             "-o,--out FILE=trace.cltrace" "--compress  " "--no-compress  "; do
   echo "$help" | grep -F -- "$words" >/dev/null || fail "run --help lacks '$words': $help"
 done
 echo "cli errors: all checks passed"

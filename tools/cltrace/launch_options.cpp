@@ -49,7 +49,15 @@ void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
   sub.add_option("--alignment", f.alignment, "alignment of buffers in the virtual address layout")
       ->capture_default_str()
       ->transform(unsignedInteger());
-  sub.add_flag("--compress,!--no-compress", f.compress, "zstd-compress the trace body (the default; --no-compress writes it plain)");
+  // Two flags of their own rather than CLI11's "--compress,!--no-compress", which --help shows as
+  // "--compress,--no-compress{false}".
+  CLI::Option* compress =
+      sub.add_flag_callback("--compress", [&f] { f.compress = true; }, "zstd-compress the trace body (the default)");
+  sub.add_flag_callback("--no-compress", [&f, compress] {
+    // (Not CLI11's excludes(), which --help would show on both lines.)
+    if (compress->count() != 0) throw CLI::ValidationError("--no-compress", "cannot be given with --compress");
+    f.compress = false;
+  }, "write the trace body plain, not zstd-compressed");
   sub.add_option("--trace-buffer-mib", f.traceBufferMiB,
                  "most MiB of packed device records held at once; a launch that makes more is traced in "
                  "slices of work-group layers (the trace is the same)")
