@@ -12,6 +12,7 @@
 #include <llvm/Transforms/Utils/Local.h>
 #include <llvm/Transforms/Utils/ValueMapper.h>
 
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -189,13 +190,14 @@ bool sinkTuple(const std::vector<Instruction*>& tuple, const std::vector<unsigne
 // place. (OpenCL C makes every call convergent: builtins that only compute, native_cos or
 // get_local_id, are no barriers.)
 bool barrierInBranch(Function& f) {
-  PostDominatorTree pdt(f);
+  std::optional<PostDominatorTree> pdt;  // built only for a kernel with a barrier: most have none
   for (BasicBlock& bb : f)
     for (Instruction& inst : bb)
       if (const auto* call = dyn_cast<CallBase>(&inst); call && call->isConvergent() &&
-                                                        !call->doesNotAccessMemory() &&
-                                                        !pdt.dominates(&bb, &f.getEntryBlock()))
-        return true;
+                                                        !call->doesNotAccessMemory()) {
+        if (!pdt) pdt.emplace(f);
+        if (!pdt->dominates(&bb, &f.getEntryBlock())) return true;
+      }
   return false;
 }
 
