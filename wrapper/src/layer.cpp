@@ -514,8 +514,7 @@ const StandIn* oneUnitStandIn(State& s, cl_device_id device) {
     in->queue = createCommandQueue(in->context, part);
   } catch (const std::exception&) {  // traced on the device itself, as without a part
     if (in->context) clReleaseContext(in->context);
-    clReleaseDevice(part);
-    return nullptr;
+    return nullptr;  // (the part is oneComputeUnitOf's to keep)
   }
   kept = std::move(in);
   return kept.get();

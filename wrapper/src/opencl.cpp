@@ -7,7 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <sstream>
+#include <vector>
 
 #include "cltrace/wrapper/standalone.h"
 
@@ -128,7 +131,9 @@ bool isPocl(cl_device_id device) {
   return platformString(platformOf(device), CL_PLATFORM_NAME) == "Portable Computing Language";
 }
 
-cl_device_id oneComputeUnitOf(cl_device_id device) {
+namespace {
+
+cl_device_id splitOffOneComputeUnit(cl_device_id device) {
   cl_uint units = 0;
   if (clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, nullptr) != CL_SUCCESS || units < 2)
     return nullptr;
@@ -137,8 +142,23 @@ cl_device_id oneComputeUnitOf(cl_device_id device) {
   if (clCreateSubDevices(device, equally, 0, nullptr, &count) != CL_SUCCESS || count == 0) return nullptr;
   std::vector<cl_device_id> parts(count);
   if (clCreateSubDevices(device, equally, count, parts.data(), nullptr) != CL_SUCCESS) return nullptr;
-  for (cl_uint i = 1; i < count; ++i) clReleaseDevice(parts[i]);
+  for (cl_uint i = 1; i < count; ++i) clReleaseDevice(parts[i]);  // never used
   return parts[0];
+}
+
+}  // namespace
+
+cl_device_id oneComputeUnitOf(cl_device_id device) {
+  // Made once per device and never released: PoCL 3.1's worker threads may release a finished
+  // command's event after its queue and context are gone, and a sub-device released by then
+  // crashes them (a blocking read, then the queue, context and sub-device released, crashed
+  // the process 12 times in 150; 0 in 150 with the sub-device kept).
+  static std::mutex mutex;
+  static std::map<cl_device_id, cl_device_id> parts;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, added] = parts.try_emplace(device, nullptr);
+  if (added) it->second = splitOffOneComputeUnit(device);
+  return it->second;
 }
 
 std::string tracedOnOneUnitWarning(const std::string& kernel, const std::string& where, const std::string& after) {

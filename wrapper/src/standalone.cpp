@@ -808,18 +808,11 @@ RunOutput runStandalone(const RunSpec& spec, const std::string& tracePath,
   }
   // Where what a global atomic returns steers the kernel, its workgroups run one after another
   // (on PoCL's CPU device), so that no work-item of another workgroup gets in between and the
-  // trace is the same every run.
-  struct SubDevice {
-    cl_device_id id = nullptr;
-    ~SubDevice() {
-      if (id) clReleaseDevice(id);
-    }
-  } oneUnit;
+  // trace is the same every run. (The part is oneComputeUnitOf's, kept for the process.)
   passes::KernelReport& report = instrumented.report;
   if (report.steeredByAtomics()) {
-    oneUnit.id = oneComputeUnitOf(device);
-    if (oneUnit.id) {
-      device = oneUnit.id;
+    if (cl_device_id part = oneComputeUnitOf(device)) {
+      device = part;
       report.warnings.push_back(tracedOnOneUnitWarning(report.name, " on a part of the device with one compute unit",
                                                        " (as if no other workgroup ran at the same time)"));
     }

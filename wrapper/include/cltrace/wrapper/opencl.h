@@ -47,7 +47,9 @@ std::vector<std::string> withWorkingDirectory(std::vector<std::string> options);
 
 // A sub-device of `device` with one compute unit (clCreateSubDevices, partitioned equally), on
 // which PoCL's CPU device runs the workgroups of a launch one after another; null when `device`
-// has one compute unit already or cannot be split so. The caller releases it (clReleaseDevice).
+// has one compute unit already or cannot be split so. Made once per device and kept for the life
+// of the process (PoCL's worker threads may still use it after the last queue on it is gone): the
+// caller must not release it.
 cl_device_id oneComputeUnitOf(cl_device_id device);
 // The warning that kernel `kernel`, steered by what its atomics return, is traced `where` (such
 // a part of the device), ending with `after`.
