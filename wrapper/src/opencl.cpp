@@ -153,8 +153,9 @@ cl_device_id oneComputeUnitOf(cl_device_id device) {
   // command's event after its queue and context are gone, and a sub-device released by then
   // crashes them (a blocking read, then the queue, context and sub-device released, crashed
   // the process 12 times in 150; 0 in 150 with the sub-device kept).
-  static std::mutex mutex;
-  static std::map<cl_device_id, cl_device_id> parts;
+  // (Never destroyed either: a host program with the layer loaded may launch during its exit.)
+  static std::mutex& mutex = *new std::mutex;
+  static std::map<cl_device_id, cl_device_id>& parts = *new std::map<cl_device_id, cl_device_id>;
   std::lock_guard<std::mutex> lock(mutex);
   auto [it, added] = parts.try_emplace(device, nullptr);
   if (added) it->second = splitOffOneComputeUnit(device);
