@@ -436,10 +436,6 @@ void parseSampler(const std::vector<std::string>& given, ArgSpec& a) {
     throw refuse(p[1] + " addressing needs normalized coordinates (sampler:" + p[1] + ":" + p[2] + ":normalized)");
 }
 
-}  // namespace
-
-namespace {
-
 // typeSize of `type` in argument `spec`; an unknown or empty type names the argument and ends
 // with `hint`, what the argument's kind takes.
 uint64_t elementSizeIn(const std::string& spec, const std::string& type, const std::string& hint) {
