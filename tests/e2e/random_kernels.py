@@ -243,33 +243,40 @@ class CacheModel:
         self.history = []  # lines read, in order
         self.counts = collections.Counter()
 
-    def set_of(self, address):
+    def set_of(self, line):
         if self.set_index == 'linear':
-            return (address >> 7) % len(self.sets)
+            return line % len(self.sets)
+        address = line << 7
         bit = lambda k: (address >> k) & 1  # noqa: E731
         pairs = [(7, 13), (8, 14), (9, 15), (10, 17), (11, 19)]  # Fermi hash, DESIGN.md
         s = sum((bit(a) ^ bit(b)) << i for i, (a, b) in enumerate(pairs))
         return s | bit(12) << 5 if len(self.sets) == 64 else s  # 64 sets: bit 12 is set bit 5
 
+    def holds(self, line):
+        return line in self.sets[self.set_of(line)]
+
     def read(self, line):
-        ways = self.sets[self.set_of(line << 7)]
+        """Reads `line`; returns its outcome: hits, cold, capacity or conflict."""
+        ways = self.sets[self.set_of(line)]
         if line in ways:
             ways.remove(line)
-            self.counts['hits'] += 1
+            outcome = 'hits'
         else:
             if line not in self.history:
-                self.counts['cold'] += 1
+                outcome = 'cold'
             else:
                 last = len(self.history) - 1 - self.history[::-1].index(line)
                 between = len(set(self.history[last + 1:]))
-                self.counts['capacity' if between >= self.lines else 'conflict'] += 1
+                outcome = 'capacity' if between >= self.lines else 'conflict'
             if len(ways) == self.ways:
                 ways.pop(0)
         ways.append(line)
         self.history.append(line)
+        self.counts[outcome] += 1
+        return outcome
 
     def write(self, line):
-        self.counts['write_hits' if line in self.sets[self.set_of(line << 7)] else 'write_misses'] += 1
+        self.counts['write_hits' if self.holds(line) else 'write_misses'] += 1
 
 
 def cached(p, set_index):
@@ -289,8 +296,8 @@ def cached(p, set_index):
                     lines.append(line)
             in_flight = []
             for line in lines:
-                missing = line not in model.sets[model.set_of(line << 7)]
-                same_set = sum(model.set_of(f << 7) == model.set_of(line << 7) for f in in_flight)
+                missing = not model.holds(line)
+                same_set = sum(model.set_of(f) == model.set_of(line) for f in in_flight)
                 if missing and (len(in_flight) == 6 or same_set == model.ways):
                     stalls += 1
                     in_flight = []  # the retry comes when they fill
@@ -375,10 +382,7 @@ def hashed(p, set_index):
     for line_no, address in enumerate(p['first'] + [None] + p['second'], start=4):
         if address is None:
             continue  # the store between the rounds: out's line, never read
-        before = dict(model.counts)
-        model.read(address >> 7)
-        outcomes[line_no] = next(k for k in ('hits', 'cold', 'capacity', 'conflict')
-                                 if model.counts[k] != before.get(k, 0))
+        outcomes[line_no] = model.read(address >> 7)
     return outcomes
 
 
@@ -445,17 +449,12 @@ def check(cltrace, work, seed):
 def main():
     cltrace, work, first, last = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     seeds = range(first, last + 1)
-    problems = [m for m in (check(cltrace, work, s) for s in seeds) if m]
-    print(f'random kernels: {len(seeds) - len(problems)} of {len(seeds)} traced as interpreted')
-    coalescing = [m for m in (check_coalescing(cltrace, work, s) for s in seeds) if m]
-    print(f'random kernels: {len(seeds) - len(coalescing)} of {len(seeds)} coalesced as counted')
-    problems += coalescing
-    cache = [m for m in (check_cache(cltrace, work, s) for s in seeds) if m]
-    print(f'random kernels: {len(seeds) - len(cache)} of {len(seeds)} cached as modelled')
-    problems += cache
-    hashes = [m for m in (check_hash(cltrace, work, s) for s in seeds) if m]
-    print(f'random kernels: {len(seeds) - len(hashes)} of {len(seeds)} hashed as modelled')
-    problems += hashes
+    problems = []
+    for check_one, done in ((check, 'traced as interpreted'), (check_coalescing, 'coalesced as counted'),
+                            (check_cache, 'cached as modelled'), (check_hash, 'hashed as modelled')):
+        found = [m for m in (check_one(cltrace, work, s) for s in seeds) if m]
+        print(f'random kernels: {len(seeds) - len(found)} of {len(seeds)} {done}')
+        problems += found
     for m in problems:
         print(m)
     sys.exit(1 if problems else 0)
