@@ -4,14 +4,18 @@
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/PostDominators.h>
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/CFG.h>
 #include <llvm/IR/Dominators.h>
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
+#include <llvm/Transforms/Utils/BasicBlockUtils.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/Local.h>
 #include <llvm/Transforms/Utils/ValueMapper.h>
 
+#include <iterator>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -298,6 +302,95 @@ void guardLoads(Loop& l, const std::vector<Instruction*>& moves) {
   for (PHINode& phi : header->phis()) phi.replaceIncomingBlockWith(before, join);
 }
 
+
+// SimplifyCFG's limits for folding a two-entry phi (LLVM 15 defaults): the instructions taken out
+// of the ways may cost 4 basic instructions together (but one alone may cost more), looked
+// through at most 10 operands deep, for at most three phis.
+constexpr int kFoldBudget = 4;
+constexpr unsigned kFoldDepth = 10;
+constexpr unsigned kFoldPhis = 3;
+
+// Whether `v`, flowing into a phi of `join`, can be had before the branch (SimplifyCFG's
+// dominatesMergePoint): it is not made in a way into `join`, or it is made there by an
+// instruction safe to run either way whose operands can be had before the branch too, within
+// the budget. Such instructions are gathered in `taken`, their cost in `cost`.
+bool availableBeforeBranch(Value* v, const BasicBlock& join, SmallPtrSetImpl<Instruction*>& taken,
+                           InstructionCost& cost, const TargetTransformInfo& tti, unsigned depth = 0) {
+  if (depth == kFoldDepth) return false;
+  auto* inst = dyn_cast<Instruction>(v);
+  if (!inst) {
+    const auto* c = dyn_cast<ConstantExpr>(v);  // a constant division may trap
+    return !c || !Instruction::isIntDivRem(c->getOpcode());
+  }
+  const BasicBlock* at = inst->getParent();
+  if (at == &join) return false;
+  const auto* branch = dyn_cast<BranchInst>(at->getTerminator());
+  if (!branch || branch->isConditional() || branch->getSuccessor(0) != &join) return true;  // before the branch
+  if (taken.count(inst)) return true;
+  if (!isSafeToSpeculativelyExecute(inst)) return false;
+  cost += tti.getUserCost(inst, TargetTransformInfo::TCK_SizeAndLatency);
+  if (cost > kFoldBudget && (!taken.empty() || depth > 0 || !cost.isValid())) return false;
+  for (Use& op : inst->operands())
+    if (!availableBeforeBranch(op.get(), join, taken, cost, tti, depth + 1)) return false;
+  taken.insert(inst);
+  return true;
+}
+
+// An i1 `and`/`or` or the select form of one: SimplifyCFG leaves a phi of such values alone (it
+// turns chains of them into switches instead).
+bool logicOfConditions(const Value* v) {
+  if (isa<BinaryOperator>(v)) return true;
+  const auto* select = dyn_cast<SelectInst>(v);
+  return select && (isa<Constant>(select->getTrueValue()) || isa<Constant>(select->getFalseValue()));
+}
+
+// Folds the if-region that ends at `join` into selects (foldCheapBranchesToSelects).
+bool foldIntoSelects(BasicBlock& join, const TargetTransformInfo& tti) {
+  auto* first = dyn_cast<PHINode>(&join.front());
+  if (!first || first->getNumIncomingValues() != 2) return false;
+  BasicBlock* ifTrue = nullptr;
+  BasicBlock* ifFalse = nullptr;
+  BranchInst* decision = GetIfCondition(&join, ifTrue, ifFalse);
+  if (!decision || isa<ConstantInt>(decision->getCondition())) return false;
+  BasicBlock* head = decision->getParent();
+  if (head == &join) return false;
+  if (std::distance(join.phis().begin(), join.phis().end()) > kFoldPhis) return false;
+  SmallPtrSet<Instruction*, 8> taken;
+  InstructionCost cost = 0;
+  for (PHINode& phi : join.phis()) {
+    if (phi.getType()->isIntegerTy(1) && (logicOfConditions(phi.getIncomingValue(0)) ||
+                                          logicOfConditions(phi.getIncomingValue(1)) ||
+                                          logicOfConditions(decision->getCondition())))
+      return false;
+    for (Value* v : phi.incoming_values())
+      if (!availableBeforeBranch(v, join, taken, cost, tti)) return false;
+  }
+  // The ways (a triangle has one): everything in them must go before the branch.
+  SmallVector<BasicBlock*, 2> ways;
+  for (BasicBlock* way : {ifTrue, ifFalse})
+    if (way != head) ways.push_back(way);
+  for (BasicBlock* way : ways)
+    for (Instruction& inst : *way)
+      if (!inst.isTerminator() && !inst.isDebugOrPseudoInst() && !taken.count(&inst)) return false;
+
+  for (BasicBlock* way : ways)
+    head->getInstList().splice(decision->getIterator(), way->getInstList(), way->begin(),
+                               way->getTerminator()->getIterator());
+  IRBuilder<> b(decision);
+  for (PHINode& phi : make_early_inc_range(join.phis())) {
+    Value* select = b.CreateSelect(decision->getCondition(), phi.getIncomingValueForBlock(ifTrue),
+                                   phi.getIncomingValueForBlock(ifFalse));
+    select->takeName(&phi);
+    phi.replaceAllUsesWith(select);
+    phi.eraseFromParent();
+  }
+  b.CreateBr(&join)->setDebugLoc(decision->getDebugLoc());
+  decision->eraseFromParent();
+  DeleteDeadBlocks(ways);
+  MergeBlockIntoPredecessor(&join);
+  return true;
+}
+
 }  // namespace
 
 bool sinkCommonStores(Function& f) {
@@ -379,6 +472,25 @@ bool hoistCommonStarts(Function& f) {
     changed = true;
   }
   return changed;
+}
+
+bool foldCheapBranchesToSelects(Function& f, const TargetTransformInfo& tti) {
+  bool changed = false;
+  // Until nothing folds: a nested conditional's fold leaves its enclosing one foldable.
+  for (bool again = true; again;) {
+    again = false;
+    for (BasicBlock& bb : make_early_inc_range(f)) {
+      if (!foldIntoSelects(bb, tti)) continue;
+      again = changed = true;
+      break;  // blocks were deleted and merged
+    }
+  }
+  return changed;
+}
+
+PreservedAnalyses FoldCheapBranchesPass::run(Function& f, FunctionAnalysisManager& am) {
+  return foldCheapBranchesToSelects(f, am.getResult<TargetIRAnalysis>(f)) ? PreservedAnalyses::none()
+                                                                           : PreservedAnalyses::all();
 }
 
 bool sinkLoadsToUses(Function& f) {

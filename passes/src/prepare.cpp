@@ -523,6 +523,9 @@ bool prepareModule(Module& m, std::string& error) {
   ModulePassManager mpm;
   mpm.addPass(AlwaysInlinerPass(/*InsertLifetimeIntrinsics=*/false));
   FunctionPassManager fpm;
+  // Conditionals whose ways only compute as selects, before SROA, where clang -O2 makes them
+  // (its first SimplifyCFG): no load is then moved into one of their ways below.
+  fpm.addPass(FoldCheapBranchesPass());
   // Private variables into registers. SROA rather than mem2reg: clang -O0 keeps a float3 in a
   // <4 x float> view of its alloca, which mem2reg leaves in memory, so every component of a
   // vload3 kept in a variable would count as used.

@@ -1,6 +1,12 @@
 // Loads moved across branches as a GPU compiler moves them (part of prepare, after the
-// loop-invariant loads are settled; only the guard before a loop, below, adds blocks).
+// loop-invariant loads are settled; only the guard before a loop, below, adds blocks), and the
+// cheap branches it flattens into selects first (before private variables become registers).
 //
+// - A conditional whose ways only compute or read private variables (`c ? v : w`, v and w
+//   loaded before it) is a select, as the GPU compiler's first SimplifyCFG makes it, so that no
+//   load is later moved into one of its ways: `v = a[i]; w = b[i]; o[i] = f[i] ? v : w;` reads
+//   both a[i] and b[i] (NVPTX: selp), where `r = 0; if (f[i]) r = v;` (a store to r in its way)
+//   keeps its branch and reads a[i] only where f[i] is set.
 // - Both ways of a branch starting with the same code, loads included (`if (f[i]) x = a[i] * 2;
 //   else x = a[i] + 1;`): it is done once, before the branch (SimplifyCFG's hoisting of common
 //   code), so a warp whose lanes go both ways reads a[i] in one step, not two.
@@ -18,9 +24,24 @@
 //   the loop, guarding it with its first test, and sinks the load below that guard.
 #pragma once
 
+#include <llvm/Analysis/TargetTransformInfo.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/PassManager.h>
 
 namespace cltrace::passes {
+
+// Replaces each if-then or if-then-else whose ways only compute, with instructions safe to run
+// either way (loads of private variables, arithmetic) and worth at most SimplifyCFG's budget
+// under `tti`'s costs, and which merges them through at most three phis, by selects in the block
+// that branches (SimplifyCFG's folding of two-entry phis, as clang runs it on a function before
+// SROA). Loads of __global or __constant memory are not safe to run either way: such a branch
+// stays. Returns whether anything changed.
+bool foldCheapBranchesToSelects(llvm::Function& f, const llvm::TargetTransformInfo& tti);
+
+// foldCheapBranchesToSelects with the target's costs, as a pass.
+struct FoldCheapBranchesPass : llvm::PassInfoMixin<FoldCheapBranchesPass> {
+  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
+};
 
 // Replaces the stores the two ways of a branch end with, just before going on to the block they
 // alone lead to, by one store there when both write one address (one pointer, or address arithmetic of the
