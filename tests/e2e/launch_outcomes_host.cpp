@@ -135,9 +135,13 @@ int main(int argc, char** argv) {
   d = 5;
   CHECK(clSetKernelArg(gAdd, 1, sizeof d, &d));
   CHECK(clEnqueueNDRangeKernel(q, gAdd, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+  // A null event in the wait list: invalid in OpenCL, yet PoCL runs the launch.
+  const cl_event nullEvent = nullptr;
+  const cl_int nullWait = clEnqueueNDRangeKernel(q, gAdd, 1, nullptr, &global, &local, 1, &nullEvent, nullptr);
   int first = 0;
   CHECK(clEnqueueReadBuffer(q, x, CL_TRUE, 0, sizeof first, &first, 0, nullptr, nullptr));
-  std::printf("unset %d, work_dim 0 %d, empty %d, failed wait %d; x[0] = %d\n", unset, noDims, empty, failedWait, first);
+  std::printf("unset %d, work_dim 0 %d, empty %d, failed wait %d, null event %d; x[0] = %d\n", unset, noDims, empty,
+              failedWait, nullWait, first);
   std::fflush(stdout);
   std::_Exit(0);  // the command behind the failed event never completes: no orderly release
 }

@@ -1,7 +1,8 @@
 # Under `cltrace wrap`: a launch runs with the arguments it was enqueued with even when a
 # callback sets others while the layer waits to trace it; launches that run nothing are said
-# and listed in not-run.tsv (and are no "--launch N: no such launch"); a SIGTERM sent to cltrace
-# goes on to the program; unfinished traces are removed; a long kernel name is cut to fit.
+# and listed in not-run.tsv (and are no "--launch N: no such launch"), one waiting for a null
+# event runs untraced; a SIGTERM or SIGINT sent to cltrace goes on to the program; unfinished
+# traces are removed; a long kernel name is cut to fit.
 source "$(dirname "$0")/lib.sh"
 H="$LAUNCH_OUTCOMES_HOST"
 alone=$("$H" callback) || fail "callback host alone"
@@ -19,7 +20,7 @@ echo "ok: an SVM argument a callback set is put back after the launch"
 alone=$("$H" not-run) || fail "not-run host alone"
 mkdir -p "$work/nr"
 echo stale > "$work/nr/add-9.cltrace.999999999-1.partial"
-wrapped=$("$CLTRACE" wrap --out "$work/nr" --launch 0,1,2,3,4,7 -- "$H" not-run 2> "$work/nr.err") ||
+wrapped=$("$CLTRACE" wrap --out "$work/nr" --launch 0,1,2,3,4,5,7 -- "$H" not-run 2> "$work/nr.err") ||
   fail "wrap not-run: $(cat "$work/nr.err")"
 [ "$wrapped" = "$alone" ] || fail "not-run host under wrap printed: $wrapped (alone: $alone)"
 expected="cltrace: the program's add launch 0 was refused by the driver (CL_INVALID_KERNEL_ARGS): nothing ran, nothing to trace
@@ -27,13 +28,18 @@ cltrace: the program's add launch 1 was refused by the driver (CL_INVALID_WORK_D
 cltrace: the program's add launch 2 has an empty global size: nothing ran, nothing to trace
 cltrace: the program's add launch 3 waits for an event that failed: nothing ran, nothing to trace
 cltrace: traced add launch 4 -> $work/nr/add-4.cltrace
+cltrace: cannot trace add launch 5: its event wait list holds a null event (invalid in OpenCL); it runs untraced
 cltrace: warning: removed $work/nr/add-9.cltrace.999999999-1.partial, an unfinished trace: the process writing it ended first
 cltrace: 1 launch traced into $work/nr
+cltrace: warning: 1 selected launch ran untraced (the reasons are above)
 cltrace: warning: --launch 7: the program made no such launch"
 [ "$(cat "$work/nr.err")" = "$expected" ] || fail "not-run messages: $(cat "$work/nr.err")"
 printf '0\tadd\twas refused by the driver (CL_INVALID_KERNEL_ARGS)\n1\tadd\twas refused by the driver (CL_INVALID_WORK_DIMENSION)\n2\tadd\thas an empty global size\n3\tadd\twaits for an event that failed\n' > "$work/expected.tsv"
 cmp -s "$work/nr/not-run.tsv" "$work/expected.tsv" || fail "not-run.tsv: $(cat "$work/nr/not-run.tsv")"
-echo "ok: launches that run nothing are said and listed"
+printf '5\tadd\tcannot trace add launch 5: its event wait list holds a null event (invalid in OpenCL)\n' > "$work/expected.tsv"
+cmp -s "$work/nr/untraced.tsv" "$work/expected.tsv" || fail "untraced.tsv: $(cat "$work/nr/untraced.tsv")"
+case "$alone" in *"null event 0; x[0] = "*) ;; *) fail "PoCL refused the launch waiting for a null event: $alone" ;; esac
+echo "ok: launches that run nothing are said and listed; one waiting for a null event runs untraced"
 
 "$CLTRACE" wrap --out "$work/sig" -- "$H" wait 2> "$work/sig.err" &
 wrap=$!
@@ -49,7 +55,28 @@ rc=0
 wait "$wrap" || rc=$?
 [ "$rc" -eq 143 ] || fail "wrap after SIGTERM: exit status $rc, not 143: $(cat "$work/sig.err")"
 ! kill -0 $child 2>/dev/null || { kill -KILL $child; fail "the program kept running after wrap's SIGTERM"; }
+grep -q "^cltrace: the program ended in signal 15" "$work/sig.err" || fail "after SIGTERM: $(cat "$work/sig.err")"
 echo "ok: a SIGTERM to cltrace wrap goes on to the program"
+
+# SIGINT likewise (job control on: a script's background job would start with SIGINT ignored).
+set -m
+"$CLTRACE" wrap --out "$work/int" -- "$H" wait 2> "$work/int.err" &
+wrap=$!
+set +m
+child=""
+for _ in $(seq 100); do
+  child=$(cat "/proc/$wrap/task/$wrap/children" 2>/dev/null || true)
+  [ -n "$child" ] && break
+  sleep 0.1
+done
+[ -n "$child" ] || fail "the program did not start"
+kill -INT "$wrap"
+rc=0
+wait "$wrap" || rc=$?
+[ "$rc" -eq 130 ] || fail "wrap after SIGINT: exit status $rc, not 130: $(cat "$work/int.err")"
+! kill -0 $child 2>/dev/null || { kill -KILL $child; fail "the program kept running after wrap's SIGINT"; }
+grep -q "^cltrace: the program ended in signal 2" "$work/int.err" || fail "after SIGINT: $(cat "$work/int.err")"
+echo "ok: a SIGINT to cltrace wrap goes on to the program"
 
 # A kernel name too long for a file name: the trace's name is cut to 255 bytes.
 out=$("$CLTRACE" wrap --out "$work/long" -- "$H" long-name 2> "$work/long.err") || fail "wrap long-name: $(cat "$work/long.err")"

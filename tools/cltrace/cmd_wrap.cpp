@@ -16,6 +16,8 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "cltrace/printable.h"
 #include "cltrace/trace_file.h"
@@ -72,6 +74,11 @@ std::string joined(const std::vector<std::string>& items) {
 volatile pid_t gChild = 0;  // the program, for passSignalOn
 void passSignalOn(int signal) {
   if (gChild > 0) ::kill(gChild, signal);
+}
+// SIGINT and SIGQUIT go on only when a process sent them (kill): a terminal's Ctrl-C (or quit key)
+// reaches the program itself, which must not get it twice.
+void passSignalFromProcessOn(int signal, siginfo_t* info, void*) {
+  if (info->si_code <= 0) passSignalOn(signal);  // SI_USER, SI_QUEUE and the like
 }
 
 // Whether process `pid` has ended (a file it left can go).
@@ -265,14 +272,26 @@ int run(const WrapFlags& f) {
     std::fprintf(stderr, "cltrace: error: cannot run '%s': %s\n", argv[0], std::strerror(errno));
     _exit(127);
   }
-  // A SIGTERM or SIGHUP sent to cltrace alone (a job runner's) goes on to the program, which
-  // then ends as it would; cltrace reports as usual. (A terminal's signals reach both.)
+  // A SIGTERM, SIGHUP, SIGINT or SIGQUIT sent to cltrace alone (a job runner's, `kill`) goes on
+  // to the program, which then ends as it would; cltrace reports as usual. A terminal's Ctrl-C
+  // reaches both: cltrace waits for the program. SIGINT and SIGQUIT ignored when cltrace
+  // started (a background job of a script) stay ignored, as they are in the program.
   gChild = pid;
   for (int sig : {SIGTERM, SIGHUP}) std::signal(sig, passSignalOn);
+  std::vector<std::pair<int, struct sigaction>> interrupts;  // the dispositions replaced
+  for (int sig : {SIGINT, SIGQUIT}) {
+    struct sigaction pass {}, before {};
+    pass.sa_sigaction = passSignalFromProcessOn;
+    pass.sa_flags = SA_SIGINFO;
+    sigemptyset(&pass.sa_mask);
+    if (sigaction(sig, nullptr, &before) == 0 && before.sa_handler != SIG_IGN && sigaction(sig, &pass, nullptr) == 0)
+      interrupts.emplace_back(sig, before);
+  }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   for (int sig : {SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
+  for (const auto& [sig, before] : interrupts) sigaction(sig, &before, nullptr);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (WIFSIGNALED(status)) sayCrashedRun(activity, f.out, pid, WTERMSIG(status));
   removeEndedActivityFiles(f.out);

@@ -1005,6 +1005,11 @@ cl_int CL_API_CALL enqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel
   if (dims < 1 || dims > 3 || !global) return runNothing("has no valid range");
   // A traced launch runs in place of the program's, so the driver never sees the enqueue: what
   // it would refuse for mixing contexts (CL_INVALID_CONTEXT) goes to it as it is.
+  // A null event in the wait list (or none given for a count) is invalid in OpenCL, yet some
+  // drivers (PoCL) run such a launch: the driver decides, as without cltrace; tracing, which waits
+  // for the events first, cannot.
+  if (nEvents > 0 && (!events || std::find(events, events + nEvents, nullptr) != events + nEvents))
+    return runUntraced("cannot trace " + which + ": its event wait list holds a null event (invalid in OpenCL)");
   if (!sameContext(queue, kernel, nEvents, events))
     return runUntraced("cannot trace " + which + ": its kernel, queue and events are not all of one context");
   bool empty = false, uneven = false;
