@@ -33,6 +33,11 @@ manifest_error '{"kernel": "pick", "global": [2], "local": [2], "args": ["buffer
   '"args": the kernel takes 2 arguments (int* idx, int* out), 1 given; in order: ["buffer:int:COUNT", "buffer:int:COUNT"]'
 manifest_error '{"kernel": "pick", "global": [2], "local": [2], "args": ["buffer:int:2", "scalar:int:3"]}' \
   '"args": argument 1 (int* out): a pointer needs buffer:TYPE:COUNT'
+# A file: initialiser's file that is missing or short, found when the buffer is filled.
+manifest_error '{"kernel": "pick", "global": [2], "local": [2], "args": ["buffer:int:2", "buffer:int:8:file:none.bin"]}' \
+  "\"args\"[1]: argument 'buffer:int:8:file:none.bin': cannot open '$work/k/none.bin': No such file or directory"
+manifest_error '{"kernel": "pick", "global": [2], "local": [2], "args": ["buffer:int:9:file:idx.bin", "buffer:int:8"]}' \
+  "\"args\"[0]: argument 'buffer:int:9:file:idx.bin': file '$work/k/idx.bin' holds fewer than 36 bytes"
 # Arguments given on the command line are not the manifest's: their errors do not name it.
 printf '{"kernel": "pick", "global": [2], "local": [2], %s}\n' "$args" > "$work/k/pick.json"
 expect_error "cltrace: error: the kernel takes 2 arguments (int* idx, int* out), 1 given" \

@@ -1,6 +1,6 @@
 # A workgroup of more work-items than a Fermi GPU runs in one (1024, CL_DEVICE_MAX_WORK_GROUP_SIZE
 # of compute capability 2.x) traces on PoCL, which takes 4096, but the GPU would refuse the
-# launch: simulate, predict and plot say so by the key's name; max_threads_per_workgroup=0 with
+# launch: simulate, predict (before tracing) and plot say so by the key's name; max_threads_per_workgroup=0 with
 # max_local_size_x=0 lifts it (48 warps each writing one 128-byte line: 48 write requests). So
 # does a local size over the GPU's along one dimension (64 along z).
 source "$(dirname "$0")/lib.sh"
@@ -17,6 +17,10 @@ expect_error "$words" "$CLTRACE" simulate "$work/big.cltrace"
 expect_error "$words" "$CLTRACE" simulate "$work/big.cltrace" --runs 2
 expect_error "$words" "$CLTRACE" plot "$work/big.cltrace" -o "$work/big.svg"
 expect_error "$words" "$CLTRACE" predict "$work/big.cl" --kernel k --global 1536 --local 1536 --arg buffer:float:1536
+# predict says it before tracing: the error alone, no warning from a trace made for nothing.
+"$CLTRACE" predict "$work/big.cl" --kernel k --global 1536 --local 1536 --arg buffer:float:1536 2> "$work/predict.err" &&
+  fail "predict of 1536 work-items a workgroup succeeded"
+[ "$(cat "$work/predict.err")" = "cltrace: error: $words" ] || fail "predict said: $(cat "$work/predict.err")"
 # Without that limit, the x dimension's (1024, CL_DEVICE_MAX_WORK_ITEM_SIZES) refuses it under its key.
 expect_error "configuration key 'max_local_size_x': the launch's local size is 1536 along dimension 0, more than the 1024 the GPU allows there, so it would refuse the launch (0 lifts the limit)" \
   "$CLTRACE" simulate "$work/big.cltrace" --set max_threads_per_workgroup=0

@@ -514,7 +514,8 @@ TEST_F(Manifest, SizesAreNonNegativeIntegersThatFit) {
   EXPECT_EQ(apply("{" + k + R"("global": [18446744073709551615], "local": [1]})"),
             "the NDRange (18446744073709551615 x 1 x 1) has too many work-items to trace (the limit is 2^60)");
   EXPECT_EQ(apply("{" + k + R"("global": [2048], "local": [300]})"),
-            "local size 300 does not divide global size 2048 in dimension 0");
+            "local size 300 does not divide global size 2048 in dimension 0 (cltrace traces uniform work-groups only, "
+            "not OpenCL 2.0's non-uniform ones)");
 }
 
 TEST_F(Manifest, OffsetIsTheGlobalOffset) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <stdexcept>
 #include <unistd.h>
 
 #include "cltrace/trace_file.h"
@@ -49,6 +50,15 @@ cachesim::Config configOf(const PredictFlags& f) {
 void run(const PredictFlags& f) {
   cachesim::Config config = configOf(f);  // configuration errors before any work
   wrapper::RunSpec spec = cli::runSpecOf(f.launch);
+  // A workgroup the GPU would refuse is refused before the trace (which would be made for
+  // nothing), when the local size is given rather than the kernel's.
+  if (!spec.localFromKernel) {
+    try {
+      cachesim::requireWorkgroupFits(config, spec.range);
+    } catch (const std::invalid_argument& e) {
+      throw cli::UserError(e.what());
+    }
+  }
   if (!f.keepTrace.empty()) cli::requireNotLaunchInput(spec, f.keepTrace, "--keep-trace");
   // Without --keep-trace the trace goes to a private folder removed at the end (also on a
   // signal or a hung run).

@@ -183,7 +183,9 @@ std::vector<uint8_t> zeroedBytes(uint64_t bytes, const std::string& where) {
 
 // Fills `data` from the file of a file: initialiser; the file must hold at least as many bytes.
 void readInitialFile(const ArgSpec& a, std::vector<uint8_t>& data) {
-  auto refuse = [&](const std::string& why) { return std::invalid_argument("argument '" + a.text + "': " + why); };
+  auto refuse = [&](const std::string& why) {
+    return std::invalid_argument((a.origin.empty() ? "" : a.origin + ": ") + "argument '" + a.text + "': " + why);
+  };
   std::error_code ec;
   if (std::filesystem::is_directory(a.value, ec)) throw refuse("'" + a.value + "' is a directory, not a file");
   std::ifstream in;
@@ -740,6 +742,7 @@ std::vector<ArgSpec> manifestArgs(const nlohmann::json& j, const std::filesystem
       throw std::invalid_argument("\"args\"[" + std::to_string(i) + "]: " + e.what());
     }
     ArgSpec& a = args.back();
+    a.origin = "launch manifest " + path.string() + ": \"args\"[" + std::to_string(i) + "]";
     if (a.readsFile() && std::filesystem::path(a.value).is_relative())
       a.value = (path.parent_path() / a.value).string();
   }

@@ -284,7 +284,8 @@ void validateRange(const NDRange& r) {
     if (r.local[d] == 0) throw TraceError("local size is zero in dimension " + std::to_string(d));
     if (r.global[d] % r.local[d] != 0)
       throw TraceError("local size " + std::to_string(r.local[d]) + " does not divide global size " +
-                       std::to_string(r.global[d]) + " in dimension " + std::to_string(d));
+                       std::to_string(r.global[d]) + " in dimension " + std::to_string(d) +
+                       " (cltrace traces uniform work-groups only, not OpenCL 2.0's non-uniform ones)");
     if (d >= r.dims && (r.global[d] != 1 || r.local[d] != 1 || r.offset[d] != 0))
       throw TraceError("dimension " + std::to_string(d) + " is beyond the work dimensions");
     uint64_t last = 0;

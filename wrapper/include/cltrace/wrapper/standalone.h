@@ -39,6 +39,9 @@ struct ArgSpec {
   std::string value;    // fill / scalar value / file path
   uint64_t bytes = 0;   // Local
   std::string text;     // as written
+  // Where it was written, for errors found when it is used: empty on the command line, or
+  // `launch manifest PATH: "args"[I]`.
+  std::string origin;
   // Image
   cl_image_format format{};
   uint32_t imageDims = 0;                // 1 to 3
