@@ -371,6 +371,16 @@ out=$("$CLTRACE" wrap --out "$work/w8" -k $'a\x1b[31m' -- true 2>&1) || fail "wr
 echo "$out" | grep -F 'cltrace: warning: no launch of the kernel named by --kernel (a\x1b[31m) was traced' > /dev/null ||
   fail "wrap -k with an escape: $out"
 echo "ok: wrap -k shows a control character escaped"
+# A program that never loads the layer (no OpenCL, or OPENCL_LAYERS cleared) is told apart from
+# one whose launches were all left out.
+layerless="cltrace: warning: no process of the program loaded cltrace's OpenCL layer: it made no OpenCL call through the ICD loader (libOpenCL), or it ran OpenCL with OPENCL_LAYERS cleared from its environment"
+echo "$out" | grep -Fx "$layerless" > /dev/null || fail "wrap -- true: $out"
+out=$("$CLTRACE" wrap --out "$work/w9" -- env -u OPENCL_LAYERS "$SAMPLE_HOST" 2>&1) || fail "wrap without layers: $out"
+echo "$out" | grep -Fx "$layerless" > /dev/null || fail "wrap with OPENCL_LAYERS cleared: $out"
+out=$("$CLTRACE" wrap --out "$work/w9" -k none -- "$SAMPLE_HOST" 2>&1) || fail "wrap -k none: $out"
+echo "$out" | grep -F "loaded cltrace's OpenCL layer" > /dev/null && fail "wrap -k none: $out"
+[ ! -e "$work/w9/.layer-loaded" ] || fail "wrap left its .layer-loaded"
+echo "ok: wrap says when no process loaded its layer"
 # A launches.tsv that an earlier wrap left damaged in the out folder (a line without its trace
 # path) is named with its line, not a filesystem error about an empty path; nothing is run.
 mkdir -p "$work/w5"

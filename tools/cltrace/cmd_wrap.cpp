@@ -243,6 +243,8 @@ int run(const WrapFlags& f) {
   const fs::path counter = fs::absolute(fs::path(f.out) / ".launch-counter");
   fs::remove(counter, ec);
   const fs::path activity = fs::absolute(fs::path(f.out) / ".run-in-flight");  // + ".PID" per process
+  const fs::path loaded = fs::absolute(fs::path(f.out) / ".layer-loaded");      // made by the layer
+  fs::remove(loaded, ec);
   removeEndedActivityFiles(f.out);
   // Said now rather than once per launch: every trace would fail to be written.
   if (!std::ofstream(fs::path(f.out) / "launches.tsv"))
@@ -254,6 +256,7 @@ int run(const WrapFlags& f) {
   setenv("CLTRACE_OUT", fs::absolute(f.out).c_str(), 1);
   setenv("CLTRACE_LAUNCH_COUNTER", counter.c_str(), 1);
   setenv("CLTRACE_ACTIVITY_FILE", activity.c_str(), 1);
+  setenv("CLTRACE_LAYER_LOADED", loaded.c_str(), 1);
   setenv("CLTRACE_KERNELS", joined(f.kernels).c_str(), 1);
   std::vector<std::string> launches;
   for (uint64_t n : f.launches) launches.push_back(std::to_string(n));
@@ -321,6 +324,10 @@ int run(const WrapFlags& f) {
     selectedKernels.insert(kernelOf(line));
   });
   fmt::print(stderr, "cltrace: {} launch{} traced into {}\n", traces.size(), traces.size() == 1 ? "" : "es", f.out);
+  if (!fs::remove(loaded, ec))
+    fmt::print(stderr,
+               "cltrace: warning: no process of the program loaded cltrace's OpenCL layer: it made no OpenCL call "
+               "through the ICD loader (libOpenCL), or it ran OpenCL with OPENCL_LAYERS cleared from its environment\n");
   // The program's exit status is passed through, so these are said loudly instead.
   if (failed > 0)
     fmt::print(stderr, "cltrace: warning: {} selected launch{} ran untraced (the reasons are above)\n", failed,

@@ -17,6 +17,7 @@
 //
 // Configuration (set by `cltrace wrap`):
 //   CLTRACE_OUT       directory for traces (default cltrace-traces)
+//   CLTRACE_LAYER_LOADED  file made when the layer is loaded (cltrace wrap checks it)
 //   CLTRACE_KERNELS   comma-separated kernel names to trace (default: all)
 //   CLTRACE_LAUNCHES  comma-separated launch indices to trace (default: all); launches are
 //                     numbered from 0 over all kernels in enqueue order
@@ -739,7 +740,13 @@ void untraced(State& s, uint64_t launch, const std::string& kernel, const std::s
   std::string line = said;  // one line per launch (a compiler's message has several)
   std::replace(line.begin(), line.end(), '\n', ' ');
   std::ofstream(s.settings.out + "/untraced.tsv", std::ios::app) << launch << '\t' << kernel << '\t' << line << '\n';
-  message(said + "; it runs untraced");
+  if (said.find('\n') == std::string::npos) {
+    message(said + "; it runs untraced");
+    return;
+  }
+  // After a compiler's lines, a line of its own rather than a fragment under them.
+  message(said);
+  message("the program's " + kernel + " launch " + std::to_string(launch) + " runs untraced");
 }
 
 // Lets go of a traced kernel (its instrumented programs, device memory and context).
@@ -1318,6 +1325,12 @@ CL_API_ENTRY cl_int CL_API_CALL clGetLayerInfo(cl_layer_info name, size_t size, 
 CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint numEntries, const _cl_icd_dispatch* targetDispatch,
                                             cl_uint* numEntriesRet, const _cl_icd_dispatch** layerDispatch) {
   cltrace::wrapper::keepStandardError();  // as it is when the program starts using OpenCL
+  // Tells `cltrace wrap` that the layer was loaded (a program that clears OPENCL_LAYERS, or
+  // bypasses the ICD loader, runs without it).
+  if (const char* loaded = std::getenv("CLTRACE_LAYER_LOADED"); loaded && *loaded) {
+    const int fd = ::open(loaded, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0) ::close(fd);
+  }
   cl_int err = cltrace::wrapper::layer::initDispatch(numEntries, targetDispatch, dispatch, numEntriesRet, layerDispatch);
   if (err != CL_SUCCESS) return err;
   target = targetDispatch;
