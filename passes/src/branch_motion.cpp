@@ -302,7 +302,6 @@ void guardLoads(Loop& l, const std::vector<Instruction*>& moves) {
   for (PHINode& phi : header->phis()) phi.replaceIncomingBlockWith(before, join);
 }
 
-
 // SimplifyCFG's limits for folding a two-entry phi (LLVM 15 defaults): the instructions taken out
 // of the ways may cost 4 basic instructions together (but one alone may cost more), looked
 // through at most 10 operands deep, for at most three phis.
