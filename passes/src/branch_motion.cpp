@@ -390,6 +390,77 @@ bool foldIntoSelects(BasicBlock& join, const TargetTransformInfo& tti) {
   return true;
 }
 
+
+// The block `from` goes on from, up through blocks that only branch on to `join` (their one
+// predecessor not a predecessor of `join` already), which SimplifyCFG removes before InstCombine
+// looks at `join`'s phis again.
+const BasicBlock* throughEmptyBlocks(const BasicBlock* from, const BasicBlock& join) {
+  while (from->size() == 1 && !from->isEntryBlock()) {
+    const BasicBlock* before = from->getSinglePredecessor();
+    if (!before || before == from || is_contained(predecessors(&join), before)) break;
+    from = before;
+  }
+  return from;
+}
+
+// A load InstCombine may move to the phi that takes it (isSafeAndProfitableToSinkLoad): plain,
+// recorded, used by that phi alone, made in the block the phi takes it from (or above it, through
+// empty blocks), and nothing after it there may write memory.
+bool loadSinksToPhi(const Value* v, const BasicBlock* from, const BasicBlock& join) {
+  const auto* load = dyn_cast<LoadInst>(v);
+  if (!load || !load->isSimple() || !isRecordedSpace(load->getPointerAddressSpace()) || !load->hasOneUser() ||
+      (load->getParent() != from && load->getParent() != throughEmptyBlocks(from, join)))
+    return false;
+  for (const Instruction* after = load->getNextNode(); after; after = after->getNextNode())
+    if (after->mayWriteToMemory()) {
+      const auto* call = dyn_cast<CallBase>(after);
+      if (!call || !call->onlyAccessesInaccessibleMemory()) return false;
+    }
+  return true;
+}
+
+// One load through a phi of the addresses of the loads `phi` takes (loadThroughPhiOfAddresses).
+bool foldPhiOfLoads(PHINode& phi) {
+  if (phi.getNumIncomingValues() < 2) return false;
+  auto* first = dyn_cast<LoadInst>(phi.getIncomingValue(0));
+  if (!first) return false;
+  for (unsigned k = 0; k < phi.getNumIncomingValues(); ++k) {
+    if (!loadSinksToPhi(phi.getIncomingValue(k), phi.getIncomingBlock(k), *phi.getParent())) return false;
+    if (cast<LoadInst>(phi.getIncomingValue(k))->getPointerAddressSpace() != first->getPointerAddressSpace())
+      return false;
+  }
+  Value* address = first->getPointerOperand();
+  bool sameAddress = true;
+  Align align = first->getAlign();
+  for (Value* v : phi.incoming_values()) {
+    sameAddress = sameAddress && cast<LoadInst>(v)->getPointerOperand() == address;
+    align = std::min(align, cast<LoadInst>(v)->getAlign());
+  }
+  BasicBlock& join = *phi.getParent();
+  if (!sameAddress) {
+    PHINode* addresses = PHINode::Create(address->getType(), phi.getNumIncomingValues(), "", &join.front());
+    for (unsigned k = 0; k < phi.getNumIncomingValues(); ++k)
+      addresses->addIncoming(cast<LoadInst>(phi.getIncomingValue(k))->getPointerOperand(), phi.getIncomingBlock(k));
+    address = addresses;
+  }
+  auto* load = new LoadInst(first->getType(), address, "", false, align, &*join.getFirstInsertionPt());
+  load->setDebugLoc(first->getDebugLoc());
+  // The metadata all of them carry (alias tags among them), as InstCombine keeps it.
+  const unsigned kinds[] = {LLVMContext::MD_tbaa, LLVMContext::MD_range, LLVMContext::MD_invariant_load,
+                            LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_nonnull,
+                            LLVMContext::MD_align, LLVMContext::MD_dereferenceable,
+                            LLVMContext::MD_dereferenceable_or_null, LLVMContext::MD_access_group, LLVMContext::MD_noundef};
+  for (unsigned kind : kinds) load->setMetadata(kind, first->getMetadata(kind));
+  for (unsigned k = 1; k < phi.getNumIncomingValues(); ++k)
+    combineMetadata(load, cast<LoadInst>(phi.getIncomingValue(k)), kinds, true);
+  SmallPtrSet<Instruction*, 4> loads;
+  for (Value* v : phi.incoming_values()) loads.insert(cast<Instruction>(v));
+  phi.replaceAllUsesWith(load);
+  phi.eraseFromParent();
+  for (Instruction* old : loads) old->eraseFromParent();
+  return true;
+}
+
 }  // namespace
 
 bool sinkCommonStores(Function& f) {
@@ -471,6 +542,20 @@ bool hoistCommonStarts(Function& f) {
     changed = true;
   }
   return changed;
+}
+
+bool loadThroughPhiOfAddresses(Function& f) {
+  bool changed = false;
+  for (BasicBlock& bb : f)
+    for (PHINode& phi : make_early_inc_range(bb.phis())) changed |= foldPhiOfLoads(phi);
+  return changed;
+}
+
+PreservedAnalyses LoadThroughPhiOfAddressesPass::run(Function& f, FunctionAnalysisManager&) {
+  if (!loadThroughPhiOfAddresses(f)) return PreservedAnalyses::all();
+  PreservedAnalyses kept;
+  kept.preserveSet<CFGAnalyses>();
+  return kept;
 }
 
 bool foldCheapBranchesToSelects(Function& f, const TargetTransformInfo& tti) {

@@ -546,6 +546,10 @@ bool prepareModule(Module& m, std::string& error) {
   // the same loads are recorded here, or the L1 would see reads the GPU never makes (each a hit).
   // Only what no store, barrier or call in between may change; the blocks stay as they are.
   fpm.addPass(EarlyCSEPass(/*UseMemorySSA=*/true));
+  // A value loaded on every way into a join, each way's load its last access, is one load there
+  // through a phi of the addresses, as InstCombine makes it next in clang -O2 (before GVN, below,
+  // could take one way's load for a later one).
+  fpm.addPass(LoadThroughPhiOfAddressesPass());
   // And a value that reaches a load on every way in, round a loop's back edge or through a join
   // (`c[i] = 0; for (...) c[i] += a[k];` loads c[i] never), as a GPU compiler's GVN finds it.
   fpm.addPass(ForwardAvailableValuesPass());

@@ -6,7 +6,8 @@
 // RUN: %opt -passes=cltrace-prepare,cltrace-print-accesses -disable-output %t.bc | FileCheck %s
 // RUN: %opt -passes=cltrace-prepare %t.bc -S -o - | FileCheck %s --check-prefix=IR
 
-// One load of a[i] or b[i].
+// One load of a[i] or b[i], through a phi of the two addresses (InstCombine's fold of a phi of
+// loads, before SimplifyCFG would sink them).
 __kernel void if_else(__global const float* a, __global const float* b, __global const int* f,
                       __global float* out) {
   int x = get_global_id(0);
@@ -19,8 +20,9 @@ __kernel void if_else(__global const float* a, __global const float* b, __global
 // CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load float
 // CHECK-NEXT: [2] store 4B depth 0
 // IR-LABEL: define {{.*}} @if_else(
-// IR: [[BASE:%.sunk[0-9]*]] = phi float addrspace(1)* [ %1, %{{[0-9]+}} ], [ %0, %{{[0-9]+}} ]
-// IR-NEXT: [[P:%[0-9]+]] = getelementptr inbounds float, float addrspace(1)* [[BASE]]
+// IR: [[A:%[0-9]+]] = getelementptr inbounds float, float addrspace(1)* %0
+// IR: [[B:%[0-9]+]] = getelementptr inbounds float, float addrspace(1)* %1
+// IR: [[P:%[0-9]+]] = phi float addrspace(1)* [ [[A]], %{{[0-9]+}} ], [ [[B]], %{{[0-9]+}} ]
 // IR-NEXT: load float, float addrspace(1)* [[P]]
 
 // Clamped neighbours written as ternaries: one load each, of in[x - 1] or in[x].

@@ -38,6 +38,17 @@ namespace cltrace::passes {
 // stays. Returns whether anything changed.
 bool foldCheapBranchesToSelects(llvm::Function& f, const llvm::TargetTransformInfo& tti);
 
+// Replaces a phi whose every incoming value is a plain __global or __constant load made in the
+// block it comes from, used only by the phi, with nothing after it there that may write memory,
+// by one load where they meet through a phi of their addresses (InstCombine's folding of a phi of
+// loads, which clang -O2 runs right after SROA): `r = a[i]; if (f[i]) r = b[i];` is one load of
+// a[i] or b[i], as NVPTX reads it through a selected address. Returns whether any was folded.
+bool loadThroughPhiOfAddresses(llvm::Function& f);
+
+struct LoadThroughPhiOfAddressesPass : llvm::PassInfoMixin<LoadThroughPhiOfAddressesPass> {
+  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
+};
+
 // foldCheapBranchesToSelects with the target's costs, as a pass.
 struct FoldCheapBranchesPass : llvm::PassInfoMixin<FoldCheapBranchesPass> {
   llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
