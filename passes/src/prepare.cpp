@@ -590,6 +590,7 @@ bool prepareModule(Module& m, std::string& error) {
       // loads and stores they end with that differ in an operand, through a phi of it; a load only
       // one way uses, on that way.
       hoistCommonStarts(f);
+      removeEmptyEdgeBlocks(f);
       sinkCommonStores(f);
       sinkCommonTails(f);
       sinkLoadsToUses(f);

@@ -11,6 +11,8 @@
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
+#include <llvm/Transforms/Utils/BasicBlockUtils.h>
+#include <llvm/Transforms/Utils/Local.h>
 #include <llvm/Transforms/Utils/SSAUpdater.h>
 
 #include <vector>
@@ -423,9 +425,81 @@ bool mergeConditionalOverwrites(Function& f) {
   return changed;
 }
 
+namespace {
+
+constexpr const char* kEdgeBlockName = "cltrace.edge";
+
+// GVN reads a value a load's block lacks on one way in on that edge, splitting it when it leaves
+// a block of two ways (its load PRE: `x = 0; if (f[i]) x = a[i]; o[i] = x + a[i];` reads a[i]
+// on the way that skips the if, and SimplifyCFG then makes the two reads one before the branch).
+// readAlongMissingWays reads only at the ends of blocks of one successor, so the edges from a
+// block of several ways into one with a recorded load within one loop (not a back edge, which
+// GVN keeps; nor a loop's exit, which GVN meets rotated, its address not yet computed there)
+// get a block of their own first; those left empty go again after (removeEmptyBlocks).
+std::vector<BasicBlock*> splitEdgesIntoLoads(Function& f) {
+  const DominatorTree dt(f);
+  const LoopInfo li(dt);
+  std::vector<std::pair<BasicBlock*, BasicBlock*>> edges;
+  // GVN finds such a load's address on the edge when it is computed before the block, or in it
+  // by a getelementptr of values from before it (which it moves there); an index computed in the
+  // block (`c[i + 1]`) it makes a phi of first, and then cannot follow the load's address.
+  const auto outside = [](const Value* v, const BasicBlock& bb) {
+    const auto* inst = dyn_cast<Instruction>(v);
+    return !inst || inst->getParent() != &bb;
+  };
+  const auto addressBefore = [&](const LoadInst& load) {
+    const Value* pointer = load.getPointerOperand();
+    if (outside(pointer, *load.getParent())) return true;
+    const auto* gep = dyn_cast<GetElementPtrInst>(pointer);
+    return gep && all_of(gep->operands(), [&](const Use& op) { return outside(op.get(), *load.getParent()); });
+  };
+  for (BasicBlock& bb : f) {
+    const bool loads = any_of(bb, [&](const Instruction& i) {
+      const auto* load = dyn_cast<LoadInst>(&i);
+      return load && load->isSimple() && isRecordedSpace(load->getPointerAddressSpace()) && addressBefore(*load);
+    });
+    if (!loads || !bb.hasNPredecessorsOrMore(2)) continue;
+    for (BasicBlock* pred : predecessors(&bb))
+      if (isa<BranchInst>(pred->getTerminator()) && pred->getTerminator()->getNumSuccessors() > 1 &&
+          !dt.dominates(&bb, pred) && li.getLoopFor(pred) == li.getLoopFor(&bb) &&
+          !is_contained(edges, std::make_pair(pred, &bb)))
+        edges.emplace_back(pred, &bb);
+  }
+  std::vector<BasicBlock*> made;
+  for (auto [from, to] : edges)
+    if (BasicBlock* between = SplitCriticalEdge(from, to)) {
+      between->setName(kEdgeBlockName);
+      made.push_back(between);
+    }
+  return made;
+}
+
+// The blocks of `made` that hold nothing but their branch, removed (their ways joined again).
+void removeEmptyBlocks(const std::vector<BasicBlock*>& made) {
+  for (BasicBlock* bb : made) {
+    if (bb->size() != 1) continue;
+    bb->setName("");  // else the block it goes on to, when unnamed, takes its name
+    if (!TryToSimplifyUncondBranchFromEmptyBlock(bb)) bb->setName(kEdgeBlockName);
+  }
+}
+
+}  // namespace
+
+void removeEmptyEdgeBlocks(Function& f) {
+  std::vector<BasicBlock*> edges;
+  for (BasicBlock& bb : f)
+    if (bb.getName().startswith(kEdgeBlockName)) edges.push_back(&bb);
+  removeEmptyBlocks(edges);
+}
+
 PreservedAnalyses ForwardAvailableValuesPass::run(Function& f, FunctionAnalysisManager& am) {
-  if (!(forwardAvailableValues(f, am.getResult<AAManager>(f)) | mergeConditionalOverwrites(f)))
-    return PreservedAnalyses::all();
+  const std::vector<BasicBlock*> split = splitEdgesIntoLoads(f);
+  if (!split.empty()) am.invalidate(f, PreservedAnalyses::none());
+  const bool forwarded = forwardAvailableValues(f, am.getResult<AAManager>(f));
+  removeEmptyBlocks(split);
+  const bool merged = mergeConditionalOverwrites(f);
+  if (!split.empty()) return PreservedAnalyses::none();
+  if (!forwarded && !merged) return PreservedAnalyses::all();
   PreservedAnalyses kept;
   kept.preserveSet<CFGAnalyses>();
   return kept;
