@@ -156,6 +156,14 @@ usage_mistake() {
 }
 usage_mistake "--runs: configuration key 'runs': must be at least 1" "$CLTRACE" simulate "$work/mt.cltrace" --runs 0
 usage_mistake "--sm: invalid value 'foo' for configuration key 'sm'" "$CLTRACE" simulate "$work/mt.cltrace" --sm foo
+# Values out of an option's own range are command-line mistakes too.
+usage_mistake "--alignment: must be a power of two" "$CLTRACE" run "$KERNELS/mt.cl" --alignment 3 -o "$work/t"
+usage_mistake "--global: takes at most 3 sizes" "$CLTRACE" run "$KERNELS/mt.cl" --global 1,2,3,4 -o "$work/t"
+usage_mistake "--warp-size: must be between 1 and 1024" "$CLTRACE" schedule "$work/mt.cltrace" --warp-size 0 -o "$work/s"
+usage_mistake "--sms: must be between 1 and 4096" "$CLTRACE" schedule "$work/mt.cltrace" --sms 4097 -o "$work/s"
+usage_mistake "--max-workgroups-per-sm: must be at least 1" "$CLTRACE" schedule "$work/mt.cltrace" --max-workgroups-per-sm 0 -o "$work/s"
+usage_mistake "--width: must be between 16 and 32768" "$CLTRACE" plot "$work/mt.cltrace" --width 15 -o "$work/p.png"
+usage_mistake "--element-size: must be at least 1" "$CLTRACE" plot "$work/mt.cltrace" --element-size 0 -o "$work/p.png"
 usage_mistake "--seed: invalid value 'x' for configuration key 'seed'" "$CLTRACE" simulate "$work/mt.cltrace" --seed x
 usage_mistake "--policy: scheduler: policy must be one of" "$CLTRACE" schedule "$work/mt.cltrace" --policy foo -o "$work/s"
 usage_mistake "--format: scheduler: format must be one of" "$CLTRACE" schedule "$work/mt.cltrace" --format xml -o "$work/s"

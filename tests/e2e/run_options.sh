@@ -18,7 +18,7 @@ has "$work/default.cltrace" "wi 1 group (0,0) local (1,0) store instr 1 addr 0x4
 has "$work/aligned.cltrace" "alignment: 4096"
 has "$work/aligned.cltrace" "arg 1 out: base 0x1000 size 1024"
 has "$work/aligned.cltrace" "wi 1 group (0,0) local (1,0) store instr 1 addr 0x1040 size 4"
-expect_error "alignment must be a power of two" "$CLTRACE" run "$KERNELS/mt.cl" "${mt[@]}" --alignment 48 -o "$work/t"
+expect_error "--alignment: must be a power of two" "$CLTRACE" run "$KERNELS/mt.cl" "${mt[@]}" --alignment 48 -o "$work/t"
 # Bases up to 2^63 fit; at 2^63 alignment the third buffer would wrap around to 0, over the first.
 vadd=(--global 1024 --local 64 --arg buffer:float:1024 --arg buffer:float:1024 --arg buffer:float:1024 --arg scalar:int:1024)
 "$CLTRACE" run "$KERNELS/vadd.cl" "${vadd[@]}" --alignment 0x4000000000000000 -o "$work/high.cltrace" > /dev/null

@@ -273,10 +273,12 @@ const CommandRegistration registration("plot", [](CLI::App& app) {
       ->check(cli::parsedBy([](const std::string& v) { parsePolicies(v); }))->type_name("POLICIES");
   cmd->add_option("--width", o->width, "Image width in pixels (16 to 32768; width x height at most 8192 x 8192)")
       ->capture_default_str()
-      ->transform(unsignedInteger(32));
+      ->transform(unsignedInteger(32))
+      ->check(between(16, 32768));
   cmd->add_option("--height", o->height, "Image height in pixels")
       ->capture_default_str()
-      ->transform(unsignedInteger(32));
+      ->transform(unsignedInteger(32))
+      ->check(between(16, 32768));
   cmd->add_option("--config", o->config,
                   "GPU and cache: preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file; "
                   "every SM's L1 is simulated for --color hit")
@@ -290,7 +292,8 @@ const CommandRegistration registration("plot", [](CLI::App& app) {
       ->transform(unsignedInteger());
   cmd->add_option("--element-size", o->elementSize, "Bytes per element on the y axis")
       ->capture_default_str()
-      ->transform(unsignedInteger(32));
+      ->transform(unsignedInteger(32))
+      ->check(between(1));
   cmd->add_option("--raster", o->raster, "Also keep the density grids (raster file) here")
       ->check(cli::nonEmpty())
       ->type_name("FILE");

@@ -94,17 +94,21 @@ const CommandRegistration registration("schedule", [](CLI::App& app) {
                                ->type_name("ORDER");
   cmd->add_option("--warp-size", o->warpSize, "Threads per warp")
       ->capture_default_str()
-      ->transform(unsignedInteger(32));
+      ->transform(unsignedInteger(32))
+      ->check(between(1, 1024));
   cmd->add_option("--seed", o->seed, "Seed of the random policy")->capture_default_str()->transform(unsignedInteger());
   cmd->add_option("--sms", o->sms, "Number of SMs (GTX480: 15, GTX470: 14)")
       ->capture_default_str()
-      ->transform(unsignedInteger(32));
+      ->transform(unsignedInteger(32))
+      ->check(between(1, 4096));
   cmd->add_option("--max-workgroups-per-sm", o->maxWorkgroupsPerSm, "Resident workgroups per SM")
       ->capture_default_str()
-      ->transform(unsignedInteger(32));
+      ->transform(unsignedInteger(32))
+      ->check(between(1));
   cmd->add_option("--max-threads-per-sm", o->maxThreadsPerSm, "Resident threads per SM")
       ->capture_default_str()
-      ->transform(unsignedInteger(32));
+      ->transform(unsignedInteger(32))
+      ->check(between(1));
   cmd->add_option("--format", o->format, "binary (read back by the cache simulator), text or csv")
       ->capture_default_str()
       ->check(parsedBy([](const std::string& v) { sched::parseOutputFormat(v); }))->type_name("FORMAT");

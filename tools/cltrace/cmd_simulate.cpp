@@ -127,15 +127,15 @@ const CommandRegistration registration("simulate", [](CLI::App& app) {
       ->type_name("PRESET|FILE");
   addRepeatable(*cmd, "--set", o->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)")
       ->type_name("KEY=VALUE");
-  cmd->add_option("--runs", o->runs, "Runs with seeds seed, seed+1, ...; reports the median miss rate")
+  cmd->add_option("--runs", o->runs, "Runs with seeds seed, seed+1, ...; reports the median miss rate (default: the configuration's, 1 in the presets)")
       ->check(nonEmpty())
       ->check(configValue("runs"))
       ->type_name("N");
-  cmd->add_option("--seed", o->seed, "Seed of the first run")
+  cmd->add_option("--seed", o->seed, "Seed of the first run (default: the configuration's, 1 in the presets)")
       ->check(nonEmpty())
       ->check(configValue("seed"))
       ->type_name("N");
-  cmd->add_option("--sm", o->sm, "SM whose L1 is simulated: an index, all, or random (per run)")
+  cmd->add_option("--sm", o->sm, "SM whose L1 is simulated: an index, all, or random (per run) (default: the configuration's, 0 in the presets)")
       ->check(nonEmpty())
       ->check(configValue("sm"))
       ->type_name("SM");

@@ -78,6 +78,10 @@ CLI::Validator parsedBy(Parse parse) {
       },
       "");
 }
+// CLI11 check, after unsignedInteger's transform, that the value lies in [low, high] ("must be at
+// least LOW" when high is the largest value): one out of range is a command-line mistake too.
+CLI::Validator between(uint64_t low, uint64_t high = UINT64_MAX);
+
 // The value of an option that stands for configuration key `key` (--runs, --sm, --seed), as the
 // key takes it alone (limits that depend on other keys are checked with the whole configuration).
 CLI::Validator configValue(const std::string& key);

@@ -23,7 +23,9 @@ namespace {
 // CLI11 check of one X[,Y[,Z]] list. (CLI11's own splitting would drop empty items: `64,,64`
 // would be a 2-D size.)
 CLI::Validator sizeList() {
-  return parsedBy([](const std::string& v) { sizesOf({v}); });
+  return parsedBy([](const std::string& v) {
+    if (sizesOf({v}).size() > 3) throw std::invalid_argument("takes at most 3 sizes");
+  });
 }
 
 }  // namespace
@@ -48,7 +50,11 @@ void addLaunchFlags(CLI::App& sub, LaunchFlags& f) {
   sub.add_option("--build-options", f.buildOptions, "further clBuildProgram-style options");
   sub.add_option("--alignment", f.alignment, "alignment of buffers in the virtual address layout")
       ->capture_default_str()
-      ->transform(unsignedInteger());
+      ->transform(unsignedInteger())
+      ->check(parsedBy([](const std::string& v) {
+        const uint64_t alignment = std::stoull(v);
+        if (alignment == 0 || (alignment & (alignment - 1)) != 0) throw std::invalid_argument("must be a power of two");
+      }));
   // Two flags of their own rather than CLI11's "--compress,!--no-compress", which --help shows as
   // "--compress,--no-compress{false}".
   CLI::Option* compress =

@@ -63,6 +63,15 @@ std::vector<std::string> listItems(const std::vector<std::string>& lists, const 
   return items;
 }
 
+CLI::Validator between(uint64_t low, uint64_t high) {
+  return parsedBy([low, high](const std::string& v) {
+    const uint64_t value = std::stoull(v);  // unsignedInteger made it a decimal number
+    if (value >= low && value <= high) return;
+    if (high == UINT64_MAX) throw std::invalid_argument("must be at least " + std::to_string(low));
+    throw std::invalid_argument("must be between " + std::to_string(low) + " and " + std::to_string(high));
+  });
+}
+
 CLI::Validator configValue(const std::string& key) {
   // Only the value itself: an SM index is checked against the SM count of the configuration the
   // command builds later (--set sm_count=32 --sm 20), not the default preset's.
