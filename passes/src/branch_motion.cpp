@@ -622,15 +622,19 @@ bool sinkCommonTails(Function& f) {
   LoopInfo li(dt);
   bool changed = false;
   for (BasicBlock& join : f) {
-    // Every way in an unconditional branch from a block of its own (SimplifyCFG splits off the
-    // others first; not done here), and no loop entered.
-    std::vector<BasicBlock*> ways(pred_begin(&join), pred_end(&join));
-    if (ways.size() < 2 || li.isLoopHeader(&join)) continue;
-    if (!all_of(ways, [&](BasicBlock* way) {
-          const auto* branch = dyn_cast<BranchInst>(way->getTerminator());
-          return way != &join && branch && !branch->isConditional() && count(ways, way) == 1;
-        }))
-      continue;
+    // The ways in by an unconditional branch from a block of their own with something in it, and
+    // no loop entered. Where other ways come in too (a conditional branch, or an empty block,
+    // which SimplifyCFG removes first), SimplifyCFG gives those ways a block of their own to
+    // sink into (`.sink.split`) when it sinks a load or a store.
+    const std::vector<BasicBlock*> in(pred_begin(&join), pred_end(&join));
+    if (in.size() < 2 || li.isLoopHeader(&join)) continue;
+    std::vector<BasicBlock*> ways;
+    for (BasicBlock* way : in) {
+      const auto* branch = dyn_cast<BranchInst>(way->getTerminator());
+      if (way != &join && branch && !branch->isConditional() && count(in, way) == 1 && way->size() > 1)
+        ways.push_back(way);
+    }
+    if (ways.size() < 2) continue;
     // A way that leaves two or more loops at once (a `return` from an inner loop): there clang
     // -O2 goes through the loops' scope cleanups, and the GPU's code keeps the way's accesses in
     // the loop, apart (a way out of one loop is merged, as NVPTX merges it).
@@ -667,7 +671,13 @@ bool sinkCommonTails(Function& f) {
       return isa<LoadInst, StoreInst>(inst) && isRecordedSpace(getLoadStoreAddressSpace(inst));
     });
     if (!accesses) continue;
-    for (size_t i = 0; i < sunk && sinkTuple(tuples[i], differing[i], join); ++i) changed = true;
+    BasicBlock* into = &join;
+    if (ways.size() < in.size()) {
+      into = SplitBlockPredecessors(&join, ways, ".sink.split", &dt, &li);
+      if (!into) continue;
+      changed = true;
+    }
+    for (size_t i = 0; i < sunk && sinkTuple(tuples[i], differing[i], *into); ++i) changed = true;
   }
   return changed;
 }

@@ -41,42 +41,30 @@ cmp -s "$work/nr/untraced.tsv" "$work/expected.tsv" || fail "untraced.tsv: $(cat
 case "$alone" in *"null event 0; x[0] = "*) ;; *) fail "PoCL refused the launch waiting for a null event: $alone" ;; esac
 echo "ok: launches that run nothing are said and listed; one waiting for a null event runs untraced"
 
-"$CLTRACE" wrap --out "$work/sig" -- "$H" wait 2> "$work/sig.err" &
-wrap=$!
-child=""
-for _ in $(seq 100); do
-  child=$(cat "/proc/$wrap/task/$wrap/children" 2>/dev/null || true)
-  [ -n "$child" ] && break
-  sleep 0.1
-done
-[ -n "$child" ] || fail "the program did not start"
-kill -TERM "$wrap"
-rc=0
-wait "$wrap" || rc=$?
-[ "$rc" -eq 143 ] || fail "wrap after SIGTERM: exit status $rc, not 143: $(cat "$work/sig.err")"
-! kill -0 $child 2>/dev/null || { kill -KILL $child; fail "the program kept running after wrap's SIGTERM"; }
-grep -q "^cltrace: the program ended in signal 15" "$work/sig.err" || fail "after SIGTERM: $(cat "$work/sig.err")"
-echo "ok: a SIGTERM to cltrace wrap goes on to the program"
-
-# SIGINT likewise (job control on: a script's background job would start with SIGINT ignored).
-set -m
-"$CLTRACE" wrap --out "$work/int" -- "$H" wait 2> "$work/int.err" &
-wrap=$!
-set +m
-child=""
-for _ in $(seq 100); do
-  child=$(cat "/proc/$wrap/task/$wrap/children" 2>/dev/null || true)
-  [ -n "$child" ] && break
-  sleep 0.1
-done
-[ -n "$child" ] || fail "the program did not start"
-kill -INT "$wrap"
-rc=0
-wait "$wrap" || rc=$?
-[ "$rc" -eq 130 ] || fail "wrap after SIGINT: exit status $rc, not 130: $(cat "$work/int.err")"
-! kill -0 $child 2>/dev/null || { kill -KILL $child; fail "the program kept running after wrap's SIGINT"; }
-grep -q "^cltrace: the program ended in signal 2" "$work/int.err" || fail "after SIGINT: $(cat "$work/int.err")"
-echo "ok: a SIGINT to cltrace wrap goes on to the program"
+# signal_goes_on NAME NUMBER: sends SIGNAME to a wrap whose program waits; the program must end
+# in it and wrap exit with 128 + NUMBER. Job control on: a script's background job would start
+# with SIGINT ignored.
+signal_goes_on() {
+  local name=$1 number=$2 wrap child="" rc=0
+  set -m
+  "$CLTRACE" wrap --out "$work/$name" -- "$H" wait 2> "$work/$name.err" &
+  wrap=$!
+  set +m
+  for _ in $(seq 100); do
+    child=$(cat "/proc/$wrap/task/$wrap/children" 2>/dev/null || true)
+    [ -n "$child" ] && break
+    sleep 0.1
+  done
+  [ -n "$child" ] || fail "the program did not start"
+  kill -"$name" "$wrap"
+  wait "$wrap" || rc=$?
+  [ "$rc" -eq $((128 + number)) ] || fail "wrap after SIG$name: exit status $rc, not $((128 + number)): $(cat "$work/$name.err")"
+  ! kill -0 "$child" 2>/dev/null || { kill -KILL "$child"; fail "the program kept running after wrap's SIG$name"; }
+  grep -q "^cltrace: the program ended in signal $number" "$work/$name.err" || fail "after SIG$name: $(cat "$work/$name.err")"
+  echo "ok: a SIG$name to cltrace wrap goes on to the program"
+}
+signal_goes_on TERM 15
+signal_goes_on INT 2
 
 # A kernel name too long for a file name: the trace's name is cut to 255 bytes.
 out=$("$CLTRACE" wrap --out "$work/long" -- "$H" long-name 2> "$work/long.err") || fail "wrap long-name: $(cat "$work/long.err")"

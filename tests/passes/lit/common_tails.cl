@@ -131,3 +131,27 @@ __kernel void commuted(__global const int* c, __global const float* a, __global 
 // IR: phi float
 // IR-NEXT: phi float
 // IR-NEXT: fadd float
+
+// Three cases of a switch load, the default does not: SimplifyCFG gives the three a block of
+// their own to sink the load into (`.sink.split`), so one load of a[i], a[i + 1] or b[i] there
+// (NVPTX: ld f[i], branches, one ld.global at a label the three reach, st).
+__kernel void switch_three_load(__global const float* a, __global const float* b, __global const int* f,
+                                __global float* o) {
+  int i = get_global_id(0);
+  float r;
+  switch (f[i]) {
+    case 0: r = a[i]; break;
+    case 1: r = a[i + 1]; break;
+    case 2: r = b[i]; break;
+    default: r = 0.0f;
+  }
+  o[i] = r;
+}
+// CHECK-LABEL: kernel switch_three_load: 0 loops (max depth 0), 3 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load i32
+// CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [2] store 4B depth 0
+// IR-LABEL: define {{.*}} @switch_three_load(
+// IR: .sink.split:
+// IR-NEXT: [[P:%.sunk[0-9]*]] = phi float addrspace(1)*
+// IR-NEXT: load float, float addrspace(1)* [[P]]
