@@ -7,6 +7,7 @@
 #include <llvm/Analysis/MemoryLocation.h>
 #include <llvm/Analysis/ScalarEvolution.h>
 #include <llvm/Analysis/ScalarEvolutionExpressions.h>
+#include <llvm/IR/PatternMatch.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Dominators.h>
@@ -165,7 +166,7 @@ class Hoisting {
 };
 
 // Loads of the value the loop's previous iteration stored (`CDF[x] = w[x] + CDF[x - 1];`):
-// a GPU compiler's loop load elimination reads it once, before the loop, and keeps the stored
+// clang -O2 for NVPTX (its GVN) reads it once, before the loop, and keeps the stored
 // value in a register for the next iteration. Such a load is read only in the first iteration
 // after its loop was entered; later ones take the value stored. A load qualifies when, in its
 // innermost loop:
@@ -173,7 +174,8 @@ class Hoisting {
 //    runs, the load before the store (it dominates it), neither in an inner loop;
 //  - the store's address is the load's plus one iteration's step (scalar evolution: the load's
 //    address steps by s each iteration and the store's minus the load's is s), so the store of
-//    one iteration writes exactly what the next iteration's load reads;
+//    one iteration writes exactly what the next iteration's load reads, and the load reads
+//    element x - 1, x the counter stepping by one (readsPreviousElement);
 //  - nothing else in the loop may write there in between: every other store is one that type
 //    rules or distinct objects keep apart whatever the iteration (alias analysis asked without
 //    sizes or offsets, which hold within one iteration only), and there is no atomic, fence,
@@ -221,7 +223,30 @@ class CarriedStores {
         s.getValueOperand()->getType() != load.getType() || li_.getLoopFor(s.getParent()) != &l ||
         !runsEveryIteration(l, s.getParent(), dt_) || !dt_.dominates(&load, &s))
       return false;
-    return oneStepAhead(s.getPointerOperand(), load.getPointerOperand(), l, 0);
+    return readsPreviousElement(load, l) && oneStepAhead(s.getPointerOperand(), load.getPointerOperand(), l, 0);
+  }
+
+  // Whether `load` reads element x - 1 of an array whose other indices the loop does not change,
+  // x the loop's counter stepping up by one: the one form in which clang -O2 for NVPTX keeps the
+  // value stored for the next iteration (GVN carrying the address back through the header's phi).
+  // `a[(r - 1) * n + c]`, `c[i * m + j - 1]`, `a[x - 2]` with x += 2 and `a[x + 1]` with x-- are
+  // one step ahead too, but NVPTX reads them every iteration (clang -O2 nvptx64, with and without
+  // unrolling).
+  static bool readsPreviousElement(const LoadInst& load, const Loop& l) {
+    using namespace PatternMatch;
+    const auto* gep = dyn_cast<GetElementPtrInst>(load.getPointerOperand());
+    if (!gep || gep->getNumOperands() < 2) return false;
+    for (unsigned k = 0; k + 1 < gep->getNumOperands(); ++k)
+      if (!l.isLoopInvariant(gep->getOperand(k))) return false;
+    const Value* index = gep->getOperand(gep->getNumOperands() - 1);
+    while (const auto* cast = dyn_cast<CastInst>(index)) index = cast->getOperand(0);
+    Value* counter = nullptr;
+    if (!match(index, m_Sub(m_Value(counter), m_One())) && !match(index, m_Add(m_Value(counter), m_AllOnes())))
+      return false;
+    const auto* phi = dyn_cast<PHINode>(counter);
+    if (!phi || phi->getParent() != l.getHeader() || !l.getLoopLatch()) return false;
+    const Value* next = phi->getIncomingValueForBlock(l.getLoopLatch());
+    return match(next, m_Add(m_Specific(phi), m_One()));
   }
 
   // Whether `ahead`, in each iteration of `l`, is what `v` is in the next: `v` steps by s each

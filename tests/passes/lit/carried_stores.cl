@@ -19,11 +19,24 @@ __kernel void prefix(__global const float* w, __global float* c, int n) {
   for (int x = 1; x < n; x++) c[x] = w[x] + c[x - 1];
 }
 
-// A row after row recurrence: the index (r - 1) * n + col against r * n + col, one step of n.
 // An int store elsewhere does not stop it (type rules).
-// CHECK-LABEL: define {{.*}}spir_kernel void @rows(
+// CHECK-LABEL: define {{.*}}spir_kernel void @prefix_visited(
 // CHECK-COUNT-1: br i1 %cltrace.fresh
 // CHECK-NOT: br i1 %cltrace.fresh
+// CHECK: ret void
+__kernel void prefix_visited(__global float* a, __global int* visits, int n) {
+  for (int x = 1; x < n; x++) {
+    a[x] = a[x - 1] * 0.5f;
+    visits[x] = x;
+  }
+}
+
+// One step ahead, but not element x - 1 of x counting up by one: a row after row recurrence,
+// (r - 1) * n + col against r * n + col; i * m + j - 1; a[x - 2] with x += 2; a[x + 1] with x--.
+// NVPTX reads each every iteration (clang -O2 nvptx64, also without unrolling: ld, ld, st an
+// iteration), and so does cltrace.
+// CHECK-LABEL: define {{.*}}spir_kernel void @rows(
+// CHECK-NOT: cltrace.fresh
 // CHECK: ret void
 __kernel void rows(__global float* a, __global int* visits, int n, int m) {
   int col = get_global_id(0);
@@ -31,6 +44,24 @@ __kernel void rows(__global float* a, __global int* visits, int n, int m) {
     a[r * n + col] += 0.5f * a[(r - 1) * n + col];
     visits[r] = col;
   }
+}
+// CHECK-LABEL: define {{.*}}spir_kernel void @row_prefix(
+// CHECK-NOT: cltrace.fresh
+// CHECK: ret void
+__kernel void row_prefix(__global float* c, __global const float* a, int m) {
+  int i = get_global_id(0);
+  for (int j = 1; j < m; j++) c[i * m + j] = c[i * m + j - 1] + a[j];
+}
+// CHECK-LABEL: define {{.*}}spir_kernel void @two_apart(
+// CHECK-NOT: cltrace.fresh
+// CHECK-LABEL: define {{.*}}spir_kernel void @down(
+// CHECK-NOT: cltrace.fresh
+// CHECK: ret void
+__kernel void two_apart(__global float* a, int n) {
+  for (int x = 2; x < n; x += 2) a[x] = a[x - 2] * 0.5f;
+}
+__kernel void down(__global float* a, int n) {
+  for (int x = n - 2; x >= 0; x--) a[x] = a[x + 1] * 0.5f;
 }
 
 // Kept, read every iteration: another float store (b may be a), two steps back, the store

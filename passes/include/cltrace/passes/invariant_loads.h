@@ -24,7 +24,7 @@
 // `for (k...) c[i] += a[k];`).
 // A load of what the previous iteration of its loop stored (`c[x] = w[x] + c[x - 1];`) is read
 // the same way, once per entry into the loop, later iterations taking the value stored, as a
-// GPU compiler's loop load elimination keeps it in a register (conditions at CarriedStores).
+// GPU compiler's GVN keeps it in a register (conditions at CarriedStores).
 #pragma once
 
 namespace llvm {
