@@ -226,17 +226,18 @@ TEST(TracedKernel, LoopBoundReadBackFromAStoreIsCountedAsTheTraceRunGoes) {
   std::filesystem::remove(path);
 }
 
-// A running sum along each work-item's row (Rodinia particlefilter's CDF): c[x - 1] is what the
+// A running sum along each work-item's row (Rodinia particlefilter's CDF): row[x - 1] is what the
 // previous iteration stored, read in the first iteration only and kept after (invariant_loads.h,
-// carried stores). Work-item g, iteration k (x = k + 1): c[x] loaded (the `+=`) and stored, and
-// in iteration 0 c[x - 1] loaded too: 3 + 2 + 2 = 7 records. The sums are what the kernel
-// computes without cltrace.
+// carried stores; clang -O2 nvptx64 reads it once before the loop, where it reads c[g * n + x -
+// 1] every iteration). Work-item g, iteration k (x = k + 1): row[x] loaded (the `+=`) and
+// stored, and in iteration 0 row[x - 1] loaded too: 3 + 2 + 2 = 7 records. The sums are what the
+// kernel computes without cltrace.
 TEST(TracedKernel, ValueStoredForTheNextIterationIsReadOnceAndKept) {
   OpenCLEnv env;
   const char* src = R"CL(
   __kernel void runningSum(__global float* c, int n) {
-    int g = get_global_id(0);
-    for (int x = 1; x < n; x++) c[g * n + x] += c[g * n + x - 1];
+    __global float* row = c + get_global_id(0) * n;
+    for (int x = 1; x < n; x++) row[x] += row[x - 1];
   })CL";
   cl_mem c = env.buffer(std::vector<float>{1, 2, 3, 4, 10, 20, 30, 40});
   wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "runningSum", {}));
@@ -251,7 +252,7 @@ TEST(TracedKernel, ValueStoredForTheNextIterationIsReadOnceAndKept) {
     const auto& recs = t.workItems[g];
     ASSERT_EQ(recs.size(), 7u) << "work-item " << g;
     const uint64_t row = 16 * g;  // c at address 0, 4 floats a row
-    // In source order: the right-hand side c[x - 1] first, then c[x] and its store.
+    // In source order: the right-hand side row[x - 1] first, then row[x] and its store.
     const std::vector<std::pair<AccessKind, uint64_t>> want = {
         {AccessKind::Load, row + 0},  {AccessKind::Load, row + 4},  {AccessKind::Store, row + 4},
         {AccessKind::Load, row + 8},  {AccessKind::Store, row + 8}, {AccessKind::Load, row + 12},
