@@ -446,10 +446,12 @@ bool foldPhiOfLoads(PHINode& phi) {
   auto* load = new LoadInst(first->getType(), address, "", false, align, &*join.getFirstInsertionPt());
   load->setDebugLoc(first->getDebugLoc());
   // The metadata all of them carry (alias tags among them), as InstCombine keeps it.
-  const unsigned kinds[] = {LLVMContext::MD_tbaa, LLVMContext::MD_range, LLVMContext::MD_invariant_load,
-                            LLVMContext::MD_alias_scope, LLVMContext::MD_noalias, LLVMContext::MD_nonnull,
-                            LLVMContext::MD_align, LLVMContext::MD_dereferenceable,
-                            LLVMContext::MD_dereferenceable_or_null, LLVMContext::MD_access_group, LLVMContext::MD_noundef};
+  const unsigned kinds[] = {LLVMContext::MD_tbaa,          LLVMContext::MD_range,
+                            LLVMContext::MD_invariant_load, LLVMContext::MD_alias_scope,
+                            LLVMContext::MD_noalias,        LLVMContext::MD_nonnull,
+                            LLVMContext::MD_align,          LLVMContext::MD_dereferenceable,
+                            LLVMContext::MD_dereferenceable_or_null,
+                            LLVMContext::MD_access_group,   LLVMContext::MD_noundef};
   for (unsigned kind : kinds) load->setMetadata(kind, first->getMetadata(kind));
   for (unsigned k = 1; k < phi.getNumIncomingValues(); ++k)
     combineMetadata(load, cast<LoadInst>(phi.getIncomingValue(k)), kinds, true);

@@ -108,7 +108,9 @@ cli::CommandRegistration registration("predict", [](CLI::App& app) {
           ->capture_default_str()
           ->transform(cli::unsignedInteger(32))
           ->check(cli::configValue("runs"));
-  sub->add_option("--seed", f->seed, "seed of the first run (default: the configuration's, 1 in the presets)")->check(cli::configValue("seed"))->type_name("N");
+  sub->add_option("--seed", f->seed, "seed of the first run (default: the configuration's, 1 in the presets)")
+      ->check(cli::configValue("seed"))
+      ->type_name("N");
   CLI::Option* sm = sub->add_option("--sm", f->sm, "SM whose L1 is simulated: an index, all, or random (per run)")
                         ->capture_default_str()
                         ->check(cli::configValue("sm"))

@@ -127,7 +127,9 @@ const CommandRegistration registration("simulate", [](CLI::App& app) {
       ->type_name("PRESET|FILE");
   addRepeatable(*cmd, "--set", o->sets, "KEY=VALUE configuration override (repeatable; see docs/cachesim.md)")
       ->type_name("KEY=VALUE");
-  cmd->add_option("--runs", o->runs, "Runs with seeds seed, seed+1, ...; reports the median miss rate (default: the configuration's, 1 in the presets)")
+  cmd->add_option("--runs", o->runs,
+                  "Runs with seeds seed, seed+1, ...; reports the median miss rate (default: the configuration's, 1 "
+                  "in the presets)")
       ->check(nonEmpty())
       ->check(configValue("runs"))
       ->type_name("N");
@@ -135,7 +137,9 @@ const CommandRegistration registration("simulate", [](CLI::App& app) {
       ->check(nonEmpty())
       ->check(configValue("seed"))
       ->type_name("N");
-  cmd->add_option("--sm", o->sm, "SM whose L1 is simulated: an index, all, or random (per run) (default: the configuration's, 0 in the presets)")
+  cmd->add_option("--sm", o->sm,
+                  "SM whose L1 is simulated: an index, all, or random (per run) (default: the configuration's, 0 in "
+                  "the presets)")
       ->check(nonEmpty())
       ->check(configValue("sm"))
       ->type_name("SM");

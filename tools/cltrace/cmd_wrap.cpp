@@ -326,8 +326,9 @@ int run(const WrapFlags& f) {
   fmt::print(stderr, "cltrace: {} launch{} traced into {}\n", traces.size(), traces.size() == 1 ? "" : "es", f.out);
   if (!fs::remove(loaded, ec))
     fmt::print(stderr,
-               "cltrace: warning: no process of the program loaded cltrace's OpenCL layer: it made no OpenCL call "
-               "through the ICD loader (libOpenCL), or it ran OpenCL with OPENCL_LAYERS cleared from its environment\n");
+               "cltrace: warning: no process of the program loaded cltrace's OpenCL layer: it made no OpenCL "
+               "call through the ICD loader (libOpenCL), or it ran OpenCL with OPENCL_LAYERS cleared from its "
+               "environment\n");
   // The program's exit status is passed through, so these are said loudly instead.
   if (failed > 0)
     fmt::print(stderr, "cltrace: warning: {} selected launch{} ran untraced (the reasons are above)\n", failed,

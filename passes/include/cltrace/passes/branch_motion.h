@@ -68,9 +68,10 @@ bool hoistCommonStarts(llvm::Function& f);
 // Replaces the instructions all ways into a block end with, when each way is an unconditional
 // branch and the block is no loop header, by one instruction each in that block, as SimplifyCFG
 // sinks common code (where other ways come in too, a conditional branch or an empty block, the
-// ways that end so get a block of their own first, SimplifyCFG's `.sink.split`): from the end, while the instructions are the same operation, each used
-// once (by a phi there, or by what follows), loads, stores (not of private variables) and their
-// arithmetic, and each needs at most one phi for the operands that differ; only where a load or
+// ways that end so get a block of their own first, SimplifyCFG's `.sink.split`): from the end,
+// while the instructions are the same operation, each used once (by a phi there, or by what
+// follows), loads, stores (not of private variables) and their arithmetic, and each needs at
+// most one phi for the operands that differ; only where a load or
 // store of __global or __constant memory is among them. Returns whether any was sunk.
 bool sinkCommonTails(llvm::Function& f);
 
