@@ -390,7 +390,6 @@ bool foldIntoSelects(BasicBlock& join, const TargetTransformInfo& tti) {
   return true;
 }
 
-
 // The block `from` goes on from, up through blocks that only branch on to `join` (their one
 // predecessor not a predecessor of `join` already), which SimplifyCFG removes before InstCombine
 // looks at `join`'s phis again.

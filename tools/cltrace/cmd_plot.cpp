@@ -150,12 +150,13 @@ std::string extensionOf(const std::string& path) {
   return ext;
 }
 
+// Image sides --width and --height take, in pixels (checked as they are parsed).
+constexpr uint64_t kMinSide = 16, kMaxSide = 32768;
+
 void runPlot(const PlotOptions& o) {
   const std::string ext = extensionOf(o.output);
   if (ext != ".png" && ext != ".svg")
     throw UserError("-o " + o.output + ": the output must end in .png or .svg");
-  if (o.width < 16 || o.height < 16 || o.width > 32768 || o.height > 32768)
-    throw UserError("--width and --height must be between 16 and 32768 pixels");
   // The renderer holds the image several times over (32768 x 32768 took 11 GB and two minutes).
   if (uint64_t(o.width) * o.height > (uint64_t{64} << 20))
     throw UserError(fmt::format("--width {} --height {} is {} pixels; at most {} (8192 x 8192)", o.width, o.height,
@@ -167,7 +168,6 @@ void runPlot(const PlotOptions& o) {
     request.policies = parsePolicies(o.policies);
     request.cache = cachesim::loadConfig(o.config, o.sets);
     request.elementSize = o.elementSize;
-    if (o.elementSize == 0) throw std::invalid_argument("--element-size must be > 0");
     request.seed = o.seed;
     // Checks the GPU keys the scheduler takes (e.g. an unknown inter-warp order in `scheduling`).
     plot::schedulerConfigFor(request.cache, request.policies.front(), o.seed);
@@ -274,11 +274,11 @@ const CommandRegistration registration("plot", [](CLI::App& app) {
   cmd->add_option("--width", o->width, "Image width in pixels (16 to 32768; width x height at most 8192 x 8192)")
       ->capture_default_str()
       ->transform(unsignedInteger(32))
-      ->check(between(16, 32768));
+      ->check(between(kMinSide, kMaxSide));
   cmd->add_option("--height", o->height, "Image height in pixels")
       ->capture_default_str()
       ->transform(unsignedInteger(32))
-      ->check(between(16, 32768));
+      ->check(between(kMinSide, kMaxSide));
   cmd->add_option("--config", o->config,
                   "GPU and cache: preset (gtx480-16k, gtx480-48k, gtx470-16k, gtx470-48k) or JSON file; "
                   "every SM's L1 is simulated for --color hit")

@@ -95,12 +95,12 @@ const CommandRegistration registration("schedule", [](CLI::App& app) {
   cmd->add_option("--warp-size", o->warpSize, "Threads per warp")
       ->capture_default_str()
       ->transform(unsignedInteger(32))
-      ->check(between(1, 1024));
+      ->check(between(1, sched::kMaxWarpSize));
   cmd->add_option("--seed", o->seed, "Seed of the random policy")->capture_default_str()->transform(unsignedInteger());
   cmd->add_option("--sms", o->sms, "Number of SMs (GTX480: 15, GTX470: 14)")
       ->capture_default_str()
       ->transform(unsignedInteger(32))
-      ->check(between(1, 4096));
+      ->check(between(1, sched::kMaxSmCount));
   cmd->add_option("--max-workgroups-per-sm", o->maxWorkgroupsPerSm, "Resident workgroups per SM")
       ->capture_default_str()
       ->transform(unsignedInteger(32))

@@ -736,13 +736,14 @@ std::vector<ArgSpec> manifestArgs(const nlohmann::json& j, const std::filesystem
   std::vector<ArgSpec> args;
   const std::vector<std::string> texts = manifestStrings(j, "args");
   for (size_t i = 0; i < texts.size(); ++i) {
+    const std::string key = "\"args\"[" + std::to_string(i) + "]";
     try {
       args.push_back(parseArgSpec(texts[i]));
     } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument("\"args\"[" + std::to_string(i) + "]: " + e.what());
+      throw std::invalid_argument(key + ": " + e.what());
     }
     ArgSpec& a = args.back();
-    a.origin = "launch manifest " + path.string() + ": \"args\"[" + std::to_string(i) + "]";
+    a.origin = "launch manifest " + path.string() + ": " + key;
     if (a.readsFile() && std::filesystem::path(a.value).is_relative())
       a.value = (path.parent_path() / a.value).string();
   }

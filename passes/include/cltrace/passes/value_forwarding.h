@@ -63,12 +63,12 @@ bool forwardAvailableValues(llvm::Function& f, llvm::AAResults& aa);
 // stays, empty). Returns whether any was merged.
 bool mergeConditionalOverwrites(llvm::Function& f);
 
-// Both, forwarding first.
 // ForwardAvailableValuesPass reads a value on an edge out of a block of several ways in a block
 // of its own, as GVN's load PRE does; once the reads there have moved on (SimplifyCFG's hoisting
 // of what both ways start with, hoistCommonStarts), this removes those blocks left empty.
 void removeEmptyEdgeBlocks(llvm::Function& f);
 
+// Both, forwarding first.
 struct ForwardAvailableValuesPass : llvm::PassInfoMixin<ForwardAvailableValuesPass> {
   llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
 };
