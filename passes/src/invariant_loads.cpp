@@ -111,7 +111,8 @@ bool mayWriteGlobal(const Loop& l, const LoadInst* load = nullptr, AAResults* aa
 // Which loads are read once per entry into which loops.
 class Hoisting {
  public:
-  Hoisting(const DominatorTree& dt, const LoopInfo& li, AAResults& aa) : dt_(dt), li_(li), aa_(aa) {}
+  Hoisting(const DominatorTree& dt, const LoopInfo& li, AAResults& aa, ScalarEvolution& se)
+      : dt_(dt), li_(li), aa_(aa), se_(se) {}
 
   // The outermost loop `load` is read once per entry into, or null.
   Loop* target(const LoadInst& load) {
@@ -128,7 +129,7 @@ class Hoisting {
     if (!load.isSimple()) return false;
     const unsigned space = load.getPointerAddressSpace();
     if (space != kGlobalAddressSpace && space != kConstantAddressSpace) return false;
-    if (!runsEveryIteration(l, load.getParent(), dt_)) return false;
+    if (!runsInEveryIteration(l, load.getParent())) return false;
     // Stores to the load's own address are no obstacle: later iterations take the value last
     // stored (a GPU compiler's GVN carries it round the back edge of the rotated loop). Nor are
     // stores elsewhere: `for (j) { f[2*i] += a[j]; f[2*i+1] += b[j]; }` reads each once.
@@ -153,6 +154,49 @@ class Hoisting {
     return true;
   }
 
+  // Whether `block` runs in every iteration of `l`: it dominates `l`'s latches, or it is in
+  // loops inside `l` entered in every iteration of `l` whose first iteration runs it. clang -O2
+  // for NVPTX reads w[0] once in `for (j < m) for (k < m) s += w[0] * a[j * m + k];`: the inner
+  // loop's guard (m > 0) is implied by the outer loop's, and LICM hoists the load out of both
+  // (with `k < n`, once per entry into the inner loop).
+  bool runsInEveryIteration(const Loop& l, const BasicBlock* block) {
+    for (const Loop* inner = li_.getLoopFor(block); inner != &l; inner = inner->getParentLoop()) {
+      if (inner == nullptr || !runsEveryIteration(*inner, block, dt_) || !firstIterationRuns(*inner, block))
+        return false;
+      block = inner->getHeader();
+    }
+    return runsEveryIteration(l, block, dt_);
+  }
+
+  // Whether the first iteration of `l` after each entry runs `block` (which runs in every
+  // iteration that reaches a latch): every exit but the header's test comes after `block`, and
+  // the header does not exit or its test passes the first time, as the conditions under which
+  // the loop is entered show (scalar evolution: `k < m` with k starting at 0, entered where
+  // `j < m` and j >= 0).
+  bool firstIterationRuns(const Loop& l, const BasicBlock* block) {
+    BasicBlock* header = l.getHeader();
+    SmallVector<BasicBlock*, 4> exiting;
+    l.getExitingBlocks(exiting);
+    for (const BasicBlock* e : exiting)
+      if (e != header && !dt_.dominates(block, e)) return false;
+    if (!l.isLoopExiting(header) || dt_.dominates(block, header)) return true;
+    const auto* br = dyn_cast<BranchInst>(header->getTerminator());
+    const auto* test = br && br->isConditional() ? dyn_cast<ICmpInst>(br->getCondition()) : nullptr;
+    if (!test) return false;
+    ICmpInst::Predicate stays = l.contains(br->getSuccessor(0)) ? test->getPredicate() : test->getInversePredicate();
+    const SCEV* lhs = firstValue(l, test->getOperand(0));
+    const SCEV* rhs = firstValue(l, test->getOperand(1));
+    return lhs && rhs && (se_.isKnownPredicate(stays, lhs, rhs) || se_.isLoopEntryGuardedByCond(&l, stays, lhs, rhs));
+  }
+
+  // `v`'s value in the first iteration of `l`, when scalar evolution knows it, or null.
+  const SCEV* firstValue(const Loop& l, Value* v) {
+    if (!se_.isSCEVable(v->getType())) return nullptr;
+    const SCEV* s = se_.getSCEV(v);
+    if (const auto* rec = dyn_cast<SCEVAddRecExpr>(s); rec && rec->getLoop() == &l) s = rec->getStart();
+    return se_.isLoopInvariant(s, &l) ? s : nullptr;
+  }
+
   bool writesGlobal(const Loop& l) {
     auto [it, added] = writes_.try_emplace(&l, false);
     if (added) it->second = mayWriteGlobal(l);
@@ -162,6 +206,7 @@ class Hoisting {
   const DominatorTree& dt_;
   const LoopInfo& li_;
   AAResults& aa_;
+  ScalarEvolution& se_;
   std::map<const Loop*, bool> writes_;
 };
 
@@ -182,14 +227,8 @@ class Hoisting {
 //    barrier or call that may write __global memory.
 class CarriedStores {
  public:
-  CarriedStores(Function& kernel, const DominatorTree& dt, const LoopInfo& li, AAResults& aa)
-      : tlii_(Triple(kernel.getParent()->getTargetTriple())),
-        tli_(tlii_),
-        ac_(kernel),
-        se_(kernel, tli_, ac_, const_cast<DominatorTree&>(dt), const_cast<LoopInfo&>(li)),
-        dt_(dt),
-        li_(li),
-        aa_(aa) {}
+  CarriedStores(const DominatorTree& dt, const LoopInfo& li, AAResults& aa, ScalarEvolution& se)
+      : se_(se), dt_(dt), li_(li), aa_(aa) {}
 
   // The store whose value `load` takes in the next iteration of its innermost loop, or null.
   StoreInst* storeFor(LoadInst& load) {
@@ -298,10 +337,7 @@ class CarriedStores {
     return tags;
   }
 
-  TargetLibraryInfoImpl tlii_;
-  TargetLibraryInfo tli_;
-  AssumptionCache ac_;
-  ScalarEvolution se_;
+  ScalarEvolution& se_;
   const DominatorTree& dt_;
   const LoopInfo& li_;
   AAResults& aa_;
@@ -340,8 +376,12 @@ std::vector<LoadInst*> afterLoop(const Loop& l, const LoadInst& load) {
 bool loadInvariantsOnce(Function& kernel, AAResults& aa) {
   DominatorTree dt(kernel);
   LoopInfo li(dt);
-  Hoisting hoisting(dt, li, aa);  // every query before the function changes
-  CarriedStores carried(kernel, dt, li, aa);
+  TargetLibraryInfoImpl tlii(Triple(kernel.getParent()->getTargetTriple()));
+  TargetLibraryInfo tli(tlii);
+  AssumptionCache ac(kernel);
+  ScalarEvolution se(kernel, tli, ac, dt, li);
+  Hoisting hoisting(dt, li, aa, se);  // every query before the function changes
+  CarriedStores carried(dt, li, aa, se);
   std::vector<Candidate> candidates;
   for (BasicBlock& bb : kernel)
     for (Instruction& inst : bb) {

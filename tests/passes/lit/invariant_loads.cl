@@ -113,7 +113,7 @@ __kernel void kept(__global const float* w, __global float* out, int n) {
 }
 
 // __constant memory no store can change: read once even with stores in the loop. The inner
-// loop's c[0] only out of the inner loop (the inner loop may run no iteration of the outer's).
+// loop's c[0] only out of the inner loop (it may run no iteration: j < m, entered where i < n).
 // CHECK-LABEL: define {{.*}}spir_kernel void @constant_nested(
 // The outer loop's body enters the inner loop with the flag set.
 // CHECK: br i1 %{{.*}}, label %[[OUTER:[0-9]+]], label
@@ -127,9 +127,72 @@ __kernel void kept(__global const float* w, __global float* out, int n) {
 // CHECK: store float
 // CHECK-NOT: phi i1 [ true
 // CHECK: ret void
-__kernel void constant_nested(__constant float* c, __global float* out, int n) {
+__kernel void constant_nested(__constant float* c, __global float* out, int n, int m) {
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) out[i * n + j] = c[0];
+    for (int j = 0; j < m; ++j) out[i * m + j] = c[0];
+}
+
+// An inner loop whose first test the outer loop's implies (k < m, entered where j < m and
+// j >= 0) runs in every iteration of the outer loop: w[0] is read once per entry into the outer
+// loop (clang -O2 nvptx64 loads it once, before both loops), the flag set on the way into it.
+// CHECK-LABEL: define {{.*}}spir_kernel void @implied_guard(
+// CHECK-NEXT: br label %[[OUTER:[0-9]+]]
+// CHECK: [[OUTER]]:
+// CHECK: [[FRESH:%cltrace.fresh.*]] = phi i1 [ true, %{{[0-9]+}} ], [ %{{.*}}, %{{[0-9]+}} ]
+// CHECK: phi i1 [ [[FRESH]], %{{[0-9]+}} ], [ %{{.*}}, %{{[0-9]+}} ]
+// CHECK: br i1 %cltrace.fresh{{.*}}, label %[[READI:[0-9]+]], label
+// CHECK: [[READI]]:
+// CHECK-NEXT: load float, float addrspace(1)* %0
+// CHECK-NOT: phi i1 [ true
+// CHECK: ret void
+__kernel void implied_guard(__global const float* w, __global const float* a, __global float* out, int m) {
+  float s = 0;
+  for (int j = 0; j < m; ++j)
+    for (int k = 0; k < m; ++k) s += w[0] * a[j * m + k];
+  out[0] = s;
+}
+
+// With k < n nothing says the inner loop runs: w[0] is read once per entry into the inner loop
+// (NVPTX: in the inner loop's guard), the flag set in the outer loop's body.
+// CHECK-LABEL: define {{.*}}spir_kernel void @other_guard(
+// CHECK-NEXT: br label %[[OUTERO:[0-9]+]]
+// CHECK: [[OUTERO]]:
+// CHECK-NOT: %cltrace.fresh
+// CHECK: br i1 %{{.*}}, label %[[BODYO:[0-9]+]], label
+// CHECK: [[BODYO]]:
+// CHECK-NEXT: br label %[[INNERO:[0-9]+]]
+// CHECK: [[INNERO]]:
+// CHECK: %cltrace.fresh{{.*}} = phi i1 [ true, %[[BODYO]] ]
+// CHECK: br i1 %cltrace.fresh{{.*}}, label %[[READO:[0-9]+]], label
+// CHECK: [[READO]]:
+// CHECK-NEXT: load float, float addrspace(1)* %0
+__kernel void other_guard(__global const float* w, __global const float* a, __global float* out, int m, int n) {
+  float s = 0;
+  for (int j = 0; j < m; ++j)
+    for (int k = 0; k < n; ++k) s += w[0] * a[j * n + k];
+  out[0] = s;
+}
+
+// A break before the load in the inner loop: the inner loop's first iteration may not read it,
+// so it is read once per entry into the inner loop (NVPTX reads it in every iteration that gets
+// there, LICM not hoisting what a break may skip; cltrace's flag follows the loop it is in).
+// CHECK-LABEL: define {{.*}}spir_kernel void @break_first(
+// CHECK-NEXT: br label %[[OUTERB:[0-9]+]]
+// CHECK: [[OUTERB]]:
+// CHECK-NOT: %cltrace.fresh
+// CHECK: br i1 %{{.*}}, label %[[BODYB:[0-9]+]], label
+// CHECK: [[BODYB]]:
+// CHECK-NEXT: br label %[[INNERB:[0-9]+]]
+// CHECK: [[INNERB]]:
+// CHECK: %cltrace.fresh{{.*}} = phi i1 [ true, %[[BODYB]] ]
+__kernel void break_first(__global const float* w, __global const float* a, __global float* out, int m) {
+  float s = 0;
+  for (int j = 0; j < m; ++j)
+    for (int k = 0; k < m; ++k) {
+      if (a[k] < 0) break;
+      s += w[0];
+    }
+  out[0] = s;
 }
 
 // A vload's elements are loads like any other (prepare makes them): vload2(0, w + 2).y, w[3],

@@ -10,7 +10,9 @@
 //  - its address is computed from values defined outside the loop (arithmetic, casts, calls
 //    that touch no memory, such as get_global_id, and loads that qualify themselves and that
 //    the loop does not store to: w[idx[0]]);
-//  - its block runs on every iteration (it dominates the loop's latches);
+//  - its block runs on every iteration (it dominates the loop's latches), or it is in an inner
+//    loop that runs in every iteration and whose first iteration runs it: no exit before it, and
+//    the inner loop's first test implied by the outer loop's (`for (j < m) for (k < m)`);
 //  - nothing in the loop may write __global memory (a store or atomic to __global or generic
 //    memory, a fence, or a call that may write memory and is given a pointer to other than
 //    private or __local memory, or none: barriers and mem_fence included) — for __constant
