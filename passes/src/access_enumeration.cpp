@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <optional>
 
 using namespace llvm;
 
@@ -440,173 +439,6 @@ const FenceBuiltin* fenceBuiltin(StringRef mangledName) {
   return nullptr;
 }
 
-namespace {
-
-// The components of the vector stored by `store` that differ from those of `load`, as a bit
-// mask, when the stored value is `load`'s with some components replaced (insertelement with
-// constant indices, or a shufflevector that keeps `load`'s other lanes in place), each step
-// used only by the next, and nothing between the load and the store writes memory; 0 otherwise.
-// `base` is the first step, the load's user. The load may have other users (a read of its
-// components that shares the load: `v[i].w += s[i]` once the two loads of v[i] are one).
-uint64_t replacedComponents(const StoreInst& store, const LoadInst*& load, const Instruction*& base) {
-  auto* type = dyn_cast<FixedVectorType>(store.getValueOperand()->getType());
-  if (!type || type->getNumElements() > 64) return 0;
-  const unsigned n = type->getNumElements();
-  uint64_t changed = 0;
-  const Value* v = store.getValueOperand();
-  base = nullptr;
-  while (auto* insert = dyn_cast<InsertElementInst>(v)) {
-    auto* index = dyn_cast<ConstantInt>(insert->getOperand(2));
-    if (!index || index->getZExtValue() >= n || !insert->hasOneUse()) return 0;
-    changed |= uint64_t(1) << index->getZExtValue();
-    base = insert;
-    v = insert->getOperand(0);
-  }
-  if (auto* shuffle = dyn_cast<ShuffleVectorInst>(v)) {
-    if (!shuffle->hasOneUse() || shuffle->getOperand(0)->getType() != type) return 0;
-    for (unsigned lane = 0; lane < n; ++lane) {
-      const int from = shuffle->getMaskValue(lane);
-      if (from == static_cast<int>(lane)) continue;                     // kept in place
-      if (from >= 0 && from < static_cast<int>(n)) return 0;           // moved: the load is a real read
-      changed |= uint64_t(1) << lane;                                   // from the other operand
-    }
-    base = shuffle;
-    v = shuffle->getOperand(0);
-  }
-  load = dyn_cast<LoadInst>(v);
-  if (!load || !base || load->getPointerOperand() != store.getPointerOperand() ||
-      load->getParent() != store.getParent() || load->isVolatile() || store.isVolatile())
-    return 0;
-  // Nothing in between may write memory (a write to the vector, a barrier, a call): the store
-  // would put back what the load read, which is then a real read and write of the whole vector
-  // (t = *p; *p = 0; t.y = 1; *p = t).
-  for (const Instruction* i = load->getNextNode(); i != &store; i = i->getNextNode())
-    if (!i || i->mayWriteToMemory() || isa<CallBase>(i)) return 0;
-  return changed;
-}
-
-// The bytes of the components in `mask` (bit i: component i, of `elementBytes` each), when they
-// lie side by side: [offset, offset + size) from the vector's start.
-struct ComponentBytes {
-  uint64_t offset, size;
-};
-std::optional<ComponentBytes> sideBySide(uint64_t mask, uint64_t elementBytes) {
-  const unsigned low = static_cast<unsigned>(__builtin_ctzll(mask));
-  const uint64_t run = mask >> low;
-  if ((run & (run + 1)) != 0) return std::nullopt;
-  return ComponentBytes{low * elementBytes, static_cast<uint64_t>(__builtin_popcountll(run)) * elementBytes};
-}
-
-// Component writes (Access::recorded): the load of a load-insert-store of one vector is not
-// recorded, and the store records the bytes of the components it replaces, when they lie side
-// by side and are whole bytes. Then the recorded accesses are numbered again.
-// `writeBases` gets the first step of each component write whose load is shared with a read:
-// that load stays recorded, for the components read (narrowComponentReads passes over the step).
-void narrowComponentWrites(std::vector<Access>& accesses, const DataLayout& dl,
-                           SmallPtrSetImpl<const Instruction*>& writeBases) {
-  DenseMap<const Instruction*, size_t> indexOf;
-  for (size_t i = 0; i < accesses.size(); ++i) indexOf[accesses[i].inst] = i;
-  std::vector<size_t> mergedInto(accesses.size(), SIZE_MAX);
-  for (size_t i = 0; i < accesses.size(); ++i) {
-    Access& a = accesses[i];
-    auto* store = dyn_cast<StoreInst>(a.inst);
-    if (!store || a.kind != AccessKind::Store || a.dynamicSize) continue;
-    const LoadInst* load = nullptr;
-    const Instruction* base = nullptr;
-    const uint64_t changed = replacedComponents(*store, load, base);
-    if (changed == 0) continue;
-    auto found = indexOf.find(load);
-    if (found == indexOf.end() || accesses[found->second].kind != AccessKind::Load) continue;
-    auto* type = cast<FixedVectorType>(store->getValueOperand()->getType());
-    const uint64_t bits = dl.getTypeSizeInBits(type->getElementType());
-    if (bits % 8 != 0 || dl.getTypeStoreSize(type) != bits / 8 * type->getNumElements()) continue;
-    const std::optional<ComponentBytes> bytes = sideBySide(changed, bits / 8);
-    if (!bytes) continue;
-    a.recordOffset = bytes->offset;
-    a.recordSize = bytes->size;
-    if (!load->hasOneUse()) {
-      writeBases.insert(base);
-      continue;
-    }
-    accesses[found->second].recorded = false;
-    mergedInto[found->second] = i;
-  }
-  uint32_t next = 0;
-  for (Access& a : accesses)
-    if (a.recorded) a.id = next++;
-  for (size_t i = 0; i < accesses.size(); ++i)
-    if (mergedInto[i] != SIZE_MAX) accesses[i].id = accesses[mergedInto[i]].id;  // reported as the write's
-}
-
-// Marks in `used` the components of a loaded vector that `v` passes on: lane j of `v` is
-// component lanes[j] of the load (-1: none). An extractelement with a constant index uses one
-// lane, a shufflevector passes lanes on to its own users, and any other user uses all of them.
-// The first steps of component writes (narrowComponentWrites' writeBases) use nothing.
-void markUsedComponents(const Value* v, ArrayRef<int> lanes, uint64_t& used, unsigned depth,
-                        const SmallPtrSetImpl<const Instruction*>& writeBases) {
-  auto all = [&] {
-    for (int c : lanes)
-      if (c >= 0) used |= uint64_t(1) << c;
-  };
-  for (const Use& use : v->uses()) {
-    const User* user = use.getUser();
-    if (auto* i = dyn_cast<Instruction>(user); i && depth == 0 && writeBases.count(i)) continue;
-    if (auto* extract = dyn_cast<ExtractElementInst>(user)) {
-      auto* index = dyn_cast<ConstantInt>(extract->getIndexOperand());
-      if (index && index->getZExtValue() < lanes.size()) {
-        const int c = lanes[index->getZExtValue()];
-        if (c >= 0) used |= uint64_t(1) << c;
-        continue;
-      }
-    } else if (auto* shuffle = dyn_cast<ShuffleVectorInst>(user); shuffle && depth < 8) {
-      const int width = static_cast<int>(lanes.size());
-      SmallVector<int, 16> passed;
-      for (int from : shuffle->getShuffleMask()) {
-        const Value* source = from < 0 ? nullptr : from < width ? shuffle->getOperand(0) : shuffle->getOperand(1);
-        passed.push_back(source == v ? lanes[from % width] : -1);
-      }
-      markUsedComponents(shuffle, passed, used, depth + 1, writeBases);
-      continue;
-    }
-    all();
-  }
-}
-
-// Component reads (in[i].x, in[i].zw): clang loads the whole vector and extracts components; a
-// GPU compiler loads only the components used. A recorded vector load whose value
-// is used only through constant-index extracts and shuffles records the bytes of the components
-// used, when they lie side by side and make one load a GPU has: a power of two of bytes at an
-// offset that is a multiple of it (Access::recordOffset/recordSize, as for component writes).
-void narrowComponentReads(std::vector<Access>& accesses, const DataLayout& dl,
-                          const SmallPtrSetImpl<const Instruction*>& writeBases) {
-  for (Access& a : accesses) {
-    if (!a.recorded || a.recordSize != 0 || a.dynamicSize ||
-        (a.kind != AccessKind::Load && a.kind != AccessKind::ConstantLoad))
-      continue;
-    auto* load = dyn_cast<LoadInst>(a.inst);
-    if (!load || load->isVolatile()) continue;
-    auto* type = dyn_cast<FixedVectorType>(a.inst->getType());
-    if (!type || type->getNumElements() > 64) continue;
-    const uint64_t bits = dl.getTypeSizeInBits(type->getElementType());
-    const unsigned n = type->getNumElements();
-    if (bits % 8 != 0 || a.staticSize != bits / 8 * n || dl.getTypeStoreSize(type) != a.staticSize) continue;
-    SmallVector<int, 16> lanes;
-    for (unsigned c = 0; c < n; ++c) lanes.push_back(static_cast<int>(c));
-    uint64_t used = 0;
-    markUsedComponents(a.inst, lanes, used, 0, writeBases);
-    const uint64_t every = n == 64 ? ~uint64_t(0) : (uint64_t(1) << n) - 1;
-    if (used == 0 || used == every) continue;
-    const std::optional<ComponentBytes> bytes = sideBySide(used, bits / 8);
-    // A load the GPU can issue: a power of two of bytes at a multiple of it (.zw of a float4;
-    // .yz would be two loads of 4 bytes, .xyz one of 16 or three, 6 bytes of a short4 two).
-    if (!bytes || (bytes->size & (bytes->size - 1)) != 0 || bytes->offset % bytes->size != 0) continue;
-    a.recordOffset = bytes->offset;
-    a.recordSize = bytes->size;
-  }
-}
-
-}  // namespace
-
 std::vector<Access> enumerateAccesses(Function& kernel, LoopInfo& loops, const LoopContext& context) {
   Enumerator e{kernel.getParent()->getDataLayout(), loops, context, {}};
   if (context.programOrder.empty()) {
@@ -616,9 +448,6 @@ std::vector<Access> enumerateAccesses(Function& kernel, LoopInfo& loops, const L
     for (BasicBlock* bb : context.programOrder)
       for (Instruction& inst : *bb) e.visit(inst);
   }
-  SmallPtrSet<const Instruction*, 8> writeBases;
-  narrowComponentWrites(e.out, kernel.getParent()->getDataLayout(), writeBases);
-  narrowComponentReads(e.out, kernel.getParent()->getDataLayout(), writeBases);
   return std::move(e.out);
 }
 

@@ -11,6 +11,51 @@ using namespace llvm;
 
 namespace cltrace::passes {
 
+namespace {
+
+// Marks in `used` the components of a loaded vector that `v` passes on: lane j of `v` is
+// component lanes[j] of the load (-1: none). An extractelement with a constant index uses one
+// lane, a shufflevector passes lanes on to its own users, and any other user uses all of them.
+void markUsedComponents(const Value* v, ArrayRef<int> lanes, uint64_t& used, unsigned depth) {
+  for (const Use& use : v->uses()) {
+    const User* user = use.getUser();
+    if (auto* extract = dyn_cast<ExtractElementInst>(user)) {
+      auto* index = dyn_cast<ConstantInt>(extract->getIndexOperand());
+      if (index && index->getZExtValue() < lanes.size()) {
+        const int c = lanes[index->getZExtValue()];
+        if (c >= 0) used |= uint64_t(1) << c;
+        continue;
+      }
+    } else if (auto* shuffle = dyn_cast<ShuffleVectorInst>(user); shuffle && depth < 8) {
+      const int width = static_cast<int>(lanes.size());
+      SmallVector<int, 16> passed;
+      for (int from : shuffle->getShuffleMask()) {
+        const Value* source = from < 0 ? nullptr : from < width ? shuffle->getOperand(0) : shuffle->getOperand(1);
+        passed.push_back(source == v ? lanes[from % width] : -1);
+      }
+      markUsedComponents(shuffle, passed, used, depth + 1);
+      continue;
+    }
+    for (int c : lanes)
+      if (c >= 0) used |= uint64_t(1) << c;
+  }
+}
+
+// Whether no component of vector load `load` reaches a use: it only feeds swizzles whose
+// lanes from it are all replaced later (`v[i].xy = a; v[i].zw = b;` once the second load of
+// v[i] takes the first store's value). InstCombine drops such a load's lanes, and the load.
+bool noComponentUsed(const LoadInst& load) {
+  auto* type = cast<FixedVectorType>(load.getType());
+  if (load.use_empty() || type->getNumElements() > 64) return false;
+  SmallVector<int, 16> lanes;
+  for (unsigned c = 0; c < type->getNumElements(); ++c) lanes.push_back(static_cast<int>(c));
+  uint64_t used = 0;
+  markUsedComponents(&load, lanes, used, 0);
+  return used == 0;
+}
+
+}  // namespace
+
 PreservedAnalyses GatherComponentReadsPass::run(Function& f, FunctionAnalysisManager&) {
   bool changed = false;
   std::vector<LoadInst*> loads;
@@ -35,6 +80,11 @@ PreservedAnalyses GatherComponentReadsPass::run(Function& f, FunctionAnalysisMan
     }
   for (LoadInst* load : loads) {
     if (!load->isSimple() || !isRecordedSpace(load->getPointerAddressSpace())) continue;
+    if (noComponentUsed(*load)) {  // DCE, next, drops it
+      load->replaceAllUsesWith(PoisonValue::get(load->getType()));
+      changed = true;
+      continue;
+    }
     const unsigned n = cast<FixedVectorType>(load->getType())->getNumElements();
     std::vector<ExtractElementInst*> extracts;
     for (User* user : load->users()) {

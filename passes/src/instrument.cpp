@@ -54,7 +54,7 @@ DynamicWord dynamicWordOf(const Access& a) {
 }
 
 InstructionShape shapeOf(const Access& a) {
-  return {a.kind, static_cast<uint32_t>(a.recordedSize()), a.flags, static_cast<uint32_t>(a.loops.size()),
+  return {a.kind, static_cast<uint32_t>(a.staticSize), a.flags, static_cast<uint32_t>(a.loops.size()),
           dynamicWordOf(a)};
 }
 
@@ -359,8 +359,7 @@ class KernelInstrumenter {
     const DenseMap<const Loop*, uint32_t> number = numberLoops(report.loopParents);
     for (size_t i = 0; i < accesses_.size(); ++i) {
       const Access& a = accesses_[i];
-      if (!a.recorded) continue;
-      report.accesses.push_back({a.id, a.kind, a.recordedSize(), a.flags, static_cast<uint32_t>(a.loops.size()),
+      report.accesses.push_back({a.id, a.kind, a.staticSize, a.flags, static_cast<uint32_t>(a.loops.size()),
                                  a.loops.empty() ? LoopNest::kNone : number.lookup(a.loops.back()),
                                  dynamicWordOf(a),
                                  describe(*a.inst),
@@ -456,10 +455,9 @@ class KernelInstrumenter {
     for (size_t i = 0; i < accesses_.size(); ++i) {
       const Access& a = accesses_[i];
       b.SetInsertPoint(a.inst);
-      if (a.recorded)
-        b.CreateStore(b.CreateAdd(b.CreateLoad(b.getInt64Ty(), s.recordCount),
-                                  b.getInt64(packedRecordUnits(packed_[i]))),
-                      s.recordCount);
+      b.CreateStore(
+          b.CreateAdd(b.CreateLoad(b.getInt64Ty(), s.recordCount), b.getInt64(packedRecordUnits(packed_[i]))),
+          s.recordCount);
       if (a.loops.size() > kMaxLoopDepth)
         b.CreateStore(b.CreateOr(b.CreateLoad(b.getInt64Ty(), diag),
                                  b.getInt64(kDiagDepthTruncated)),
@@ -792,7 +790,7 @@ class KernelInstrumenter {
     }
 
     for (size_t i = 0; i < accesses_.size(); ++i)
-      if (accesses_[i].recorded) emitRecord(b, accesses_[i], packed_[i], s, records, firstUnit, limit, counters);
+      emitRecord(b, accesses_[i], packed_[i], s, records, firstUnit, limit, counters);
 
     for (ReturnInst* ret : returnsOf(f)) {
       b.SetInsertPoint(ret);
@@ -901,11 +899,9 @@ class KernelInstrumenter {
     b.SetInsertPoint(&*then->getParent()->getSingleSuccessor()->getFirstInsertionPt());
   }
 
-  // The address the access starts at (the count run's bound check), or with `recorded` the
-  // address its record holds (Access::recordOffset further).
-  Value* addressOf(IRBuilder<>& b, const Access& a, bool recorded = false) {
+  // The address the access starts at (its record's, and the count run's bound check).
+  Value* addressOf(IRBuilder<>& b, const Access& a) {
     if (!a.pointer) return b.getInt64(0);
-    if (recorded && a.recordOffset != 0) return b.CreateAdd(addressOf(b, a), b.getInt64(a.recordOffset));
     return b.CreatePtrToInt(a.pointer, b.getInt64Ty());
   }
 
@@ -917,9 +913,9 @@ class KernelInstrumenter {
     if (packedAddressWords(shape) == 1) {
       // The count run checked that the access lies inside this argument's buffer.
       Value* base = b.CreatePtrToInt(a.inst->getFunction()->getArg(shape.bufferArgument), b.getInt64Ty());
-      words.push_back(b.CreateTrunc(b.CreateSub(addressOf(b, a, true), base), b.getInt32Ty()));
+      words.push_back(b.CreateTrunc(b.CreateSub(addressOf(b, a), base), b.getInt32Ty()));
     } else if (packedAddressWords(shape) == 2) {
-      Value* address = addressOf(b, a, true);
+      Value* address = addressOf(b, a);
       words.push_back(b.CreateTrunc(address, b.getInt32Ty()));
       words.push_back(b.CreateTrunc(b.CreateLShr(address, 32), b.getInt32Ty()));
     }

@@ -47,15 +47,6 @@ struct Access {
   llvm::Value* fenceFlags = nullptr;     // barrier/fence flags argument (i32), when not constant
   uint8_t flags = 0;                     // constant fence flags
   llvm::SmallVector<llvm::Loop*, 4> loops;  // enclosing loops, outermost first
-  // A component write (v[i].y = x), which clang makes a load of the whole vector, an insert
-  // and a store of it: the store records only the bytes it changes (recordOffset from the
-  // pointer, recordSize of them), as a GPU compiler stores them, and the load is not recorded
-  // (recorded false; its id is the store's). Both keep the count run's bound check of the
-  // whole vector, which they still read and write there.
-  bool recorded = true;
-  uint64_t recordOffset = 0;
-  uint64_t recordSize = 0;  // 0: staticSize
-  uint64_t recordedSize() const { return recordSize != 0 ? recordSize : staticSize; }
 };
 
 bool isKernel(const llvm::Function& f);
@@ -117,9 +108,8 @@ struct LoopContext {
 LoopContext loopContext(llvm::Function& kernel, llvm::LoopInfo& loops, const llvm::DominatorTree& dominators);
 
 // Enumerates the accesses of `kernel` in program order (`context.programOrder`, then
-// instruction order); each access's `loops` follow `context`. Ids number the recorded accesses
-// 0, 1, ... in that order (see Access::recorded). `loops` must describe `kernel`
-// as it is now.
+// instruction order); each access's `loops` follow `context`. Ids number the accesses 0, 1, ...
+// in that order. `loops` must describe `kernel` as it is now.
 std::vector<Access> enumerateAccesses(llvm::Function& kernel, llvm::LoopInfo& loops, const LoopContext& context);
 
 // Where an instruction comes from in the program's source, from its debug location: "line 12:17"

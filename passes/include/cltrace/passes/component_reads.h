@@ -6,7 +6,11 @@
 //   folds it;
 // - the extracts of a load read only through constant-index extracts move up to just after it
 //   (they read no memory), as a GPU compiler's LICM and sinking leave them (`float4 p = pos[i];`
-//   used in a loop: .xyz read as 8 bytes and 4, not 16).
+//   used in a loop: .xyz read as 8 bytes and 4, not 16);
+// - a load none of whose components reaches a use (`v[i].xy = a; v[i].zw = b;`: the second
+//   swizzle replaces what the first kept of the load) is dropped, as InstCombine drops it.
+// A vector read otherwise (a swizzle stored as a vector, `out[i] = in[i].xy`, or components
+// extracted after a write) stays the whole vector's load, as clang -O2 for NVPTX keeps it.
 #pragma once
 
 #include <llvm/IR/PassManager.h>
