@@ -1,5 +1,6 @@
 #include "cltrace/passes/block_copies.h"
 
+#include <llvm/IR/DataLayout.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
@@ -49,6 +50,20 @@ bool expand(MemIntrinsic& mi) {
     const Align loadAlign = oneWord ? source : std::min(source, dest);
     const Align storeAlign = oneWord ? dest : std::min(source, dest);
     const auto loads = pieces(bytes, loadAlign.value()), stores = pieces(bytes, storeAlign.value());
+    if (isa<MemCpyInst>(mt) && loads == stores) {
+      // Each piece stored as it is read, as NVPTX lowers the copy (after its load-store
+      // vectorizer): the vectorizer run in prepare does not join the loads of a 16-byte struct
+      // into one across the stores (which may alias them), `out[i] = in[i]` stays two 8-byte
+      // loads and stores. The blocks of a memcpy do not overlap.
+      for (auto [offset, width] : loads) {
+        Value* v = b.CreateAlignedLoad(b.getIntNTy(unsigned(width * 8)), pieceAddress(b, mt->getRawSource(), offset, width),
+                                       commonAlignment(loadAlign, offset), isVolatile);
+        b.CreateAlignedStore(v, pieceAddress(b, mt->getRawDest(), offset, width), commonAlignment(storeAlign, offset),
+                             isVolatile);
+      }
+      mi.eraseFromParent();
+      return true;
+    }
     // Every piece is read before any is written, which a memmove of overlapping blocks needs.
     std::vector<Value*> values;
     for (auto [offset, width] : loads)
@@ -88,7 +103,66 @@ bool expand(MemIntrinsic& mi) {
   return true;
 }
 
+// The width of the pieces NVPTX splits an access of `type` at `align` into, or 0 when it needs
+// none (or is left whole: sizes not a power of two, types not made of whole bytes, pointers'
+// vectors).
+uint64_t misalignedPieceWidth(Type* type, Align align, const DataLayout& dl) {
+  if (type->isPtrOrPtrVectorTy() && type->isVectorTy()) return 0;
+  const uint64_t size = dl.getTypeStoreSize(type);
+  if (dl.getTypeSizeInBits(type) != size * 8 || !isPowerOf2_64(size) || size > 16) return 0;
+  if (align.value() >= size) return 0;
+  uint64_t width = align.value();
+  if (auto* vector = dyn_cast<FixedVectorType>(type))
+    width = std::min(width, dl.getTypeStoreSize(vector->getElementType()).getFixedSize());
+  return width;
+}
+
+bool splitMisaligned(Instruction& inst, const DataLayout& dl) {
+  auto* load = dyn_cast<LoadInst>(&inst);
+  auto* store = dyn_cast<StoreInst>(&inst);
+  if (!(load && load->isSimple()) && !(store && store->isSimple())) return false;
+  Value* pointer = getLoadStorePointerOperand(&inst);
+  if (!isRecordedSpace(pointer->getType()->getPointerAddressSpace())) return false;
+  Type* type = load ? load->getType() : store->getValueOperand()->getType();
+  const uint64_t width = misalignedPieceWidth(type, getLoadStoreAlignment(&inst), dl);
+  if (width == 0) return false;
+  const uint64_t size = dl.getTypeStoreSize(type);
+  IRBuilder<> b(&inst);
+  IntegerType* word = b.getIntNTy(unsigned(size * 8));
+  IntegerType* piece = b.getIntNTy(unsigned(width * 8));
+  if (load) {  // the pieces put together, little-endian
+    Value* whole = ConstantInt::get(word, 0);
+    for (uint64_t offset = 0; offset < size; offset += width) {
+      Value* part = b.CreateAlignedLoad(piece, pieceAddress(b, pointer, offset, width), Align(width));
+      whole = b.CreateOr(whole, b.CreateShl(b.CreateZExt(part, word), offset * 8));
+    }
+    load->replaceAllUsesWith(type->isPointerTy() ? b.CreateIntToPtr(whole, type) : b.CreateBitCast(whole, type));
+  } else {
+    Value* value = store->getValueOperand();
+    Value* whole = type->isPointerTy() ? b.CreatePtrToInt(value, word) : b.CreateBitCast(value, word);
+    for (uint64_t offset = 0; offset < size; offset += width)
+      b.CreateAlignedStore(b.CreateTrunc(b.CreateLShr(whole, offset * 8), piece), pieceAddress(b, pointer, offset, width),
+                           Align(width));
+  }
+  inst.eraseFromParent();
+  return true;
+}
+
 }  // namespace
+
+PreservedAnalyses SplitMisalignedAccessesPass::run(Function& f, FunctionAnalysisManager&) {
+  const DataLayout& dl = f.getParent()->getDataLayout();
+  std::vector<Instruction*> accesses;
+  for (BasicBlock& bb : f)
+    for (Instruction& inst : bb)
+      if (isa<LoadInst>(inst) || isa<StoreInst>(inst)) accesses.push_back(&inst);
+  bool changed = false;
+  for (Instruction* inst : accesses) changed |= splitMisaligned(*inst, dl);
+  if (!changed) return PreservedAnalyses::all();
+  PreservedAnalyses kept;
+  kept.preserveSet<CFGAnalyses>();
+  return kept;
+}
 
 PreservedAnalyses ExpandSmallMemoryBlocksPass::run(Function& f, FunctionAnalysisManager&) {
   std::vector<MemIntrinsic*> blocks;

@@ -565,6 +565,8 @@ bool prepareModule(Module& m, std::string& error) {
   fpm.addPass(VectorCombinePass());
   fpm.addPass(DCEPass());
   fpm.addPass(LoadStoreVectorizerPass());
+  // What is less aligned than its size, in pieces as NVPTX splits it.
+  fpm.addPass(SplitMisalignedAccessesPass());
   mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.run(m, mam);
   for (Function& f : m)

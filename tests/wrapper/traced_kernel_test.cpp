@@ -557,9 +557,11 @@ TEST(TracedKernel, StructCopyIsOneAccessPerAlignedWord) {
   ASSERT_EQ(t.workItems.size(), 2u);
   const uint64_t bBase = 256;  // ps (32 bytes) at 0, pd at 256
   for (uint64_t w = 0; w < 2; ++w) {
-    std::vector<Want> want;
-    for (uint32_t f = 0; f < 4; ++f) want.push_back({AccessKind::Load, f, 16 * w + 4 * f, 4, 0});
-    for (uint32_t f = 0; f < 4; ++f) want.push_back({AccessKind::Store, 4 + f, bBase + 16 * w + 4 * f, 4, 0});
+    std::vector<Want> want;  // each word stored once loaded, as NVPTX lowers the copy
+    for (uint32_t f = 0; f < 4; ++f) {
+      want.push_back({AccessKind::Load, 2 * f, 16 * w + 4 * f, 4, 0});
+      want.push_back({AccessKind::Store, 2 * f + 1, bBase + 16 * w + 4 * f, 4, 0});
+    }
     expectRecords(t.workItems[w], want, "work-item " + std::to_string(w));
   }
   std::filesystem::remove(path);

@@ -1,17 +1,18 @@
 ; RUN: %opt -passes=cltrace-prepare,cltrace-print-accesses -disable-output %s | FileCheck %s
 ; A global memcpy, memmove or memset of a constant length under 128 bytes becomes the loads and
 ; stores a GPU compiler makes of it (NVPTX: as wide as the pointers' alignment allows, up to 8
-; bytes; every load before the first store); a longer or variable one stays one access, a load
-; of the source and a store to the destination.
+; bytes; a memcpy's pieces each stored once loaded, so that the load-store vectorizer joins no
+; loads across the stores, a memmove's all loaded before the first store); a longer or variable
+; one stays one access, a load of the source and a store to the destination.
 target datalayout = "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024"
 target triple = "spir64"
 
 ; CHECK: kernel copy: 0 loops (max depth 0), 6 sites
 ; CHECK-NEXT: [0] load 4B depth 0: [[A:%[0-9]+]] = load i32, i32 addrspace(1)* %{{[0-9]+}}, align 4
-; CHECK-NEXT: [1] load 4B depth 0: [[B:%[0-9]+]] = load i32, i32 addrspace(1)* %{{[0-9]+}}, align 4
-; CHECK-NEXT: [2] load 4B depth 0: [[C:%[0-9]+]] = load i32, i32 addrspace(1)* %{{[0-9]+}}, align 4
-; CHECK-NEXT: [3] store 4B depth 0: store i32 [[A]], i32 addrspace(1)* %{{[0-9]+}}, align 4
-; CHECK-NEXT: [4] store 4B depth 0: store i32 [[B]], i32 addrspace(1)* %{{[0-9]+}}, align 4
+; CHECK-NEXT: [1] store 4B depth 0: store i32 [[A]], i32 addrspace(1)* %{{[0-9]+}}, align 4
+; CHECK-NEXT: [2] load 4B depth 0: [[B:%[0-9]+]] = load i32, i32 addrspace(1)* %{{[0-9]+}}, align 4
+; CHECK-NEXT: [3] store 4B depth 0: store i32 [[B]], i32 addrspace(1)* %{{[0-9]+}}, align 4
+; CHECK-NEXT: [4] load 4B depth 0: [[C:%[0-9]+]] = load i32, i32 addrspace(1)* %{{[0-9]+}}, align 4
 ; CHECK-NEXT: [5] store 4B depth 0: store i32 [[C]], i32 addrspace(1)* %{{[0-9]+}}, align 4
 define spir_kernel void @copy(i8 addrspace(1)* align 4 %dst, i8 addrspace(1)* align 4 %src) {
 entry:
@@ -27,10 +28,10 @@ entry:
 ; CHECK-NEXT: [1] load 2B depth 0: {{.*}} = load i16
 ; CHECK-NEXT: [2] store 4B depth 0: store i32
 ; CHECK-NEXT: [3] load 8B depth 0: {{.*}} = load i64
-; CHECK-NEXT: [4] load 4B depth 0: {{.*}} = load i32
-; CHECK-NEXT: [5] load 2B depth 0: {{.*}} = load i16
-; CHECK-NEXT: [6] store 8B depth 0: store i64
-; CHECK-NEXT: [7] store 4B depth 0: store i32
+; CHECK-NEXT: [4] store 8B depth 0: store i64
+; CHECK-NEXT: [5] load 4B depth 0: {{.*}} = load i32
+; CHECK-NEXT: [6] store 4B depth 0: store i32
+; CHECK-NEXT: [7] load 2B depth 0: {{.*}} = load i16
 ; CHECK-NEXT: [8] store 2B depth 0: store i16
 define spir_kernel void @widths(i8 addrspace(1)* %dst, i8 addrspace(1)* %src) {
 entry:

@@ -26,3 +26,17 @@ __kernel void load_one_field(__global float* out, __global const wide* ps) {
   wide s = ps[i];
   out[i] = s.a;
 }
+
+// A 16-aligned struct copied between global buffers: two 8-byte loads and stores, each piece
+// stored once loaded, as NVPTX lowers the copy (ld.global.u64, st.global.u64 twice); the
+// load-store vectorizer does not join the two loads across the store between them.
+typedef struct { float x, y, z, w; } __attribute__((aligned(16))) aligned16;
+// CHECK: kernel copy_aligned16: 0 loops (max depth 0), 4 sites
+// CHECK-NEXT: [0] load 8B depth 0: {{.*}} = load i64
+// CHECK-NEXT: [1] store 8B depth 0: store i64
+// CHECK-NEXT: [2] load 8B depth 0: {{.*}} = load i64
+// CHECK-NEXT: [3] store 8B depth 0: store i64
+__kernel void copy_aligned16(__global const aligned16* in, __global aligned16* out) {
+  int i = get_global_id(0);
+  out[i] = in[i];
+}

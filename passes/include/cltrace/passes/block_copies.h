@@ -5,9 +5,10 @@
 // 128 bytes; NVPTX copies longer ones in a loop) with loads and stores as wide as the pointers'
 // alignment allows, up to 8 bytes: `pd[i] = ps[i]` of a 16-byte struct of floats is four 4-byte
 // loads and four 4-byte stores, each coalesced across the warp on its own, not one 16-byte
-// access. A copy of 1, 2, 4 or 8 bytes is one integer load and one store (LLVM's instcombine),
-// each split by its own pointer's alignment; other lengths take the narrower alignment of the
-// two for both. Blocks that touch no global or constant memory are left as they are; longer or
+// access; a memcpy's pieces are each stored once loaded, as NVPTX lowers it (after its
+// load-store vectorizer, which so never joins them). A copy of 1, 2, 4 or 8 bytes is one
+// integer load and one store (LLVM's instcombine), each split by its own pointer's alignment;
+// other lengths take the narrower alignment of the two for both. Blocks that touch no global or constant memory are left as they are; longer or
 // variable ones stay one access; one of no bytes goes.
 #pragma once
 
@@ -22,6 +23,15 @@ struct ExpandSmallMemoryBlocksPass : llvm::PassInfoMixin<ExpandSmallMemoryBlocks
 // A store of an undefined value (the padding of a private struct copied to global memory, once
 // the struct's fields are registers) is no store to a GPU compiler (instcombine drops it).
 struct DropUndefinedStoresPass : llvm::PassInfoMixin<DropUndefinedStoresPass> {
+  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
+};
+
+// A load or store less aligned than its size (a field of a packed struct, `in[i].f` at byte 1)
+// in pieces as wide as its alignment, as NVPTX, which has no misaligned access, makes it: a
+// float at alignment 1 is four 1-byte loads, at alignment 2 two of 2 bytes; a vector's pieces
+// are at most an element wide. Accesses of a size that is not a power of two, volatile ones
+// and atomics stay as they are.
+struct SplitMisalignedAccessesPass : llvm::PassInfoMixin<SplitMisalignedAccessesPass> {
   llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
 };
 
