@@ -18,6 +18,7 @@
 #include <llvm/Transforms/Utils/PromoteMemToReg.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -210,6 +211,8 @@ class Hoisting {
   std::map<const Loop*, bool> writes_;
 };
 
+// Loads of a value the loop's previous iteration stored or loaded: storeFor below, loadFor
+// (Carried::loadFor) for loads.
 // Loads of the value the loop's previous iteration stored (`CDF[x] = w[x] + CDF[x - 1];`):
 // clang -O2 for NVPTX (its GVN) reads it once, before the loop, and keeps the stored
 // value in a register for the next iteration. Such a load is read only in the first iteration
@@ -225,9 +228,9 @@ class Hoisting {
 //    rules or distinct objects keep apart whatever the iteration (alias analysis asked without
 //    sizes or offsets, which hold within one iteration only), and there is no atomic, fence,
 //    barrier or call that may write __global memory.
-class CarriedStores {
+class Carried {
  public:
-  CarriedStores(const DominatorTree& dt, const LoopInfo& li, AAResults& aa, ScalarEvolution& se)
+  Carried(const DominatorTree& dt, const LoopInfo& li, AAResults& aa, ScalarEvolution& se)
       : se_(se), dt_(dt), li_(li), aa_(aa) {}
 
   // The store whose value `load` takes in the next iteration of its innermost loop, or null.
@@ -254,7 +257,84 @@ class CarriedStores {
     return carried;
   }
 
+  // The load of the loop whose value `load` takes in the next iteration of its innermost loop
+  // (`s += a[j] * a[j + 1];`: a[j + 1] read before is a[j] now), or null. clang -O2 for NVPTX
+  // reads a[j] once, before the loop (GVN's load PRE round the back edge). Both plain loads of
+  // one type and memory space in blocks every iteration of that loop runs, neither in an inner
+  // loop, the other's address one iteration's step ahead (oneStepAhead), each indexing one
+  // array by the loop's counter plus a constant (counterIndex: the forms GVN translates to the
+  // previous iteration); nothing in the loop may write what `load` reads but stores that alias
+  // analysis keeps apart in every iteration, and no atomic, fence, barrier or writing call.
+  LoadInst* loadFor(LoadInst& load) {
+    Loop* l = li_.getLoopFor(load.getParent());
+    if (!l || !l->getLoopLatch() || !load.isSimple() || !isRecordedSpace(load.getPointerAddressSpace()) ||
+        !runsEveryIteration(*l, load.getParent(), dt_))
+      return nullptr;
+    const std::optional<CounterIndex> index = counterIndex(load, *l);
+    if (!index) return nullptr;
+    LoadInst* ahead = nullptr;
+    for (BasicBlock* block : l->blocks())
+      for (Instruction& inst : *block) {
+        if (auto* other = dyn_cast<LoadInst>(&inst)) {
+          if (!ahead && other != &load && other->isSimple() && other->getType() == load.getType() &&
+              other->getPointerAddressSpace() == load.getPointerAddressSpace() &&
+              li_.getLoopFor(block) == l && runsEveryIteration(*l, block, dt_)) {
+            const std::optional<CounterIndex> at = counterIndex(*other, *l);
+            if (at && at->counter == index->counter && at->widening == index->widening &&
+                oneStepAhead(other->getPointerOperand(), load.getPointerOperand(), *l, 0))
+              ahead = other;
+          }
+        } else if (auto* s = dyn_cast<StoreInst>(&inst)) {
+          if (load.getPointerAddressSpace() == kGlobalAddressSpace && mayReachGlobal(s->getPointerOperand()) &&
+              !apartInEveryIteration(*s, load))
+            return nullptr;
+        } else if (isa<AtomicRMWInst>(inst) || isa<AtomicCmpXchgInst>(inst) || isa<FenceInst>(inst)) {
+          return nullptr;
+        } else if (const auto* call = dyn_cast<CallBase>(&inst)) {
+          if (isa<DbgInfoIntrinsic>(call) || call->isLifetimeStartOrEnd()) continue;
+          if (callMayWriteGlobal(*call)) return nullptr;
+        }
+      }
+    return ahead;
+  }
+
  private:
+  // An address a[j + c]: one index into a loop-invariant pointer, the loop's counter (a phi of
+  // its header) plus a constant, maybe widened.
+  struct CounterIndex {
+    const PHINode* counter;
+    unsigned widening;  // the widening cast's opcode, or 0
+  };
+  // The index of `load`'s address when it is a[j + c] with j the counter of `l`. GVN translates
+  // such an address to the previous iteration, but not a[i + j], nor, with an int counter
+  // sign-extended, a negative c: clang -O2 makes a[j] and a[j + 1] zero-extended and leaves
+  // a[j - 1] sign-extended, which then matches no address of the previous iteration.
+  static std::optional<CounterIndex> counterIndex(const LoadInst& load, const Loop& l) {
+    using namespace PatternMatch;
+    const auto* gep = dyn_cast<GetElementPtrInst>(load.getPointerOperand());
+    if (!gep || gep->getNumOperands() != 2 || !l.isLoopInvariant(gep->getPointerOperand())) return std::nullopt;
+    const Value* index = gep->getOperand(1);
+    unsigned widening = 0;
+    if (isa<SExtInst>(index) || isa<ZExtInst>(index)) {
+      widening = cast<CastInst>(index)->getOpcode();
+      index = cast<CastInst>(index)->getOperand(0);
+    }
+    const Value* counter = index;
+    const APInt* c = nullptr;
+    int64_t offset = 0;
+    if (match(index, m_Add(m_Value(), m_APInt(c)))) {
+      counter = cast<Instruction>(index)->getOperand(0);
+      offset = c->getSExtValue();
+    } else if (match(index, m_Sub(m_Value(), m_APInt(c)))) {
+      counter = cast<Instruction>(index)->getOperand(0);
+      offset = -c->getSExtValue();
+    }
+    const auto* phi = dyn_cast<PHINode>(counter);
+    if (!phi || phi->getParent() != l.getHeader()) return std::nullopt;
+    if (widening == Instruction::SExt && offset < 0) return std::nullopt;
+    return CounterIndex{phi, widening};
+  }
+
   // Whether `s`, a plain store of `load`'s type in `l` after it, writes in each iteration what
   // `load` reads in the next.
   bool nextIterationReads(StoreInst& s, LoadInst& load, const Loop& l) {
@@ -348,6 +428,8 @@ struct Candidate {
   std::vector<BasicBlock*> entries;  // the blocks outside its loop that branch to the loop's header
   std::vector<StoreInst*> stores;    // the loop's stores to the load's address
   std::vector<LoadInst*> after;      // loads of its address just after the loop (afterLoop)
+  LoadInst* ahead = nullptr;         // the load whose value it takes the next iteration (Carried::loadFor)
+  Instruction* backEdge = nullptr;   // with `ahead`: its loop's latch's branch (splits move, not change, it)
 };
 
 // Loads of loop-invariant `load`'s address at the start of `l`'s exit blocks, before anything
@@ -381,7 +463,7 @@ bool loadInvariantsOnce(Function& kernel, AAResults& aa) {
   AssumptionCache ac(kernel);
   ScalarEvolution se(kernel, tli, ac, dt, li);
   Hoisting hoisting(dt, li, aa, se);  // every query before the function changes
-  CarriedStores carried(dt, li, aa, se);
+  Carried carried(dt, li, aa, se);
   std::vector<Candidate> candidates;
   for (BasicBlock& bb : kernel)
     for (Instruction& inst : bb) {
@@ -389,18 +471,30 @@ bool loadInvariantsOnce(Function& kernel, AAResults& aa) {
       if (!load) continue;
       Loop* target = hoisting.target(*load);
       StoreInst* previous = target ? nullptr : carried.storeFor(*load);
-      if (previous) target = li.getLoopFor(load->getParent());
+      LoadInst* ahead = target || previous ? nullptr : carried.loadFor(*load);
+      if (previous || ahead) target = li.getLoopFor(load->getParent());
       if (!target) continue;
       // Taken before any block is split (a split may add a latch the loop does not list).
-      Candidate c{load, {}, {}, {}};
+      Candidate c{load, {}, {}, {}, ahead, ahead ? target->getLoopLatch()->getTerminator() : nullptr};
       for (BasicBlock* pred : predecessors(target->getHeader()))
         if (!target->contains(pred)) c.entries.push_back(pred);
       // Read once, the load takes the value last stored at its address: by the loop's stores
       // to it (loop-invariant), or by the previous iteration's store (carried).
-      c.stores = previous ? std::vector<StoreInst*>{previous} : ownAddressStores(*target, *load);
-      if (!previous) c.after = afterLoop(*target, *load);  // (a carried load's address moves)
+      if (previous)
+        c.stores = {previous};
+      else if (!ahead)
+        c.stores = ownAddressStores(*target, *load);
+      if (!previous && !ahead) c.after = afterLoop(*target, *load);  // (a carried load's address moves)
       candidates.push_back(std::move(c));
     }
+  // A load whose value a carried load takes must be read every iteration: not one read once
+  // itself (`a[j] + a[j + 1] + a[j + 2]` carries a[j + 1] only).
+  {
+    std::set<const LoadInst*> once;
+    for (const Candidate& c : candidates) once.insert(c.load);
+    candidates.erase(remove_if(candidates, [&](const Candidate& c) { return c.ahead && once.count(c.ahead); }),
+                     candidates.end());
+  }
   if (candidates.empty()) return false;
   // A load after a loop that is read once itself (in an outer loop) keeps that way; and each
   // load is taken after one loop only.
@@ -424,6 +518,9 @@ bool loadInvariantsOnce(Function& kernel, AAResults& aa) {
     for (BasicBlock* pred : c.entries)
       new StoreInst(ConstantInt::getTrue(kernel.getContext()), fresh, pred->getTerminator());
     for (StoreInst* s : c.stores) (new StoreInst(s->getValueOperand(), value, s))->moveAfter(s);
+    // The next iteration takes what `ahead` read, kept at the end of this one (the latch): the
+    // load's own uses in this iteration, before or after `ahead`, take what it read itself.
+    if (c.ahead) new StoreInst(c.ahead, value, c.backEdge);
     // The load in the loop, and those after it, read only while `fresh`.
     std::vector<LoadInst*> reads = {load};
     reads.insert(reads.end(), c.after.begin(), c.after.end());

@@ -26,7 +26,9 @@
 // `for (k...) c[i] += a[k];`).
 // A load of what the previous iteration of its loop stored (`c[x] = w[x] + c[x - 1];`) is read
 // the same way, once per entry into the loop, later iterations taking the value stored, as a
-// GPU compiler's GVN keeps it in a register (conditions at CarriedStores).
+// GPU compiler's GVN keeps it in a register; and a load of what another load read the previous
+// iteration (`s += a[j] * a[j + 1];`), later iterations taking that load's value (conditions at
+// Carried).
 #pragma once
 
 namespace llvm {
