@@ -385,7 +385,8 @@ bool namesOpenCL20Feature(const std::string& log) {
 // a prelude's #line) and the embedded headers' copies (`dir`/embedded/NAME), which are gone once
 // cltrace exits: name the user's source and the headers' own names instead, so that an editor
 // can jump to the error. Only where a location starts a line ("PATH:LINE: error: ...") or follows
-// "In file included from ".
+// "In file included from ", and the copy's path quoted in a message (a byte order mark "detected
+// in '`dir`/kernel.cl'").
 std::string withSourceNamed(const std::string& log, const fs::path& dir, const std::string& sourceName) {
   const std::string name = sourceName.empty() ? "kernel.cl" : sourceName;
   const std::vector<std::pair<std::string, std::string>> renames = {
@@ -412,6 +413,9 @@ std::string withSourceNamed(const std::string& log, const fs::path& dir, const s
         line.replace(at, from.size(), to);
         break;
       }
+    const std::string quoted = "'" + (dir / "kernel.cl").string() + "'";
+    for (size_t q = line.find(quoted); q != std::string::npos; q = line.find(quoted, q + name.size() + 2))
+      line.replace(q, quoted.size(), "'" + name + "'");
     out += line;
     if (end < log.size()) out += '\n';
     pos = end + 1;

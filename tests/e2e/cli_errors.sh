@@ -340,6 +340,11 @@ for f in typo stop atomic12 pipes12; do
   if echo "$out" | grep -F -- "-cl-std" > /dev/null; then fail "$f.cl: a -cl-std hint: $out"; fi
   echo "ok: $f.cl: a compile error without the -cl-std hint"
 done
+# A message that quotes the compiled copy's path names the user's file (it named a temporary
+# copy, gone once cltrace exits).
+printf '\377\376__kernel void k(__global int* a) { a[0] = 1; }\n' > "$work/utf16.cl"
+expect_error "byte order mark detected in '$work/utf16.cl'" \
+  "$CLTRACE" run "$work/utf16.cl" --kernel k --global 1 --local 1 --arg buffer:int:1 -o "$work/utf16.cltrace"
 # schedule's --inter-warp orders warps; a naive policy has none (simulate refuses sequential:ORDER too).
 "$CLTRACE" run "$KERNELS/vadd.cl" -o "$work/vadd.cltrace" > /dev/null 2>&1 || fail "vadd run"
 expect_error "--inter-warp orders the warps of the warp policy; --policy sequential has no warps" \
