@@ -15,7 +15,8 @@ namespace {
 
 // Marks in `used` the components of a loaded vector that `v` passes on: lane j of `v` is
 // component lanes[j] of the load (-1: none). An extractelement with a constant index uses one
-// lane, a shufflevector passes lanes on to its own users, and any other user uses all of them.
+// lane, a shufflevector passes lanes on to its own users, as does an insertelement with a
+// constant index but the lane it replaces, and any other user uses all of them.
 void markUsedComponents(const Value* v, ArrayRef<int> lanes, uint64_t& used, unsigned depth) {
   for (const Use& use : v->uses()) {
     const User* user = use.getUser();
@@ -35,15 +36,24 @@ void markUsedComponents(const Value* v, ArrayRef<int> lanes, uint64_t& used, uns
       }
       markUsedComponents(shuffle, passed, used, depth + 1);
       continue;
+    } else if (auto* insert = dyn_cast<InsertElementInst>(user); insert && depth < 8 && use.getOperandNo() == 0) {
+      auto* index = dyn_cast<ConstantInt>(insert->getOperand(2));
+      if (index && index->getZExtValue() < lanes.size()) {
+        SmallVector<int, 16> passed(lanes.begin(), lanes.end());
+        passed[index->getZExtValue()] = -1;
+        markUsedComponents(insert, passed, used, depth + 1);
+        continue;
+      }
     }
     for (int c : lanes)
       if (c >= 0) used |= uint64_t(1) << c;
   }
 }
 
-// Whether no component of vector load `load` reaches a use: it only feeds swizzles whose
-// lanes from it are all replaced later (`v[i].xy = a; v[i].zw = b;` once the second load of
-// v[i] takes the first store's value). InstCombine drops such a load's lanes, and the load.
+// Whether no component of vector load `load` reaches a use: it only feeds swizzles and inserts
+// whose lanes from it are all replaced later (`v[i].xy = a; v[i].zw = b;`, or .x, .y, .z and .w
+// each, once each load of v[i] takes the store before's value). InstCombine drops such a load's
+// lanes, and the load.
 bool noComponentUsed(const LoadInst& load) {
   auto* type = cast<FixedVectorType>(load.getType());
   if (load.use_empty() || type->getNumElements() > 64) return false;

@@ -35,6 +35,25 @@ __kernel void halves(__global float4* v, __global const float2* a) {
 // CHECK-NEXT: [0] load 8B depth 0: {{.*}} = load <2 x float>
 // CHECK-NEXT: [1] store 16B depth 0: store <4 x float>
 
+// Every component written one by one (inserts): likewise one store of the whole vector, no
+// load (NVPTX: st.global.v4.f32; st.global.v4.u8 for a uchar4).
+__kernel void each(__global float4* v, __global uchar4* u, __global const float* a) {
+  size_t i = get_global_id(0);
+  float x = a[i];
+  v[i].x = x;
+  v[i].y = x + 1.0f;
+  v[i].z = x + 2.0f;
+  v[i].w = x + 3.0f;
+  u[i].s0 = 1;
+  u[i].s1 = 2;
+  u[i].s2 = 3;
+  u[i].s3 = 4;
+}
+// CHECK: kernel each: 0 loops (max depth 0), 3 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [1] store 16B depth 0: store <4 x float>
+// CHECK-NEXT: [2] store 4B depth 0: store <4 x i8>
+
 // Components apart (.xz) stay as clang wrote them: the whole vector loaded and stored.
 __kernel void apart(__global float4* v) { v[get_global_id(0)].xz = (float2)(1.0f, 2.0f); }
 // CHECK: kernel apart: 0 loops (max depth 0), 2 sites
