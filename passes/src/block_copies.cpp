@@ -56,7 +56,8 @@ bool expand(MemIntrinsic& mi) {
       // into one across the stores (which may alias them), `out[i] = in[i]` stays two 8-byte
       // loads and stores. The blocks of a memcpy do not overlap.
       for (auto [offset, width] : loads) {
-        Value* v = b.CreateAlignedLoad(b.getIntNTy(unsigned(width * 8)), pieceAddress(b, mt->getRawSource(), offset, width),
+        Value* v = b.CreateAlignedLoad(b.getIntNTy(unsigned(width * 8)),
+                                       pieceAddress(b, mt->getRawSource(), offset, width),
                                        commonAlignment(loadAlign, offset), isVolatile);
         b.CreateAlignedStore(v, pieceAddress(b, mt->getRawDest(), offset, width), commonAlignment(storeAlign, offset),
                              isVolatile);
@@ -141,8 +142,8 @@ bool splitMisaligned(Instruction& inst, const DataLayout& dl) {
     Value* value = store->getValueOperand();
     Value* whole = type->isPointerTy() ? b.CreatePtrToInt(value, word) : b.CreateBitCast(value, word);
     for (uint64_t offset = 0; offset < size; offset += width)
-      b.CreateAlignedStore(b.CreateTrunc(b.CreateLShr(whole, offset * 8), piece), pieceAddress(b, pointer, offset, width),
-                           Align(width));
+      b.CreateAlignedStore(b.CreateTrunc(b.CreateLShr(whole, offset * 8), piece),
+                           pieceAddress(b, pointer, offset, width), Align(width));
   }
   inst.eraseFromParent();
   return true;

@@ -9,7 +9,11 @@ source "$(dirname "$0")/lib.sh"
 cat > "$work/cr.cl" <<'CL'
 __kernel void y(__global const float4* in, __global float* out) { size_t i = get_global_id(0); out[i] = in[i].y; }
 __kernel void quarter(__global const float4* in, __global float* out) { size_t i = get_global_id(0); out[i] = in[i / 4].y; }
-__kernel void sum(__global const float4* in, __global float* out) { size_t i = get_global_id(0); float4 v = in[i / 2]; out[i] = v.z + v.w; }
+__kernel void sum(__global const float4* in, __global float* out) {
+  size_t i = get_global_id(0);
+  float4 v = in[i / 2];
+  out[i] = v.z + v.w;
+}
 __kernel void pairs(__global const float4* in, __global float2* out) { size_t i = get_global_id(0); out[i] = in[i / 2].zw; }
 __kernel void apart(__global const float4* in, __global float2* out) { size_t i = get_global_id(0); out[i] = in[i / 4].xz; }
 CL

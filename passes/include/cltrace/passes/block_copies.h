@@ -8,8 +8,9 @@
 // access; a memcpy's pieces are each stored once loaded, as NVPTX lowers it (after its
 // load-store vectorizer, which so never joins them). A copy of 1, 2, 4 or 8 bytes is one
 // integer load and one store (LLVM's instcombine), each split by its own pointer's alignment;
-// other lengths take the narrower alignment of the two for both. Blocks that touch no global or constant memory are left as they are; longer or
-// variable ones stay one access; one of no bytes goes.
+// other lengths take the narrower alignment of the two for both. Blocks that touch no global
+// or constant memory are left as they are; longer or variable ones stay one access; one of no
+// bytes goes.
 #pragma once
 
 #include <llvm/IR/PassManager.h>
