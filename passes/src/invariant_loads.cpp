@@ -487,14 +487,6 @@ bool loadInvariantsOnce(Function& kernel, AAResults& aa) {
       if (!previous && !ahead) c.after = afterLoop(*target, *load);  // (a carried load's address moves)
       candidates.push_back(std::move(c));
     }
-  // A load whose value a carried load takes must be read every iteration: not one read once
-  // itself (`a[j] + a[j + 1] + a[j + 2]` carries a[j + 1] only).
-  {
-    std::set<const LoadInst*> once;
-    for (const Candidate& c : candidates) once.insert(c.load);
-    candidates.erase(remove_if(candidates, [&](const Candidate& c) { return c.ahead && once.count(c.ahead); }),
-                     candidates.end());
-  }
   if (candidates.empty()) return false;
   // A load after a loop that is read once itself (in an outer loop) keeps that way; and each
   // load is taken after one loop only.
@@ -519,8 +511,16 @@ bool loadInvariantsOnce(Function& kernel, AAResults& aa) {
       new StoreInst(ConstantInt::getTrue(kernel.getContext()), fresh, pred->getTerminator());
     for (StoreInst* s : c.stores) (new StoreInst(s->getValueOperand(), value, s))->moveAfter(s);
     // The next iteration takes what `ahead` read, kept at the end of this one (the latch): the
-    // load's own uses in this iteration, before or after `ahead`, take what it read itself.
+    // load's own uses in this iteration, before or after `ahead`, take what it read itself. Made
+    // before any load is split: where `ahead` is read once too (`a[j] + a[j + 1] + a[j + 2]`),
+    // its split then makes this store keep the value it has every iteration.
     if (c.ahead) new StoreInst(c.ahead, value, c.backEdge);
+  }
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    const Candidate& c = candidates[k];
+    LoadInst* load = c.load;
+    AllocaInst* fresh = slots[2 * k];
+    AllocaInst* value = slots[2 * k + 1];
     // The load in the loop, and those after it, read only while `fresh`.
     std::vector<LoadInst*> reads = {load};
     reads.insert(reads.end(), c.after.begin(), c.after.end());

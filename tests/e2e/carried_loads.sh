@@ -2,7 +2,9 @@
 # entry into the loop, as clang -O2 for NVPTX carries it (one ld.global before the loop, one in
 # it), and the kernel still computes with the right values: with a[k] = k and m = 4,
 # sum of a[j] * a[j + 1] is 0 + 2 + 6 + 12 = 20 and sum of a[j + 1] - a[j] is 4 (the store's
-# address shows it: o[20], o[4]); each reads a[0] .. a[4], 5 loads, not 8.
+# address shows it: o[20], o[4]); each reads a[0] .. a[4], 5 loads, not 8. A chain (a[j] +
+# a[j + 1] + a[j + 2], both first ones carried, as in NVPTX) reads a[0] .. a[5], 6 loads, not 12,
+# and sums 3 + 6 + 9 + 12 = 30.
 source "$(dirname "$0")/lib.sh"
 cat > "$work/cl.cl" <<'CL'
 __kernel void product(__global const int* a, __global int* o, int m) {
@@ -15,8 +17,13 @@ __kernel void difference(__global const int* a, __global int* o, int m) {
   for (int j = 0; j < m; j++) s += a[j + 1] - a[j];
   o[s] = 1;
 }
+__kernel void chain(__global const int* a, __global int* o, int m) {
+  int s = 0;
+  for (int j = 0; j < m; j++) s += a[j] + a[j + 1] + a[j + 2];
+  o[s] = 1;
+}
 CL
-for expected in "product 0 1 2 3 4 80" "difference 1 0 2 3 4 16"; do
+for expected in "product 0 1 2 3 4 80" "difference 1 0 2 3 4 16" "chain 0 1 2 3 4 5 120"; do
   set -- $expected
   k=$1
   shift
@@ -29,7 +36,7 @@ for line in sys.stdin:
     if f and f[0] == 'wi':  # a at 0, o at 256
         address = int(f[10], 16)
         print(address // 4 if f[6] == 'load' else address - 256, end=' ')")
-  want="$1 $2 $3 $4 $5 $6 "
+  want="$* "
   [ "$got" = "$want" ] || fail "$k: records (element loaded, store offset) = '$got', expected '$want'"
-  echo "ok: $k: 5 loads of a, the store at o + $6"
+  echo "ok: $k: records $want"
 done

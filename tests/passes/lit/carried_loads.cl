@@ -34,6 +34,9 @@ __kernel void pairs(__global const float* a, __global float* o, int m) {
 // CHECK-LABEL: define {{.*}}spir_kernel void @three(
 // CHECK-COUNT-1: br i1 %cltrace.fresh
 // CHECK-NOT: br i1 %cltrace.fresh
+// CHECK-LABEL: define {{.*}}spir_kernel void @chain(
+// CHECK-COUNT-2: br i1 %cltrace.fresh
+// CHECK-NOT: br i1 %cltrace.fresh
 // CHECK: ret void
 __kernel void ahead_first(__global const float* a, __global float* o, int m) {
   float s = 0;
@@ -54,6 +57,14 @@ __kernel void long_counter(__global const float* a, __global float* o, long m) {
 __kernel void three(__global const float* a, __global float* o, int m) {
   float s = 0;
   for (int j = 1; j < m; j++) s += a[j - 1] + a[j] + a[j + 1];
+  o[get_global_id(0)] = s;
+}
+
+// A chain: a[j] takes a[j + 1], itself carried from a[j + 2] (NVPTX: two loads before the
+// loop, one in it).
+__kernel void chain(__global const float* a, __global float* o, int m) {
+  float s = 0;
+  for (int j = 0; j < m; j++) s += a[j] * a[j + 1] * a[j + 2];
   o[get_global_id(0)] = s;
 }
 
