@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cltrace/passes/access_enumeration.h"
+#include "cltrace/passes/component_reads.h"
 
 using namespace llvm;
 
@@ -150,6 +151,52 @@ bool splitMisaligned(Instruction& inst, const DataLayout& dl) {
 }
 
 }  // namespace
+
+// `load` of a 3-component vector as NVPTX loads it (SplitThreeComponentLoadsPass).
+bool splitThreeComponents(LoadInst& load, const DataLayout& dl) {
+  auto* type = dyn_cast<FixedVectorType>(load.getType());
+  if (!type || type->getNumElements() != 3 || !load.isSimple() || !isRecordedSpace(load.getPointerAddressSpace()))
+    return false;
+  Type* element = type->getElementType();
+  const uint64_t bytes = dl.getTypeStoreSize(element);
+  if (element->isPointerTy() || dl.getTypeSizeInBits(element) != bytes * 8) return false;
+  const Align align = load.getAlign();
+  IRBuilder<> b(&load);
+  Value* pointer = load.getPointerOperand();
+  Value* value = PoisonValue::get(type);
+  if (bytes >= 4) {
+    const uint64_t used = usedComponents(load);
+    for (unsigned k = 0; k < 3; ++k) {
+      if ((used >> k & 1) == 0) continue;
+      Value* at = b.CreateConstInBoundsGEP1_64(element, b.CreatePointerCast(pointer, element->getPointerTo(
+                                                             pointer->getType()->getPointerAddressSpace())), k);
+      value = b.CreateInsertElement(value, b.CreateAlignedLoad(element, at, commonAlignment(align, k * bytes)), k);
+    }
+  } else {
+    const uint64_t wide = 4 * bytes;  // the padded vector: 4 components
+    if (align.value() < wide) return false;
+    auto* four = FixedVectorType::get(element, 4);
+    Value* whole = b.CreateAlignedLoad(b.getIntNTy(unsigned(wide * 8)), pieceAddress(b, pointer, 0, wide), align);
+    value = b.CreateShuffleVector(b.CreateBitCast(whole, four), ArrayRef<int>{0, 1, 2});
+  }
+  load.replaceAllUsesWith(value);
+  load.eraseFromParent();
+  return true;
+}
+
+PreservedAnalyses SplitThreeComponentLoadsPass::run(Function& f, FunctionAnalysisManager&) {
+  const DataLayout& dl = f.getParent()->getDataLayout();
+  std::vector<LoadInst*> loads;
+  for (BasicBlock& bb : f)
+    for (Instruction& inst : bb)
+      if (auto* load = dyn_cast<LoadInst>(&inst)) loads.push_back(load);
+  bool changed = false;
+  for (LoadInst* load : loads) changed |= splitThreeComponents(*load, dl);
+  if (!changed) return PreservedAnalyses::all();
+  PreservedAnalyses kept;
+  kept.preserveSet<CFGAnalyses>();
+  return kept;
+}
 
 PreservedAnalyses SplitMisalignedAccessesPass::run(Function& f, FunctionAnalysisManager&) {
   const DataLayout& dl = f.getParent()->getDataLayout();

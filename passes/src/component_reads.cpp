@@ -54,17 +54,19 @@ void markUsedComponents(const Value* v, ArrayRef<int> lanes, uint64_t& used, uns
 // whose lanes from it are all replaced later (`v[i].xy = a; v[i].zw = b;`, or .x, .y, .z and .w
 // each, once each load of v[i] takes the store before's value). InstCombine drops such a load's
 // lanes, and the load.
-bool noComponentUsed(const LoadInst& load) {
+bool noComponentUsed(const LoadInst& load) { return !load.use_empty() && usedComponents(load) == 0; }
+
+}  // namespace
+
+uint64_t usedComponents(const LoadInst& load) {
   auto* type = cast<FixedVectorType>(load.getType());
-  if (load.use_empty() || type->getNumElements() > 64) return false;
+  if (type->getNumElements() > 64) return ~uint64_t(0);
   SmallVector<int, 16> lanes;
   for (unsigned c = 0; c < type->getNumElements(); ++c) lanes.push_back(static_cast<int>(c));
   uint64_t used = 0;
   markUsedComponents(&load, lanes, used, 0);
-  return used == 0;
+  return used;
 }
-
-}  // namespace
 
 PreservedAnalyses GatherComponentReadsPass::run(Function& f, FunctionAnalysisManager&) {
   bool changed = false;

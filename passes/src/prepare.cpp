@@ -567,6 +567,8 @@ bool prepareModule(Module& m, std::string& error) {
   fpm.addPass(LoadStoreVectorizerPass());
   // What is less aligned than its size, in pieces as NVPTX splits it.
   fpm.addPass(SplitMisalignedAccessesPass());
+  // Loads of 3-component vectors, a size no GPU load has, as NVPTX makes them.
+  fpm.addPass(SplitThreeComponentLoadsPass());
   mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.run(m, mam);
   for (Function& f : m)

@@ -36,4 +36,13 @@ struct SplitMisalignedAccessesPass : llvm::PassInfoMixin<SplitMisalignedAccesses
   llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
 };
 
+// A load of a 3-component vector (a swizzle of a float3 or uchar3 in global memory,
+// `out[i] = in[i].zyx`), a size no GPU load has, as NVPTX's type legalization makes it:
+// components of 4 bytes or more are loads of each component used (a float3: up to three of 4
+// bytes), narrower ones one load of the next power of two bytes, which the alignment allows
+// and the component padding holds (a uchar3: 4 bytes; a short3: 8).
+struct SplitThreeComponentLoadsPass : llvm::PassInfoMixin<SplitThreeComponentLoadsPass> {
+  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
+};
+
 }  // namespace cltrace::passes

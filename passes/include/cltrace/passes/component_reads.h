@@ -13,9 +13,15 @@
 // extracted after a write) stays the whole vector's load, as clang -O2 for NVPTX keeps it.
 #pragma once
 
+#include <llvm/IR/Instructions.h>
 #include <llvm/IR/PassManager.h>
 
 namespace cltrace::passes {
+
+// The components of vector load `load` whose values reach a use, a bit each (component k: bit
+// k): through constant-index extracts, swizzles and inserts; any other use uses them all (all
+// bits set for vectors of more than 64 components).
+uint64_t usedComponents(const llvm::LoadInst& load);
 
 struct GatherComponentReadsPass : llvm::PassInfoMixin<GatherComponentReadsPass> {
   llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
