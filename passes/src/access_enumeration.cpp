@@ -420,6 +420,15 @@ const GlobalVariable* programScopeVariable(const Value* pointer) {
   return nullptr;
 }
 
+bool mayReachGlobal(const Value* pointer) {
+  const unsigned space = pointer->getType()->getPointerAddressSpace();
+  if (space == kGlobalAddressSpace || space == kGenericAddressSpace) return true;
+  if (space != 0 /* private */) return false;
+  SmallVector<const Value*, 4> objects;
+  getUnderlyingObjects(pointer, objects);
+  return !std::all_of(objects.begin(), objects.end(), [](const Value* o) { return isa<AllocaInst>(o); });
+}
+
 bool onlyProgramScopeData(const Value* pointer) {
   SmallVector<const Value*, 4> objects;
   getUnderlyingObjects(pointer, objects);

@@ -30,10 +30,12 @@ class TaintAnalysis {
     // Which memory may be written, and how; calls that read memory give tainted results.
     for (Instruction& i : instructions(f_)) {
       if (auto* s = dyn_cast<StoreInst>(&i)) {
-        // Only private, local and global stores: a store through any other space (generic)
-        // might write a buffer and would stay.
+        // Only private, local and global stores: a store through any other space (generic), or
+        // through a private pointer made from an integer (`*(float*)(ulong)&a[x]`), might write
+        // a buffer and would stay, so the count run would write buffers.
         const unsigned space = s->getPointerAddressSpace();
-        if (!s->isSimple() || (space != 0 && space != kLocalAddressSpace && space != kGlobalAddressSpace))
+        if (!s->isSimple() || (space != 0 && space != kLocalAddressSpace && space != kGlobalAddressSpace) ||
+            (space == 0 && mayReachGlobal(s->getPointerOperand())))
           return false;
         if (space == kGlobalAddressSpace) globalStores_.push_back(s);
         continue;
@@ -49,7 +51,7 @@ class TaintAnalysis {
       if (i.mayWriteToMemory()) return false;  // atomicrmw, cmpxchg, fence instructions
       if (auto* l = dyn_cast<LoadInst>(&i); l && l->getPointerAddressSpace() != kConstantAddressSpace &&
                                           l->getPointerAddressSpace() != kLocalAddressSpace &&
-                                          l->getPointerAddressSpace() != 0)
+                                          (l->getPointerAddressSpace() != 0 || mayReachGlobal(l->getPointerOperand())))
         addSource(l);  // global (or any other space that may alias a global buffer)
     }
     return propagate();

@@ -9,7 +9,6 @@
 #include <llvm/Analysis/ScalarEvolutionExpressions.h>
 #include <llvm/IR/PatternMatch.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
-#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
@@ -36,18 +35,6 @@ namespace {
 bool pureCall(const Instruction* inst) {
   const auto* call = dyn_cast<CallInst>(inst);
   return call && call->doesNotAccessMemory() && call->getCalledFunction();
-}
-
-// Whether a write through `pointer` may reach __global memory: a __global or generic pointer,
-// or a private one that is not known to point into private variables (a global address cast
-// to an integer and back, `*(float*)(ulong)&a[x]`, which PoCL runs as the global store it is).
-bool mayReachGlobal(const Value* pointer) {
-  const unsigned space = pointer->getType()->getPointerAddressSpace();
-  if (space == kGlobalAddressSpace || space == kGenericAddressSpace) return true;
-  if (space != 0 /* private */) return false;
-  SmallVector<const Value*, 4> objects;
-  getUnderlyingObjects(pointer, objects);
-  return !all_of(objects, [](const Value* o) { return isa<AllocaInst>(o); });
 }
 
 // Whether a call may write __global memory: one that may write memory at all, unless every

@@ -454,6 +454,31 @@ void expectRecords(const std::vector<Record>& got, const std::vector<Want>& want
 
 }  // namespace
 
+// A store through a private pointer made from a global address (`*(float*)(ulong)&w[i]`, which
+// PoCL runs as the global store it is) is performed once: the count run, which keeps it, gets
+// its buffers restored (it wrote w twice: 4x + 3 instead of 2x + 1). Only the load is
+// recorded: the store is one to private memory as far as the passes can tell.
+TEST(TracedKernel, StoreThroughAnIntegerCastIsPerformedOnce) {
+  OpenCLEnv env;
+  const char* src = R"CL(
+  __kernel void twice(__global float* w) {
+    int i = get_global_id(0);
+    float* q = (float*)(ulong)(w + i);
+    *q = w[i] * 2.0f + 1.0f;
+  })CL";
+  cl_mem w = env.buffer(std::vector<float>{1, 2, 3, 4});
+  wrapper::TracedKernel k(env.context, env.device, passes::instrumentSource(src, "twice", {}));
+  EXPECT_TRUE(k.instrumented().report.countRunWritesBuffers);
+  std::string path = tempPath("twice");
+  k.launch(env.queue, {wrapper::ArgBinding::ofBuffer(w)}, NDRange::fromSizes({4}, {4}), path);
+  EXPECT_EQ(env.read<float>(w, 4), (std::vector<float>{3, 5, 7, 9}));
+  WholeTrace t = readWholeTrace(path);
+  ASSERT_EQ(t.workItems.size(), 4u);
+  for (uint64_t g = 0; g < 4; ++g)
+    expectRecords(t.workItems[g], {{AccessKind::Load, 0, 4 * g, 4, 0}}, "work-item " + std::to_string(g));
+  std::filesystem::remove(path);
+}
+
 // PoCL's SPIR library has neither mem_fence/read_mem_fence/write_mem_fence nor the atom_*
 // names: the instrumented programs use fence instructions and atomic_* instead, after the
 // fences and atomics have been recorded.

@@ -70,6 +70,10 @@ std::vector<llvm::Function*> kernelsOf(llvm::Module& m);
 // Such data lives in no buffer the host can see: reads of it alone are not recorded, writes to
 // it are refused, and so are reads that may go to it or to a buffer (instrument.cpp).
 const llvm::GlobalVariable* programScopeVariable(const llvm::Value* pointer);
+// Whether an access through `pointer` may reach __global memory: a __global or generic pointer,
+// or a private one that is not known to point into private variables (a global address cast
+// to an integer and back, `*(float*)(ulong)&a[x]`, which PoCL runs as the global access it is).
+bool mayReachGlobal(const llvm::Value* pointer);
 // Whether every object `pointer` may point into is a program-scope variable.
 bool onlyProgramScopeData(const llvm::Value* pointer);
 

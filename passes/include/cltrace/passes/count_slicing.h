@@ -20,7 +20,8 @@ namespace cltrace::passes {
 //    switch condition or a pointer, also through private or local memory (a tainted value
 //    stored there taints every load from that address space);
 //  - the kernel writes memory only by plain stores and the barrier and fence builtins (no
-//    atomics, no memcpy/memset, no vstore, no unknown calls);
+//    atomics, no memcpy/memset, no vstore, no unknown calls, no store through a private pointer
+//    that may point into a buffer: `*(float*)(ulong)&a[x]`, which PoCL runs as a global store);
 // otherwise nothing (the count run then performs every access, as the trace run does). With
 // the stores gone the count run writes no buffer of the program's.
 std::optional<std::vector<llvm::StoreInst*>> countRunRemovableStores(llvm::Function& kernel);
