@@ -150,6 +150,22 @@ bool splitMisaligned(Instruction& inst, const DataLayout& dl) {
   return true;
 }
 
+// Applies `change` to each instruction of `f` that is a `T`, all found before any changes (a
+// change may erase it); what changes keeps the blocks as they are.
+template <typename T, typename Change>
+PreservedAnalyses changeEach(Function& f, Change change) {
+  std::vector<T*> found;
+  for (BasicBlock& bb : f)
+    for (Instruction& inst : bb)
+      if (auto* t = dyn_cast<T>(&inst)) found.push_back(t);
+  bool changed = false;
+  for (T* t : found) changed |= change(*t);
+  if (!changed) return PreservedAnalyses::all();
+  PreservedAnalyses kept;
+  kept.preserveSet<CFGAnalyses>();
+  return kept;
+}
+
 }  // namespace
 
 // `load` of a 3-component vector as NVPTX loads it (SplitThreeComponentLoadsPass).
@@ -186,43 +202,16 @@ bool splitThreeComponents(LoadInst& load, const DataLayout& dl) {
 
 PreservedAnalyses SplitThreeComponentLoadsPass::run(Function& f, FunctionAnalysisManager&) {
   const DataLayout& dl = f.getParent()->getDataLayout();
-  std::vector<LoadInst*> loads;
-  for (BasicBlock& bb : f)
-    for (Instruction& inst : bb)
-      if (auto* load = dyn_cast<LoadInst>(&inst)) loads.push_back(load);
-  bool changed = false;
-  for (LoadInst* load : loads) changed |= splitThreeComponents(*load, dl);
-  if (!changed) return PreservedAnalyses::all();
-  PreservedAnalyses kept;
-  kept.preserveSet<CFGAnalyses>();
-  return kept;
+  return changeEach<LoadInst>(f, [&](LoadInst& load) { return splitThreeComponents(load, dl); });
 }
 
 PreservedAnalyses SplitMisalignedAccessesPass::run(Function& f, FunctionAnalysisManager&) {
   const DataLayout& dl = f.getParent()->getDataLayout();
-  std::vector<Instruction*> accesses;
-  for (BasicBlock& bb : f)
-    for (Instruction& inst : bb)
-      if (isa<LoadInst>(inst) || isa<StoreInst>(inst)) accesses.push_back(&inst);
-  bool changed = false;
-  for (Instruction* inst : accesses) changed |= splitMisaligned(*inst, dl);
-  if (!changed) return PreservedAnalyses::all();
-  PreservedAnalyses kept;
-  kept.preserveSet<CFGAnalyses>();
-  return kept;
+  return changeEach<Instruction>(f, [&](Instruction& inst) { return splitMisaligned(inst, dl); });
 }
 
 PreservedAnalyses ExpandSmallMemoryBlocksPass::run(Function& f, FunctionAnalysisManager&) {
-  std::vector<MemIntrinsic*> blocks;
-  for (BasicBlock& bb : f)
-    for (Instruction& inst : bb)
-      if (auto* mi = dyn_cast<MemIntrinsic>(&inst)) blocks.push_back(mi);
-  bool changed = false;
-  for (MemIntrinsic* mi : blocks) changed |= expand(*mi);
-  if (!changed) return PreservedAnalyses::all();
-  PreservedAnalyses kept;
-  kept.preserveSet<CFGAnalyses>();
-  return kept;
+  return changeEach<MemIntrinsic>(f, expand);
 }
 
 PreservedAnalyses DropUndefinedStoresPass::run(Function& f, FunctionAnalysisManager&) {
