@@ -21,9 +21,11 @@ namespace {
 constexpr uint64_t kCopiedInALoopFrom = 128;
 constexpr uint64_t kWidestPiece = 8;
 
-// The pieces of a block of `length` bytes whose ends are aligned to `align`: (offset, bytes).
-std::vector<std::pair<uint64_t, uint64_t>> pieces(uint64_t length, uint64_t align) {
-  std::vector<std::pair<uint64_t, uint64_t>> out;
+using Pieces = std::vector<std::pair<uint64_t, uint64_t>>;  // (offset, bytes)
+
+// The pieces of a block of `length` bytes whose ends are aligned to `align`.
+Pieces pieces(uint64_t length, uint64_t align) {
+  Pieces out;
   uint64_t width = std::min(align, kWidestPiece);
   for (uint64_t offset = 0; offset < length; offset += width) {
     while (width > length - offset) width /= 2;
@@ -36,6 +38,35 @@ Value* pieceAddress(IRBuilder<>& b, Value* raw, uint64_t offset, uint64_t bytes)
   const unsigned space = raw->getType()->getPointerAddressSpace();
   Value* at = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), b.CreatePointerCast(raw, b.getInt8PtrTy(space)), offset);
   return b.CreatePointerCast(at, b.getIntNTy(unsigned(bytes * 8))->getPointerTo(space));
+}
+
+// A piece of the block at `raw` (aligned to `align`), loaded as an integer of its width.
+Value* loadPiece(IRBuilder<>& b, Value* raw, std::pair<uint64_t, uint64_t> piece, Align align, bool isVolatile) {
+  const auto [offset, width] = piece;
+  return b.CreateAlignedLoad(b.getIntNTy(unsigned(width * 8)), pieceAddress(b, raw, offset, width),
+                             commonAlignment(align, offset), isVolatile);
+}
+
+void storePiece(IRBuilder<>& b, Value* value, Value* raw, std::pair<uint64_t, uint64_t> piece, Align align,
+                bool isVolatile) {
+  const auto [offset, width] = piece;
+  b.CreateAlignedStore(value, pieceAddress(b, raw, offset, width), commonAlignment(align, offset), isVolatile);
+}
+
+// One word of type `word` put together from the values of `pieces` (little-endian).
+Value* joinPieces(IRBuilder<>& b, IntegerType* word, const std::vector<Value*>& values, const Pieces& pieces) {
+  Value* whole = ConstantInt::get(word, 0);
+  for (size_t i = 0; i < pieces.size(); ++i)
+    whole = b.CreateOr(whole, b.CreateShl(b.CreateZExt(values[i], word), pieces[i].first * 8));
+  return whole;
+}
+
+// The values of `pieces` taken from word `whole` (little-endian).
+std::vector<Value*> splitWord(IRBuilder<>& b, Value* whole, const Pieces& pieces) {
+  std::vector<Value*> values;
+  for (auto [offset, width] : pieces)
+    values.push_back(b.CreateTrunc(b.CreateLShr(whole, offset * 8), b.getIntNTy(unsigned(width * 8))));
+  return values;
 }
 
 bool expand(MemIntrinsic& mi) {
@@ -56,37 +87,20 @@ bool expand(MemIntrinsic& mi) {
       // vectorizer): the vectorizer run in prepare does not join the loads of a 16-byte struct
       // into one across the stores (which may alias them), `out[i] = in[i]` stays two 8-byte
       // loads and stores. The blocks of a memcpy do not overlap.
-      for (auto [offset, width] : loads) {
-        Value* v = b.CreateAlignedLoad(b.getIntNTy(unsigned(width * 8)),
-                                       pieceAddress(b, mt->getRawSource(), offset, width),
-                                       commonAlignment(loadAlign, offset), isVolatile);
-        b.CreateAlignedStore(v, pieceAddress(b, mt->getRawDest(), offset, width), commonAlignment(storeAlign, offset),
-                             isVolatile);
-      }
+      for (const auto& piece : loads)
+        storePiece(b, loadPiece(b, mt->getRawSource(), piece, loadAlign, isVolatile), mt->getRawDest(), piece,
+                   storeAlign, isVolatile);
       mi.eraseFromParent();
       return true;
     }
     // Every piece is read before any is written, which a memmove of overlapping blocks needs.
     std::vector<Value*> values;
-    for (auto [offset, width] : loads)
-      values.push_back(b.CreateAlignedLoad(b.getIntNTy(unsigned(width * 8)),
-                                           pieceAddress(b, mt->getRawSource(), offset, width),
-                                           commonAlignment(loadAlign, offset), isVolatile));
-    if (loads != stores) {
-      // One word read and written in pieces of different widths: put it together and take
-      // the stores' pieces from it (little-endian).
-      IntegerType* word = b.getIntNTy(unsigned(bytes * 8));
-      Value* whole = ConstantInt::get(word, 0);
-      for (size_t i = 0; i < loads.size(); ++i)
-        whole = b.CreateOr(whole, b.CreateShl(b.CreateZExt(values[i], word), loads[i].first * 8));
-      values.clear();
-      for (auto [offset, width] : stores)
-        values.push_back(b.CreateTrunc(b.CreateLShr(whole, offset * 8), b.getIntNTy(unsigned(width * 8))));
-    }
-    size_t i = 0;
-    for (auto [offset, width] : stores)
-      b.CreateAlignedStore(values[i++], pieceAddress(b, mt->getRawDest(), offset, width),
-                           commonAlignment(storeAlign, offset), isVolatile);
+    for (const auto& piece : loads) values.push_back(loadPiece(b, mt->getRawSource(), piece, loadAlign, isVolatile));
+    // One word read and written in pieces of different widths: put it together and take the
+    // stores' pieces from it.
+    if (loads != stores) values = splitWord(b, joinPieces(b, b.getIntNTy(unsigned(bytes * 8)), values, loads), stores);
+    for (size_t i = 0; i < stores.size(); ++i)
+      storePiece(b, values[i], mt->getRawDest(), stores[i], storeAlign, isVolatile);
   } else if (auto* ms = dyn_cast<MemSetInst>(&mi)) {
     if (!isRecordedSpace(ms->getDestAddressSpace())) return false;
     const Align align = ms->getDestAlign().valueOrOne();
@@ -128,25 +142,52 @@ bool splitMisaligned(Instruction& inst, const DataLayout& dl) {
   Type* type = load ? load->getType() : store->getValueOperand()->getType();
   const uint64_t width = misalignedPieceWidth(type, getLoadStoreAlignment(&inst), dl);
   if (width == 0) return false;
-  const uint64_t size = dl.getTypeStoreSize(type);
+  const Pieces parts = pieces(dl.getTypeStoreSize(type), width);  // all `width` wide (at most 8)
   IRBuilder<> b(&inst);
-  IntegerType* word = b.getIntNTy(unsigned(size * 8));
-  IntegerType* piece = b.getIntNTy(unsigned(width * 8));
-  if (load) {  // the pieces put together, little-endian
-    Value* whole = ConstantInt::get(word, 0);
-    for (uint64_t offset = 0; offset < size; offset += width) {
-      Value* part = b.CreateAlignedLoad(piece, pieceAddress(b, pointer, offset, width), Align(width));
-      whole = b.CreateOr(whole, b.CreateShl(b.CreateZExt(part, word), offset * 8));
-    }
+  IntegerType* word = b.getIntNTy(unsigned(dl.getTypeStoreSize(type) * 8));
+  if (load) {
+    std::vector<Value*> values;
+    for (const auto& part : parts) values.push_back(loadPiece(b, pointer, part, Align(width), false));
+    Value* whole = joinPieces(b, word, values, parts);
     load->replaceAllUsesWith(type->isPointerTy() ? b.CreateIntToPtr(whole, type) : b.CreateBitCast(whole, type));
   } else {
     Value* value = store->getValueOperand();
     Value* whole = type->isPointerTy() ? b.CreatePtrToInt(value, word) : b.CreateBitCast(value, word);
-    for (uint64_t offset = 0; offset < size; offset += width)
-      b.CreateAlignedStore(b.CreateTrunc(b.CreateLShr(whole, offset * 8), piece),
-                           pieceAddress(b, pointer, offset, width), Align(width));
+    const std::vector<Value*> values = splitWord(b, whole, parts);
+    for (size_t i = 0; i < parts.size(); ++i) storePiece(b, values[i], pointer, parts[i], Align(width), false);
   }
   inst.eraseFromParent();
+  return true;
+}
+
+// `load` of a 3-component vector as NVPTX loads it (SplitThreeComponentLoadsPass).
+bool splitThreeComponents(LoadInst& load, const DataLayout& dl) {
+  auto* type = dyn_cast<FixedVectorType>(load.getType());
+  if (!type || type->getNumElements() != 3 || !load.isSimple() || !isRecordedSpace(load.getPointerAddressSpace()))
+    return false;
+  Type* element = type->getElementType();
+  const uint64_t bytes = dl.getTypeStoreSize(element);
+  if (element->isPointerTy() || dl.getTypeSizeInBits(element) != bytes * 8) return false;
+  const Align align = load.getAlign();
+  IRBuilder<> b(&load);
+  Value* pointer = load.getPointerOperand();
+  Value* value = PoisonValue::get(type);
+  if (bytes >= 4) {
+    const uint64_t used = usedComponents(load);
+    Value* components = b.CreatePointerCast(pointer, element->getPointerTo(load.getPointerAddressSpace()));
+    for (unsigned k = 0; k < 3; ++k) {
+      if ((used >> k & 1) == 0) continue;
+      Value* at = b.CreateConstInBoundsGEP1_64(element, components, k);
+      value = b.CreateInsertElement(value, b.CreateAlignedLoad(element, at, commonAlignment(align, k * bytes)), k);
+    }
+  } else {
+    const uint64_t wide = 4 * bytes;  // the padded vector: 4 components
+    if (align.value() < wide) return false;
+    Value* whole = loadPiece(b, pointer, {0, wide}, align, false);
+    value = b.CreateShuffleVector(b.CreateBitCast(whole, FixedVectorType::get(element, 4)), ArrayRef<int>{0, 1, 2});
+  }
+  load.replaceAllUsesWith(value);
+  load.eraseFromParent();
   return true;
 }
 
@@ -167,38 +208,6 @@ PreservedAnalyses changeEach(Function& f, Change change) {
 }
 
 }  // namespace
-
-// `load` of a 3-component vector as NVPTX loads it (SplitThreeComponentLoadsPass).
-bool splitThreeComponents(LoadInst& load, const DataLayout& dl) {
-  auto* type = dyn_cast<FixedVectorType>(load.getType());
-  if (!type || type->getNumElements() != 3 || !load.isSimple() || !isRecordedSpace(load.getPointerAddressSpace()))
-    return false;
-  Type* element = type->getElementType();
-  const uint64_t bytes = dl.getTypeStoreSize(element);
-  if (element->isPointerTy() || dl.getTypeSizeInBits(element) != bytes * 8) return false;
-  const Align align = load.getAlign();
-  IRBuilder<> b(&load);
-  Value* pointer = load.getPointerOperand();
-  Value* value = PoisonValue::get(type);
-  if (bytes >= 4) {
-    const uint64_t used = usedComponents(load);
-    for (unsigned k = 0; k < 3; ++k) {
-      if ((used >> k & 1) == 0) continue;
-      Value* at = b.CreateConstInBoundsGEP1_64(element, b.CreatePointerCast(pointer, element->getPointerTo(
-                                                             pointer->getType()->getPointerAddressSpace())), k);
-      value = b.CreateInsertElement(value, b.CreateAlignedLoad(element, at, commonAlignment(align, k * bytes)), k);
-    }
-  } else {
-    const uint64_t wide = 4 * bytes;  // the padded vector: 4 components
-    if (align.value() < wide) return false;
-    auto* four = FixedVectorType::get(element, 4);
-    Value* whole = b.CreateAlignedLoad(b.getIntNTy(unsigned(wide * 8)), pieceAddress(b, pointer, 0, wide), align);
-    value = b.CreateShuffleVector(b.CreateBitCast(whole, four), ArrayRef<int>{0, 1, 2});
-  }
-  load.replaceAllUsesWith(value);
-  load.eraseFromParent();
-  return true;
-}
 
 PreservedAnalyses SplitThreeComponentLoadsPass::run(Function& f, FunctionAnalysisManager&) {
   const DataLayout& dl = f.getParent()->getDataLayout();
