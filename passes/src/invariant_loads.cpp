@@ -227,21 +227,9 @@ class Carried {
     if (!runsEveryIteration(*l, load.getParent(), dt_)) return nullptr;
     StoreInst* carried = nullptr;
     for (BasicBlock* block : l->blocks())
-      for (Instruction& inst : *block) {
-        if (auto* s = dyn_cast<StoreInst>(&inst)) {
-          if (!carried && nextIterationReads(*s, load, *l)) {
-            carried = s;
-            continue;
-          }
-          if (mayReachGlobal(s->getPointerOperand()) && !apartInEveryIteration(*s, load)) return nullptr;
-        } else if (isa<AtomicRMWInst>(inst) || isa<AtomicCmpXchgInst>(inst) || isa<FenceInst>(inst)) {
-          return nullptr;  // an atomic on __local memory too: rare in such loops, not worth telling apart
-        } else if (const auto* call = dyn_cast<CallBase>(&inst)) {
-          if (isa<DbgInfoIntrinsic>(call) || call->isLifetimeStartOrEnd()) continue;
-          if (callMayWriteGlobal(*call)) return nullptr;
-        }
-      }
-    return carried;
+      for (Instruction& inst : *block)
+        if (auto* s = dyn_cast<StoreInst>(&inst); s && !carried && nextIterationReads(*s, load, *l)) carried = s;
+    return carried && othersKeepOff(*l, load, carried) ? carried : nullptr;
   }
 
   // The load of the loop whose value `load` takes in the next iteration of its innermost loop
@@ -262,27 +250,17 @@ class Carried {
     LoadInst* ahead = nullptr;
     for (BasicBlock* block : l->blocks())
       for (Instruction& inst : *block) {
-        if (auto* other = dyn_cast<LoadInst>(&inst)) {
-          if (!ahead && other != &load && other->isSimple() && other->getType() == load.getType() &&
-              other->getPointerAddressSpace() == load.getPointerAddressSpace() &&
-              li_.getLoopFor(block) == l && runsEveryIteration(*l, block, dt_)) {
-            const std::optional<CounterIndex> at = counterIndex(*other, *l);
-            if (at && at->counter == index->counter && at->widening == index->widening &&
-                oneStepAhead(other->getPointerOperand(), load.getPointerOperand(), *l, 0))
-              ahead = other;
-          }
-        } else if (auto* s = dyn_cast<StoreInst>(&inst)) {
-          if (load.getPointerAddressSpace() == kGlobalAddressSpace && mayReachGlobal(s->getPointerOperand()) &&
-              !apartInEveryIteration(*s, load))
-            return nullptr;
-        } else if (isa<AtomicRMWInst>(inst) || isa<AtomicCmpXchgInst>(inst) || isa<FenceInst>(inst)) {
-          return nullptr;
-        } else if (const auto* call = dyn_cast<CallBase>(&inst)) {
-          if (isa<DbgInfoIntrinsic>(call) || call->isLifetimeStartOrEnd()) continue;
-          if (callMayWriteGlobal(*call)) return nullptr;
-        }
+        auto* other = dyn_cast<LoadInst>(&inst);
+        if (ahead || !other || other == &load || !other->isSimple() || other->getType() != load.getType() ||
+            other->getPointerAddressSpace() != load.getPointerAddressSpace() || li_.getLoopFor(block) != l ||
+            !runsEveryIteration(*l, block, dt_))
+          continue;
+        const std::optional<CounterIndex> at = counterIndex(*other, *l);
+        if (at && at->counter == index->counter && at->widening == index->widening &&
+            oneStepAhead(other->getPointerOperand(), load.getPointerOperand(), *l, 0))
+          ahead = other;
       }
-    return ahead;
+    return ahead && othersKeepOff(*l, load, nullptr) ? ahead : nullptr;
   }
 
  private:
@@ -320,6 +298,26 @@ class Carried {
     if (!phi || phi->getParent() != l.getHeader()) return std::nullopt;
     if (widening == Instruction::SExt && offset < 0) return std::nullopt;
     return CounterIndex{phi, widening};
+  }
+
+  // Whether nothing in `l` but `except` may write what `load` reads, in any iteration: every
+  // other store one that alias analysis keeps apart from it in every iteration (for a
+  // __constant load, none can reach it), and no atomic (an atomic on __local memory too: rare in
+  // such loops, not worth telling apart), fence, barrier or call that may write __global memory.
+  bool othersKeepOff(const Loop& l, const LoadInst& load, const StoreInst* except) {
+    for (const BasicBlock* block : l.blocks())
+      for (const Instruction& inst : *block) {
+        if (const auto* s = dyn_cast<StoreInst>(&inst)) {
+          if (s != except && load.getPointerAddressSpace() == kGlobalAddressSpace &&
+              mayReachGlobal(s->getPointerOperand()) && !apartInEveryIteration(*s, load))
+            return false;
+        } else if (isa<AtomicRMWInst>(inst) || isa<AtomicCmpXchgInst>(inst) || isa<FenceInst>(inst)) {
+          return false;
+        } else if (const auto* call = dyn_cast<CallBase>(&inst)) {
+          if (!isa<DbgInfoIntrinsic>(call) && !call->isLifetimeStartOrEnd() && callMayWriteGlobal(*call)) return false;
+        }
+      }
+    return true;
   }
 
   // Whether `s`, a plain store of `load`'s type in `l` after it, writes in each iteration what
