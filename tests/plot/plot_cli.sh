@@ -39,6 +39,37 @@ expect_error "--width 32768 --height 4096 is 134217728 pixels; at most 67108864 
 echo stale > "$work/y.svg"
 expect_error "wrote no image to $work/y.svg" env CLTRACE_PYTHON=/bin/true "$CLTRACE" plot "$trace" -o "$work/y.svg"
 
+# An interrupted plot takes away what it left: the temporary raster, the renderer and its
+# half-written image. The fake renderer writes part of an image, notes its pid, and waits.
+cat > "$work/slow-python" <<'SH'
+#!/bin/sh
+[ "$1" = -c ] && exit 0
+echo partial > "$4"
+echo $$ > "$RENDERER_PID"
+exec sleep 60
+SH
+chmod +x "$work/slow-python"
+for signal in INT TERM; do
+  mkdir -p "$work/tmp-$signal"
+  rm -f "$work/renderer.pid"
+  # (A script's background job starts with SIGINT ignored: env gives it back its default.)
+  TMPDIR="$work/tmp-$signal" RENDERER_PID="$work/renderer.pid" CLTRACE_PYTHON="$work/slow-python" \
+    env --default-signal=INT "$CLTRACE" plot "$trace" -o "$work/interrupted.png" > /dev/null 2>&1 &
+  plot_pid=$!
+  for _ in $(seq 100); do [ -s "$work/renderer.pid" ] && break; sleep 0.1; done
+  [ -s "$work/renderer.pid" ] || fail "SIG$signal: the renderer did not start"
+  renderer=$(cat "$work/renderer.pid")
+  kill -"$signal" "$plot_pid"
+  status=0
+  wait "$plot_pid" || status=$?
+  expected=$((128 + $(kill -l "$signal")))
+  [ "$status" = "$expected" ] || fail "SIG$signal: plot exited $status, not $expected"
+  ! kill -0 "$renderer" 2>/dev/null || { kill "$renderer"; fail "SIG$signal: the renderer is still running"; }
+  [ -z "$(ls -A "$work/tmp-$signal")" ] || fail "SIG$signal: left $(ls -A "$work/tmp-$signal")"
+  [ ! -e "$work/interrupted.png" ] || fail "SIG$signal: left the half-written image"
+  echo "ok: SIG$signal during rendering leaves no raster, renderer or image"
+done
+
 [ "$have_python" = yes ] || { echo "SKIP: no python3 with matplotlib and numpy"; exit 77; }
 expect_error "cltrace" "$CLTRACE" plot "$work/missing.cltrace" -o "$work/x.png"
 expect_error "sm_count" "$CLTRACE" plot "$trace" --set sm_count=0 -o "$work/x.png"

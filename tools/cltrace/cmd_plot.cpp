@@ -5,6 +5,7 @@
 // 8.1). The library cltrace_plot schedules the trace and bins the points into density grids;
 // scripts/plot_trace.py (python3 + matplotlib) draws them.
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -86,9 +88,60 @@ std::string findPlotScript() {
   throw UserError("cannot find scripts/plot_trace.py; set CLTRACE_PLOT_SCRIPT to its path");
 }
 
+// What an interrupted plot leaves is taken away: its temporary raster, and the renderer with its
+// half-written image. While a CleanupOnSignal lives, SIGINT, SIGTERM, SIGHUP and SIGQUIT pass
+// the signal on to the renderer (when a process sent it: a terminal's Ctrl-C reaches the
+// renderer itself), wait for it to end, remove the files, and end cltrace by the same signal
+// (those ignored when the plot started stay ignored).
+// The handler may use only what is safe in a signal handler, so the paths are kept as C strings.
+volatile pid_t gRenderer = 0;           // the renderer while it runs
+const char* volatile gTemporary = nullptr;  // the temporary raster while it exists
+const char* volatile gImage = nullptr;      // the image, while the renderer may be writing it
+
+void cleanUpAndDie(int signal, siginfo_t* info, void*) {
+  if (const pid_t child = gRenderer; child > 0) {
+    if (info->si_code <= 0) ::kill(child, signal);  // SI_USER, SI_QUEUE: sent by a process
+    while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    if (const char* image = gImage) ::unlink(image);
+  }
+  if (const char* raster = gTemporary) ::unlink(raster);
+  ::signal(signal, SIG_DFL);
+  ::raise(signal);
+}
+
+class CleanupOnSignal {
+ public:
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  CleanupOnSignal() {
+    struct sigaction action {};
+    action.sa_sigaction = cleanUpAndDie;
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    for (int s : kSignals) sigaddset(&action.sa_mask, s);  // one cleanup at a time
+    for (size_t i = 0; i < std::size(kSignals); ++i) {
+      ::sigaction(kSignals[i], nullptr, &previous_[i]);
+      // A signal ignored from the start (nohup, a background job of a script) stays ignored.
+      if (previous_[i].sa_handler != SIG_IGN) ::sigaction(kSignals[i], &action, nullptr);
+    }
+  }
+  ~CleanupOnSignal() {
+    for (size_t i = 0; i < std::size(kSignals); ++i) ::sigaction(kSignals[i], &previous_[i], nullptr);
+    gRenderer = 0;
+    gTemporary = nullptr;
+    gImage = nullptr;
+  }
+  CleanupOnSignal(const CleanupOnSignal&) = delete;
+  CleanupOnSignal& operator=(const CleanupOnSignal&) = delete;
+
+ private:
+  struct sigaction previous_[std::size(kSignals)];
+};
+
 // Runs argv[0] (searched in PATH) and returns its exit status (-1 when it could not start or
-// was killed). quiet: stdout and stderr go to /dev/null.
-int runProgram(const std::vector<std::string>& args, bool quiet) {
+// was killed). quiet: stdout and stderr go to /dev/null. `child`, when given, holds the
+// program's pid while it runs (for CleanupOnSignal).
+int runProgram(const std::vector<std::string>& args, bool quiet, volatile pid_t* child = nullptr) {
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -102,10 +155,15 @@ int runProgram(const std::vector<std::string>& args, bool quiet) {
   const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return -1;
+  if (child) *child = pid;
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
+    if (errno != EINTR) {
+      if (child) *child = 0;
+      return -1;
+    }
   }
+  if (child) *child = 0;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -204,6 +262,7 @@ void runPlot(const PlotOptions& o) {
 
   std::string rasterPath = o.raster;
   bool temporary = false;
+  CleanupOnSignal cleanup;
   if (rasterPath.empty()) {
     const char* tmp = std::getenv("TMPDIR");
     std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/cltrace-plot-XXXXXX";
@@ -214,18 +273,23 @@ void runPlot(const PlotOptions& o) {
     ::close(fd);
     rasterPath = name.data();
     temporary = true;
+    gTemporary = rasterPath.c_str();
   }
   int rc = 0;
   try {
     plot::writeRasterFile(rasterPath, data, plot::RenderOptions{o.width, o.height, {}});
     std::remove(o.output.c_str());  // so that a renderer that writes nothing cannot pass for one that did
+    gImage = o.output.c_str();
     rc = runProgram({python, script, rasterPath, "-o", o.output, "--width", std::to_string(o.width),
                      "--height", std::to_string(o.height)},
-                    false);
+                    false, &gRenderer);
+    gImage = nullptr;
   } catch (...) {
+    gTemporary = nullptr;
     if (temporary) std::remove(rasterPath.c_str());
     throw;
   }
+  gTemporary = nullptr;
   if (temporary) std::remove(rasterPath.c_str());
   if (rc != 0)
     throw std::runtime_error(fmt::format("rendering with {} {} failed (exit status {})", python, script, rc));
