@@ -402,20 +402,31 @@ const BasicBlock* throughEmptyBlocks(const BasicBlock* from, const BasicBlock& j
   return from;
 }
 
+// Whether an instruction from `first` to the end of its block may write memory a load reads.
+bool writesFrom(const Instruction* first) {
+  for (const Instruction* at = first; at; at = at->getNextNode())
+    if (at->mayWriteToMemory()) {
+      const auto* call = dyn_cast<CallBase>(at);
+      if (!call || !call->onlyAccessesInaccessibleMemory()) return true;
+    }
+  return false;
+}
+
 // A load InstCombine may move to the phi that takes it (isSafeAndProfitableToSinkLoad): plain,
 // recorded, used by that phi alone, made in the block the phi takes it from (or above it, through
-// empty blocks), and nothing after it there may write memory.
+// empty blocks), and nothing after it there may write memory. Or made in the one block before
+// that one, which InstCombine sinks it from first (TryToSinkInstruction: the phi's use is in the
+// block it comes from, whose unique predecessor holds the load), when nothing after the load
+// there nor in that block may write memory: `r = a[i]; if (m > 0) r = b[i]; else if (m < 0)
+// r = c[i];` loads a[i] only where m == 0, so one load through a phi of the three addresses.
 bool loadSinksToPhi(const Value* v, const BasicBlock* from, const BasicBlock& join) {
   const auto* load = dyn_cast<LoadInst>(v);
-  if (!load || !load->isSimple() || !isRecordedSpace(load->getPointerAddressSpace()) || !load->hasOneUser() ||
-      (load->getParent() != from && load->getParent() != throughEmptyBlocks(from, join)))
+  if (!load || !load->isSimple() || !isRecordedSpace(load->getPointerAddressSpace()) || !load->hasOneUser())
     return false;
-  for (const Instruction* after = load->getNextNode(); after; after = after->getNextNode())
-    if (after->mayWriteToMemory()) {
-      const auto* call = dyn_cast<CallBase>(after);
-      if (!call || !call->onlyAccessesInaccessibleMemory()) return false;
-    }
-  return true;
+  if (load->getParent() == from || load->getParent() == throughEmptyBlocks(from, join))
+    return !writesFrom(load->getNextNode());
+  return from != &join && from->getUniquePredecessor() == load->getParent() && !writesFrom(load->getNextNode()) &&
+         !writesFrom(&from->front());
 }
 
 // One load through a phi of the addresses of the loads `phi` takes (loadThroughPhiOfAddresses).

@@ -107,3 +107,50 @@ __kernel void store_after(__global const float* a, __global const float* b, __gl
 // IR-LABEL: define {{.*}} @store_after(
 // IR-NOT: phi float addrspace(1)*
 // IR: ret void
+
+// An if/else-if chain replacing a value loaded before it: InstCombine first sinks a[i]'s load into
+// the else way (its one use is the inner join's phi, on the edge from there), then folds both
+// joins' phis of loads: one load on every way (NVPTX: two selp of the addresses, one ld), not
+// a[i] and then c[i] where m < 0.
+__kernel void else_if_chain(__global const float* a, __global const float* b, __global const float* c,
+                            __global float* o, int m) {
+  int i = get_global_id(0);
+  float r = a[i];
+  if (m > 0)
+    r = b[i];
+  else if (m < 0)
+    r = c[i];
+  o[i] = r;
+}
+// CHECK-LABEL: kernel else_if_chain: 0 loops (max depth 0), 2 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [1] store 4B
+// IR-LABEL: define {{.*}} @else_if_chain(
+// IR: [[INNER:%[0-9]+]] = phi float addrspace(1)* [
+// IR: [[OUTER:%[0-9]+]] = phi float addrspace(1)* [ {{.*}} ], [ [[INNER]], %{{[0-9]+}} ]
+// IR-NEXT: load float, float addrspace(1)* [[OUTER]]
+
+// Not folded: the else way stores before its inner if, so the value a[i] had may change before
+// the join. a[i] is read where m <= 0, c[i] too where m < 0 (NVPTX: ld a[i], st p[i], bra,
+// ld c[i] on that way; b[i] on the other).
+__kernel void store_on_the_way(__global const float* a, __global const float* b, __global const float* c,
+                               __global float* o, __global float* p, int m) {
+  int i = get_global_id(0);
+  float r = a[i];
+  if (m > 0) {
+    r = b[i];
+  } else {
+    p[i] = 1.0f;
+    if (m < 0) r = c[i];
+  }
+  o[i] = r;
+}
+// CHECK-LABEL: kernel store_on_the_way: 0 loops (max depth 0), 5 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [2] store 4B
+// CHECK-NEXT: [3] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [4] store 4B
+// IR-LABEL: define {{.*}} @store_on_the_way(
+// IR-NOT: phi float addrspace(1)*
+// IR: ret void
