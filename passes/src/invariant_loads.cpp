@@ -117,7 +117,7 @@ class Hoisting {
     if (!load.isSimple()) return false;
     const unsigned space = load.getPointerAddressSpace();
     if (space != kGlobalAddressSpace && space != kConstantAddressSpace) return false;
-    if (!runsInEveryIteration(l, load.getParent())) return false;
+    if (!runsInEveryIteration(l, load.getParent()) || readingExitBefore(l, load.getParent())) return false;
     // Stores to the load's own address are no obstacle: later iterations take the value last
     // stored (a GPU compiler's GVN carries it round the back edge of the rotated loop). Nor are
     // stores elsewhere: `for (j) { f[2*i] += a[j]; f[2*i+1] += b[j]; }` reads each once.
@@ -175,6 +175,25 @@ class Hoisting {
     const SCEV* lhs = firstValue(l, test->getOperand(0));
     const SCEV* rhs = firstValue(l, test->getOperand(1));
     return lhs && rhs && (se_.isKnownPredicate(stays, lhs, rhs) || se_.isLoopEntryGuardedByCond(&l, stays, lhs, rhs));
+  }
+
+  // Whether `l` has a way out before `block` (a break) whose test reads memory (`if (a[k] < 0)
+  // break;`): clang -O2 keeps such an exit apart (SimplifyCFG does not run a load on the other
+  // way to merge the test into the loop's own), so what comes after it does not run in every
+  // iteration that is entered, and LICM leaves a load there in the loop: NVPTX reads w[0] in
+  // every iteration of `for (k < m) { if (a[k] < 0) break; s += w[0]; }`. A cheap test
+  // (`k * k > lim`) is merged into the loop's, and the load is hoisted.
+  bool readingExitBefore(const Loop& l, const BasicBlock* block) {
+    for (const Loop* in = li_.getLoopFor(block); in != &l; in = in->getParentLoop())
+      block = in->getHeader();  // the block of `l` itself on the way to `block`
+    SmallVector<BasicBlock*, 4> exiting;
+    l.getExitingBlocks(exiting);
+    for (const BasicBlock* e : exiting) {
+      if (e == l.getHeader() || dt_.dominates(block, e)) continue;
+      for (const Instruction& inst : *e)
+        if (inst.mayReadOrWriteMemory() && !pureCall(&inst)) return true;
+    }
+    return false;
   }
 
   // `v`'s value in the first iteration of `l`, when scalar evolution knows it, or null.

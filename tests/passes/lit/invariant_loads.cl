@@ -173,18 +173,13 @@ __kernel void other_guard(__global const float* w, __global const float* a, __gl
   out[0] = s;
 }
 
-// A break before the load in the inner loop: the inner loop's first iteration may not read it,
-// so it is read once per entry into the inner loop (NVPTX reads it in every iteration that gets
-// there, LICM not hoisting what a break may skip; cltrace's flag follows the loop it is in).
+// A break before the load whose test reads memory: clang -O2 keeps that exit apart, so the load
+// does not run in every iteration entered and LICM leaves it in the loop: NVPTX reads w[0] in
+// every iteration that gets there (ld a[k], ld w[0] in the loop, -fno-unroll-loops), in the inner
+// loop as in a single one. No flag: the load stays where it is.
 // CHECK-LABEL: define {{.*}}spir_kernel void @break_first(
-// CHECK-NEXT: br label %[[OUTERB:[0-9]+]]
-// CHECK: [[OUTERB]]:
 // CHECK-NOT: %cltrace.fresh
-// CHECK: br i1 %{{.*}}, label %[[BODYB:[0-9]+]], label
-// CHECK: [[BODYB]]:
-// CHECK-NEXT: br label %[[INNERB:[0-9]+]]
-// CHECK: [[INNERB]]:
-// CHECK: %cltrace.fresh{{.*}} = phi i1 [ true, %[[BODYB]] ]
+// CHECK: ret void
 __kernel void break_first(__global const float* w, __global const float* a, __global float* out, int m) {
   float s = 0;
   for (int j = 0; j < m; ++j)
@@ -192,6 +187,63 @@ __kernel void break_first(__global const float* w, __global const float* a, __gl
       if (a[k] < 0) break;
       s += w[0];
     }
+  out[0] = s;
+}
+// CHECK-LABEL: define {{.*}}spir_kernel void @single_break_first(
+// CHECK-NOT: %cltrace.fresh
+// CHECK: ret void
+__kernel void single_break_first(__global const float* w, __global const float* a, __global float* out, int m) {
+  float s = 0;
+  for (int k = 0; k < m; ++k) {
+    if (a[k] < 0) break;
+    s += w[0];
+  }
+  out[0] = s;
+}
+
+// A break whose test only computes is merged into the loop's own test (SimplifyCFG), and w[0]
+// is read once per entry (NVPTX: ld w[0] before the loop); so is one after the load, and one in
+// the outer loop around an inner loop that reads w[0] (once per outer iteration: NVPTX reads it
+// after the break, before the inner loop).
+// CHECK-LABEL: define {{.*}}spir_kernel void @cheap_break_first(
+// CHECK: br i1 %cltrace.fresh{{.*}}, label %[[READC:[0-9]+]], label
+// CHECK: [[READC]]:
+// CHECK-NEXT: load float, float addrspace(1)* %0
+__kernel void cheap_break_first(__global const float* w, __global const float* a, __global float* out, int m,
+                                int lim) {
+  float s = 0;
+  for (int k = 0; k < m; ++k) {
+    if (k * k > lim) break;
+    s += w[0] * a[k];
+  }
+  out[0] = s;
+}
+// CHECK-LABEL: define {{.*}}spir_kernel void @break_after(
+// CHECK: br i1 %cltrace.fresh{{.*}}, label %[[READA:[0-9]+]], label
+// CHECK: [[READA]]:
+// CHECK-NEXT: load float, float addrspace(1)* %0
+__kernel void break_after(__global const float* w, __global const float* a, __global float* out, int m) {
+  float s = 0;
+  for (int k = 0; k < m; ++k) {
+    s += w[0];
+    if (a[k] < 0) break;
+  }
+  out[0] = s;
+}
+// CHECK-LABEL: define {{.*}}spir_kernel void @outer_break(
+// CHECK: load float
+// CHECK: br i1 %{{.*}}, label %{{[0-9]+}}, label %[[ONB:[0-9]+]]
+// CHECK: [[ONB]]:
+// CHECK-NEXT: br label %[[INNERX:[0-9]+]]
+// CHECK: [[INNERX]]:
+// CHECK: %cltrace.fresh{{.*}} = phi i1 [ true, %[[ONB]] ]
+__kernel void outer_break(__global const float* w, __global const float* a, __global const float* b,
+                          __global float* out, int m) {
+  float s = 0;
+  for (int j = 0; j < m; ++j) {
+    if (b[j] < 0) break;
+    for (int k = 0; k < m; ++k) s += w[0] * a[j * m + k];
+  }
   out[0] = s;
 }
 
