@@ -4,6 +4,8 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Transforms/Vectorize/LoadStoreVectorizer.h>
 
 #include <algorithm>
 #include <utility>
@@ -34,6 +36,27 @@ Pieces pieces(uint64_t length, uint64_t align) {
   return out;
 }
 
+// The access group that marks the pieces of copies and fills made of two or more
+// (VectorizeApartFromCopyPiecesPass), named in the module so that a later pass finds it; null
+// when `create` is false and none was made.
+constexpr const char* kCopyPiecesName = "cltrace.copy.pieces";
+MDNode* copyPieceGroup(Module& m, bool create) {
+  NamedMDNode* named = m.getNamedMetadata(kCopyPiecesName);
+  if (named && named->getNumOperands() > 0) return named->getOperand(0);
+  if (!create) return nullptr;
+  MDNode* group = MDNode::getDistinct(m.getContext(), {});
+  m.getOrInsertNamedMetadata(kCopyPiecesName)->addOperand(group);
+  return group;
+}
+
+// Marks the global or constant memory accesses among `pieces` when there are two or more.
+void markPieces(const std::vector<Instruction*>& pieces) {
+  if (pieces.size() < 2) return;
+  MDNode* group = copyPieceGroup(*pieces.front()->getModule(), true);
+  for (Instruction* piece : pieces)
+    if (isRecordedSpace(getLoadStoreAddressSpace(piece))) piece->setMetadata(LLVMContext::MD_access_group, group);
+}
+
 Value* pieceAddress(IRBuilder<>& b, Value* raw, uint64_t offset, uint64_t bytes) {
   const unsigned space = raw->getType()->getPointerAddressSpace();
   Value* at = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), b.CreatePointerCast(raw, b.getInt8PtrTy(space)), offset);
@@ -41,16 +64,16 @@ Value* pieceAddress(IRBuilder<>& b, Value* raw, uint64_t offset, uint64_t bytes)
 }
 
 // A piece of the block at `raw` (aligned to `align`), loaded as an integer of its width.
-Value* loadPiece(IRBuilder<>& b, Value* raw, std::pair<uint64_t, uint64_t> piece, Align align, bool isVolatile) {
+LoadInst* loadPiece(IRBuilder<>& b, Value* raw, std::pair<uint64_t, uint64_t> piece, Align align, bool isVolatile) {
   const auto [offset, width] = piece;
   return b.CreateAlignedLoad(b.getIntNTy(unsigned(width * 8)), pieceAddress(b, raw, offset, width),
                              commonAlignment(align, offset), isVolatile);
 }
 
-void storePiece(IRBuilder<>& b, Value* value, Value* raw, std::pair<uint64_t, uint64_t> piece, Align align,
-                bool isVolatile) {
+StoreInst* storePiece(IRBuilder<>& b, Value* value, Value* raw, std::pair<uint64_t, uint64_t> piece, Align align,
+                      bool isVolatile) {
   const auto [offset, width] = piece;
-  b.CreateAlignedStore(value, pieceAddress(b, raw, offset, width), commonAlignment(align, offset), isVolatile);
+  return b.CreateAlignedStore(value, pieceAddress(b, raw, offset, width), commonAlignment(align, offset), isVolatile);
 }
 
 // One word of type `word` put together from the values of `pieces` (little-endian).
@@ -82,36 +105,44 @@ bool expand(MemIntrinsic& mi) {
     const Align loadAlign = oneWord ? source : std::min(source, dest);
     const Align storeAlign = oneWord ? dest : std::min(source, dest);
     const auto loads = pieces(bytes, loadAlign.value()), stores = pieces(bytes, storeAlign.value());
+    std::vector<Instruction*> read, written;  // the pieces made
     if (isa<MemCpyInst>(mt) && loads == stores) {
       // Each piece stored as it is read, as NVPTX lowers the copy (after its load-store
-      // vectorizer): the vectorizer run in prepare does not join the loads of a 16-byte struct
-      // into one across the stores (which may alias them), `out[i] = in[i]` stays two 8-byte
-      // loads and stores. The blocks of a memcpy do not overlap.
-      for (const auto& piece : loads)
-        storePiece(b, loadPiece(b, mt->getRawSource(), piece, loadAlign, isVolatile), mt->getRawDest(), piece,
-                   storeAlign, isVolatile);
-      mi.eraseFromParent();
-      return true;
+      // vectorizer): `out[i] = in[i]` of a 16-byte struct stays two 8-byte loads and stores.
+      // The blocks of a memcpy do not overlap.
+      for (const auto& piece : loads) {
+        read.push_back(loadPiece(b, mt->getRawSource(), piece, loadAlign, isVolatile));
+        written.push_back(storePiece(b, read.back(), mt->getRawDest(), piece, storeAlign, isVolatile));
+      }
+    } else {
+      // Every piece is read before any is written, which a memmove of overlapping blocks needs.
+      std::vector<Value*> values;
+      for (const auto& piece : loads) {
+        read.push_back(loadPiece(b, mt->getRawSource(), piece, loadAlign, isVolatile));
+        values.push_back(read.back());
+      }
+      // One word read and written in pieces of different widths: put it together and take the
+      // stores' pieces from it.
+      if (loads != stores)
+        values = splitWord(b, joinPieces(b, b.getIntNTy(unsigned(bytes * 8)), values, loads), stores);
+      for (size_t i = 0; i < stores.size(); ++i)
+        written.push_back(storePiece(b, values[i], mt->getRawDest(), stores[i], storeAlign, isVolatile));
     }
-    // Every piece is read before any is written, which a memmove of overlapping blocks needs.
-    std::vector<Value*> values;
-    for (const auto& piece : loads) values.push_back(loadPiece(b, mt->getRawSource(), piece, loadAlign, isVolatile));
-    // One word read and written in pieces of different widths: put it together and take the
-    // stores' pieces from it.
-    if (loads != stores) values = splitWord(b, joinPieces(b, b.getIntNTy(unsigned(bytes * 8)), values, loads), stores);
-    for (size_t i = 0; i < stores.size(); ++i)
-      storePiece(b, values[i], mt->getRawDest(), stores[i], storeAlign, isVolatile);
+    markPieces(read);
+    markPieces(written);
   } else if (auto* ms = dyn_cast<MemSetInst>(&mi)) {
     if (!isRecordedSpace(ms->getDestAddressSpace())) return false;
     const Align align = ms->getDestAlign().valueOrOne();
+    std::vector<Instruction*> written;
     for (auto [offset, width] : pieces(bytes, align.value())) {
       IntegerType* type = b.getIntNTy(unsigned(width * 8));
       // The byte in every byte of the piece: byte * 0x0101...01.
       Value* value = b.CreateMul(b.CreateZExt(ms->getValue(), type),
                                  ConstantInt::get(type, APInt::getSplat(unsigned(width * 8), APInt(8, 1))));
-      b.CreateAlignedStore(value, pieceAddress(b, ms->getRawDest(), offset, width), commonAlignment(align, offset),
-                           isVolatile);
+      written.push_back(b.CreateAlignedStore(value, pieceAddress(b, ms->getRawDest(), offset, width),
+                                             commonAlignment(align, offset), isVolatile));
     }
+    markPieces(written);
   } else {
     return false;
   }
@@ -221,6 +252,40 @@ PreservedAnalyses SplitMisalignedAccessesPass::run(Function& f, FunctionAnalysis
 
 PreservedAnalyses ExpandSmallMemoryBlocksPass::run(Function& f, FunctionAnalysisManager&) {
   return changeEach<MemIntrinsic>(f, expand);
+}
+
+PreservedAnalyses VectorizeApartFromCopyPiecesPass::run(Function& f, FunctionAnalysisManager& am) {
+  // The vectorizer leaves volatile accesses alone: the pieces are volatile while it runs.
+  std::vector<Instruction*> pieces;
+  if (MDNode* group = copyPieceGroup(*f.getParent(), false))
+    for (BasicBlock& bb : f)
+      for (Instruction& inst : bb)
+        if ((isa<LoadInst>(inst) || isa<StoreInst>(inst)) && inst.getMetadata(LLVMContext::MD_access_group) == group) {
+          if (auto* load = dyn_cast<LoadInst>(&inst); load && load->isSimple()) {
+            load->setVolatile(true);
+            pieces.push_back(load);
+          } else if (auto* store = dyn_cast<StoreInst>(&inst); store && store->isSimple()) {
+            store->setVolatile(true);
+            pieces.push_back(store);
+          }
+        }
+  if (!pieces.empty()) am.invalidate(f, PreservedAnalyses::none());
+  PreservedAnalyses kept = LoadStoreVectorizerPass().run(f, am);
+  for (Instruction* piece : pieces) {
+    if (auto* load = dyn_cast<LoadInst>(piece))
+      load->setVolatile(false);
+    else
+      cast<StoreInst>(piece)->setVolatile(false);
+    piece->setMetadata(LLVMContext::MD_access_group, nullptr);
+  }
+  if (pieces.empty()) return kept;
+  kept = PreservedAnalyses::none();
+  kept.preserveSet<CFGAnalyses>();
+  return kept;
+}
+
+void forgetCopyPieces(Module& m) {
+  if (NamedMDNode* named = m.getNamedMetadata(kCopyPiecesName)) m.eraseNamedMetadata(named);
 }
 
 PreservedAnalyses DropUndefinedStoresPass::run(Function& f, FunctionAnalysisManager&) {

@@ -564,13 +564,15 @@ bool prepareModule(Module& m, std::string& error) {
   fpm.addPass(DCEPass());
   fpm.addPass(VectorCombinePass());
   fpm.addPass(DCEPass());
-  fpm.addPass(LoadStoreVectorizerPass());
+  // The load-store vectorizer, which leaves the pieces of longer block copies apart.
+  fpm.addPass(VectorizeApartFromCopyPiecesPass());
   // What is less aligned than its size, in pieces as NVPTX splits it.
   fpm.addPass(SplitMisalignedAccessesPass());
   // Loads of 3-component vectors, a size no GPU load has, as NVPTX makes them.
   fpm.addPass(SplitThreeComponentLoadsPass());
   mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.run(m, mam);
+  forgetCopyPieces(m);
   for (Function& f : m)
     if (!f.isDeclaration()) dropUnobservedInserts(f);
   // Once the pointers' spaces are known, builtins given one (sincos, atomic_fetch_add) are the

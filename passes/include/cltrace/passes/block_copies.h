@@ -21,6 +21,21 @@ struct ExpandSmallMemoryBlocksPass : llvm::PassInfoMixin<ExpandSmallMemoryBlocks
   llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
 };
 
+// LLVM's load-store vectorizer, but for the pieces of block copies and fills that
+// ExpandSmallMemoryBlocksPass made two or more of (`P p = in[i]; p.x += 1; out[i] = p;` of an
+// aligned(16) struct: the 12 bytes SROA leaves a memcpy for, three 4-byte pieces), which it
+// leaves apart: NVPTX lowers such a memcpy after its vectorizer, so they are never joined with
+// each other or with the field accesses beside them (four 4-byte loads, not one of 16 bytes). A
+// copy of one piece (a 4-byte memcpy, which instcombine makes a load and a store early) is
+// joined as any access. Pieces are known by an access group that the expansion gives them
+// (SROA keeps it when it splits a piece further), dropped here.
+struct VectorizeApartFromCopyPiecesPass : llvm::PassInfoMixin<VectorizeApartFromCopyPiecesPass> {
+  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
+};
+
+// Removes the module's note of that access group, once the vectorizer has run.
+void forgetCopyPieces(llvm::Module& m);
+
 // A store of an undefined value (the padding of a private struct copied to global memory, once
 // the struct's fields are registers) is no store to a GPU compiler (instcombine drops it).
 struct DropUndefinedStoresPass : llvm::PassInfoMixin<DropUndefinedStoresPass> {
