@@ -238,6 +238,14 @@ PreservedAnalyses changeEach(Function& f, Change change) {
   return kept;
 }
 
+// Sets or clears a load's or store's volatile flag.
+void setVolatile(Instruction& access, bool isVolatile) {
+  if (auto* load = dyn_cast<LoadInst>(&access))
+    load->setVolatile(isVolatile);
+  else
+    cast<StoreInst>(access).setVolatile(isVolatile);
+}
+
 }  // namespace
 
 PreservedAnalyses SplitThreeComponentLoadsPass::run(Function& f, FunctionAnalysisManager&) {
@@ -255,29 +263,20 @@ PreservedAnalyses ExpandSmallMemoryBlocksPass::run(Function& f, FunctionAnalysis
 }
 
 PreservedAnalyses VectorizeApartFromCopyPiecesPass::run(Function& f, FunctionAnalysisManager& am) {
-  // The vectorizer leaves volatile accesses alone: the pieces are volatile while it runs.
-  std::vector<Instruction*> pieces;
+  std::vector<Instruction*> pieces, hidden;  // hidden: made volatile here, which the vectorizer leaves
   if (MDNode* group = copyPieceGroup(*f.getParent(), false))
     for (BasicBlock& bb : f)
       for (Instruction& inst : bb)
         if ((isa<LoadInst>(inst) || isa<StoreInst>(inst)) && inst.getMetadata(LLVMContext::MD_access_group) == group) {
-          if (auto* load = dyn_cast<LoadInst>(&inst); load && load->isSimple()) {
-            load->setVolatile(true);
-            pieces.push_back(load);
-          } else if (auto* store = dyn_cast<StoreInst>(&inst); store && store->isSimple()) {
-            store->setVolatile(true);
-            pieces.push_back(store);
-          }
+          pieces.push_back(&inst);
+          if (inst.isVolatile()) continue;  // a volatile memcpy's
+          setVolatile(inst, true);
+          hidden.push_back(&inst);
         }
-  if (!pieces.empty()) am.invalidate(f, PreservedAnalyses::none());
+  if (!hidden.empty()) am.invalidate(f, PreservedAnalyses::none());
   PreservedAnalyses kept = LoadStoreVectorizerPass().run(f, am);
-  for (Instruction* piece : pieces) {
-    if (auto* load = dyn_cast<LoadInst>(piece))
-      load->setVolatile(false);
-    else
-      cast<StoreInst>(piece)->setVolatile(false);
-    piece->setMetadata(LLVMContext::MD_access_group, nullptr);
-  }
+  for (Instruction* piece : hidden) setVolatile(*piece, false);
+  for (Instruction* piece : pieces) piece->setMetadata(LLVMContext::MD_access_group, nullptr);
   if (pieces.empty()) return kept;
   kept = PreservedAnalyses::none();
   kept.preserveSet<CFGAnalyses>();

@@ -18,7 +18,6 @@
 #include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Target/TargetMachine.h>
-#include <llvm/Transforms/Vectorize/LoadStoreVectorizer.h>
 #include <llvm/Transforms/Vectorize/VectorCombine.h>
 
 #include <map>
