@@ -414,19 +414,13 @@ bool writesFrom(const Instruction* first) {
 
 // A load InstCombine may move to the phi that takes it (isSafeAndProfitableToSinkLoad): plain,
 // recorded, used by that phi alone, made in the block the phi takes it from (or above it, through
-// empty blocks), and nothing after it there may write memory. Or made in the one block before
-// that one, which InstCombine sinks it from first (TryToSinkInstruction: the phi's use is in the
-// block it comes from, whose unique predecessor holds the load), when nothing after the load
-// there nor in that block may write memory: `r = a[i]; if (m > 0) r = b[i]; else if (m < 0)
-// r = c[i];` loads a[i] only where m == 0, so one load through a phi of the three addresses.
+// empty blocks), and nothing after it there may write memory.
 bool loadSinksToPhi(const Value* v, const BasicBlock* from, const BasicBlock& join) {
   const auto* load = dyn_cast<LoadInst>(v);
-  if (!load || !load->isSimple() || !isRecordedSpace(load->getPointerAddressSpace()) || !load->hasOneUser())
+  if (!load || !load->isSimple() || !isRecordedSpace(load->getPointerAddressSpace()) || !load->hasOneUser() ||
+      (load->getParent() != from && load->getParent() != throughEmptyBlocks(from, join)))
     return false;
-  if (load->getParent() == from || load->getParent() == throughEmptyBlocks(from, join))
-    return !writesFrom(load->getNextNode());
-  return from != &join && from->getUniquePredecessor() == load->getParent() && !writesFrom(load->getNextNode()) &&
-         !writesFrom(&from->front());
+  return !writesFrom(load->getNextNode());
 }
 
 // One load through a phi of the addresses of the loads `phi` takes (loadThroughPhiOfAddresses).
@@ -587,6 +581,40 @@ bool foldCheapBranchesToSelects(Function& f, const TargetTransformInfo& tti) {
 PreservedAnalyses FoldCheapBranchesPass::run(Function& f, FunctionAnalysisManager& am) {
   return foldCheapBranchesToSelects(f, am.getResult<TargetIRAnalysis>(f)) ? PreservedAnalyses::none()
                                                                            : PreservedAnalyses::all();
+}
+
+bool sinkSingleBlockLoads(Function& f) {
+  if (barrierInBranch(f)) return false;
+  bool changed = false;
+  for (bool again = true; again;) {
+    again = false;
+    for (BasicBlock& bb : f)
+      for (Instruction& inst : make_early_inc_range(reverse(bb))) {
+        auto* load = dyn_cast<LoadInst>(&inst);
+        if (!load || !load->isSimple() || !isRecordedSpace(load->getPointerAddressSpace()) || load->use_empty())
+          continue;
+        BasicBlock* to = nullptr;
+        bool one = true;
+        for (Use& use : load->uses()) {
+          auto* user = cast<Instruction>(use.getUser());
+          BasicBlock* at = user->getParent();
+          if (auto* phi = dyn_cast<PHINode>(user)) at = phi->getIncomingBlock(use);
+          one = one && (!to || to == at);
+          to = at;
+        }
+        if (!one || to == &bb || to->getUniquePredecessor() != &bb || writesFrom(load->getNextNode())) continue;
+        load->moveBefore(&*to->getFirstInsertionPt());
+        again = changed = true;
+      }
+  }
+  return changed;
+}
+
+PreservedAnalyses SinkSingleBlockLoadsPass::run(Function& f, FunctionAnalysisManager&) {
+  if (!sinkSingleBlockLoads(f)) return PreservedAnalyses::all();
+  PreservedAnalyses kept;
+  kept.preserveSet<CFGAnalyses>();
+  return kept;
 }
 
 bool sinkLoadsToUses(Function& f) {

@@ -545,6 +545,13 @@ bool prepareModule(Module& m, std::string& error) {
   // the same loads are recorded here, or the L1 would see reads the GPU never makes (each a hit).
   // Only what no store, barrier or call in between may change; the blocks stay as they are.
   fpm.addPass(EarlyCSEPass(/*UseMemorySSA=*/true));
+  // A load whose uses are all in one successor entered from its block alone goes there, as
+  // InstCombine sinks it; then conditionals whose ways only compute now that private variables
+  // are registers are selects, as the later SimplifyCFG of clang -O2 makes them: `t = v[i]; o[i]
+  // = f[i] ? t.x : t.w;` reads both components (NVPTX: two ld, selp), while `v = a[i]; if (f[i] >
+  // 0) r = v;` keeps its branch, a[i] read on that way.
+  fpm.addPass(SinkSingleBlockLoadsPass());
+  fpm.addPass(FoldCheapBranchesPass());
   // A value loaded on every way into a join, each way's load its last access, is one load there
   // through a phi of the addresses, as InstCombine makes it next in clang -O2 (before GVN, below,
   // could take one way's load for a later one).

@@ -130,3 +130,37 @@ __kernel void and_then(__global const float* a, __global const int* f, __global 
 // IR: br i1 %{{[0-9]+}}, label %[[THEN:[0-9]+]], label
 // IR: [[THEN]]:
 // IR-NEXT: load float
+
+// Components of a vector read before a conditional, chosen by it: once SROA has made the vector a
+// register the ways only extract, and clang -O2's later SimplifyCFG makes them a select (the
+// vector load has two uses, in two ways, so InstCombine sinks it nowhere). Both components are
+// read by every work-item (NVPTX: ld f[i], ld v[i].x, ld v[i].w, selp), not the chosen one.
+__kernel void components_chosen(__global const float4* v, __global float* o, __global const int* f) {
+  int i = get_global_id(0);
+  float4 t = v[i];
+  o[i] = f[i] ? t.x : t.w;
+}
+// CHECK-LABEL: kernel components_chosen: 0 loops (max depth 0), 4 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load i32
+// CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [2] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [3] store 4B
+// IR-LABEL: define {{.*}} @components_chosen(
+// IR-NOT: br i1
+// IR: select i1
+// IR-NOT: br i1
+// IR: ret void
+
+// The same with the test on a component (NVPTX: ld.v2 of x and y, ld z, selp).
+__kernel void component_tested(__global const float4* v, __global float* o) {
+  int i = get_global_id(0);
+  float4 t = v[i];
+  o[i] = t.x > 0.5f ? t.y : t.z;
+}
+// CHECK-LABEL: kernel component_tested: 0 loops (max depth 0), 3 sites
+// CHECK-NEXT: [0] load 8B depth 0: {{.*}} = load <2 x float>
+// CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [2] store 4B
+// IR-LABEL: define {{.*}} @component_tested(
+// IR-NOT: br i1
+// IR: ret void

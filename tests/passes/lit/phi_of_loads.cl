@@ -154,3 +154,42 @@ __kernel void store_on_the_way(__global const float* a, __global const float* b,
 // IR-LABEL: define {{.*}} @store_on_the_way(
 // IR-NOT: phi float addrspace(1)*
 // IR: ret void
+
+// A value loaded before an if whose way stores another value and returns: the two stores are one
+// where the ways meet (SimplifyCFG), and InstCombine has sunk a[i]'s load into the other way
+// (its one use is there), so the phi of the two loads is one load through the selected address
+// (NVPTX: ld f[i], selp of the addresses, ld, st).
+__kernel void kept_unless_returned(__global const float* a, __global const float* b, __global const int* f,
+                                   __global float* o) {
+  int i = get_global_id(0);
+  float v = a[i];
+  if (f[i]) {
+    o[i] = b[i];
+    return;
+  }
+  o[i] = v;
+}
+// CHECK-LABEL: kernel kept_unless_returned: 0 loops (max depth 0), 3 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load i32
+// CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [2] store 4B
+// IR-LABEL: define {{.*}} @kept_unless_returned(
+// IR: [[P:%[A-Za-z0-9._]+]] = phi float addrspace(1)* [
+// IR-NEXT: load float, float addrspace(1)* [[P]]
+
+// Two values loaded before the branch, each stored on one way: one load (NVPTX: ld f[i], selp,
+// ld, st).
+__kernel void stored_on_either_way(__global const float* a, __global const float* b, __global float* o,
+                                   __global const int* f) {
+  int i = get_global_id(0);
+  float x = a[i];
+  float y = b[i];
+  if (f[i])
+    o[i] = y;
+  else
+    o[i] = x;
+}
+// CHECK-LABEL: kernel stored_on_either_way: 0 loops (max depth 0), 3 sites
+// CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load i32
+// CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [2] store 4B

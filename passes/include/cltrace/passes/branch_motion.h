@@ -49,6 +49,18 @@ struct LoadThroughPhiOfAddressesPass : llvm::PassInfoMixin<LoadThroughPhiOfAddre
   llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
 };
 
+// Moves a plain __global or __constant load into the block that holds all its uses (a phi's
+// use lies in the block the value comes from) when that block's one predecessor is the load's
+// and nothing after the load in its block may write memory, as InstCombine sinks it
+// (TryToSinkInstruction) early in clang -O2, before LICM and before the later SimplifyCFG folds
+// cheap branches: `v = a[i]; if (f[i] > 0) r = v;` reads a[i] in that way, which so keeps its
+// branch. Returns whether any moved.
+bool sinkSingleBlockLoads(llvm::Function& f);
+
+struct SinkSingleBlockLoadsPass : llvm::PassInfoMixin<SinkSingleBlockLoadsPass> {
+  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
+};
+
 // foldCheapBranchesToSelects with the target's costs, as a pass.
 struct FoldCheapBranchesPass : llvm::PassInfoMixin<FoldCheapBranchesPass> {
   llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& am);
