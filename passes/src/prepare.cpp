@@ -604,6 +604,10 @@ bool prepareModule(Module& m, std::string& error) {
       hoistCommonStarts(f);
       removeEmptyEdgeBlocks(f);
       sinkCommonStores(f);
+      // Ways left only computing once their stores are one are selects (SimplifyCFG again), so
+      // no load moves into them below: `if (f[i]) o[i] = t.x + t.y; else o[i] = t.z;` reads t.z
+      // on both ways, as NVPTX's selp.
+      foldCheapBranchesToSelects(f, fam.getResult<TargetIRAnalysis>(f));
       sinkCommonTails(f);
       sinkLoadsToUses(f);
       // And a load only a loop's iterations use, below the test a rotated loop starts with.

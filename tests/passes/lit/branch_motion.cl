@@ -92,9 +92,9 @@ __kernel void hoist_both(__global const float* a, __global const int* f, __globa
 // IR-LABEL: define {{.*}} @hoist_both(
 // IR: load i32
 // IR: [[V:%[0-9]+]] = load float
-// IR-NEXT: br i1
-// IR: fmul float [[V]], 2.0
-// IR: fadd float [[V]], 1.0
+// IR-NEXT: fmul float [[V]], 2.0
+// IR-NEXT: fadd float [[V]], 1.0
+// IR-NEXT: select i1
 __kernel void hoist_in_loop(__global const float* a, __global const int* f, __global float* o, int n) {
   int i = get_global_id(0);
   float x = 0.0f;
@@ -123,8 +123,7 @@ __kernel void relu(__global const float* a, __global float* o) {
 // IR-LABEL: define {{.*}} @relu(
 // IR: [[X:%[0-9]+]] = load float
 // IR: [[O:%[0-9]+]] = getelementptr inbounds float, float addrspace(1)* %1
-// IR-NEXT: br i1
-// IR: %cltrace.stored = phi float [ 0.000000e+00, %{{[0-9]+}} ], [ [[X]], %{{[0-9]+}} ]
+// IR-NEXT: %cltrace.stored = select i1 %{{[0-9]+}}, float [[X]], float 0.000000e+00
 // IR-NEXT: store float %cltrace.stored, float addrspace(1)* [[O]]
 __kernel void one_way_loads(__global const float* a, __global float* o, int n) {
   int i = get_global_id(0);

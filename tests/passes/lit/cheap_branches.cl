@@ -164,3 +164,26 @@ __kernel void component_tested(__global const float4* v, __global float* o) {
 // IR-LABEL: define {{.*}} @component_tested(
 // IR-NOT: br i1
 // IR: ret void
+
+// Each way stores its own value to one address: the stores are one where the ways meet, and the
+// ways, left computing only, a select, as clang -O2's later SimplifyCFG makes them; so t.z is read
+// by every work-item (NVPTX: ld.v2 of t.x and t.y, ld t.z, selp, one st, the loads in another
+// order), not on one way only.
+__kernel void stored_either_way(__global const float4* v, __global float* o, __global const int* f) {
+  int i = get_global_id(0);
+  float4 t = v[i];
+  if (f[i])
+    o[i] = t.x + t.y;
+  else
+    o[i] = t.z;
+}
+// CHECK-LABEL: kernel stored_either_way: 0 loops (max depth 0), 4 sites
+// CHECK-NEXT: [0] load 8B depth 0: {{.*}} = load <2 x float>
+// CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load float
+// CHECK-NEXT: [2] load 4B depth 0: {{.*}} = load i32
+// CHECK-NEXT: [3] store 4B
+// IR-LABEL: define {{.*}} @stored_either_way(
+// IR-NOT: br i1
+// IR: select i1
+// IR-NOT: br i1
+// IR: ret void

@@ -22,7 +22,7 @@ __kernel void if_else(__global const float* a, __global const float* b, __global
 // IR-LABEL: define {{.*}} @if_else(
 // IR: [[A:%[0-9]+]] = getelementptr inbounds float, float addrspace(1)* %0
 // IR: [[B:%[0-9]+]] = getelementptr inbounds float, float addrspace(1)* %1
-// IR: [[P:%[0-9]+]] = phi float addrspace(1)* [ [[A]], %{{[0-9]+}} ], [ [[B]], %{{[0-9]+}} ]
+// IR: [[P:%[0-9]+]] = select i1 %{{[0-9]+}}, float addrspace(1)* [[A]], float addrspace(1)* [[B]]
 // IR-NEXT: load float, float addrspace(1)* [[P]]
 
 // Clamped neighbours written as ternaries: one load each, of in[x - 1] or in[x].

@@ -21,7 +21,8 @@ __kernel void used_after(__global const float* a, __global const int* f, __globa
 // IR-LABEL: define {{.*}} @used_after(
 // IR: load i32
 // IR: load float
-// IR-NEXT: br i1
+// IR-NOT: br i1
+// IR: select i1
 // IR-NOT: cltrace.edge
 // IR: ret void
 

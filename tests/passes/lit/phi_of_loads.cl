@@ -20,7 +20,7 @@ __kernel void overwritten(__global const float* a, __global const float* b, __gl
 // CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load float
 // CHECK-NEXT: [2] store 4B
 // IR-LABEL: define {{.*}} @overwritten(
-// IR: [[P:%[0-9]+]] = phi float addrspace(1)* [
+// IR: [[P:%[0-9]+]] = select i1 %{{[0-9]+}}, float addrspace(1)* %{{[0-9]+}}, float addrspace(1)* %{{[0-9]+}}
 // IR-NEXT: load float, float addrspace(1)* [[P]]
 
 // The same in a loop: one load an iteration (NVPTX, unrolled: ld f, selp, ld per iteration).
@@ -67,7 +67,7 @@ __kernel void neighbour_then_centre(__global const float* a, __global float* o) 
 // CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load float
 // CHECK-NEXT: [2] store 4B
 // IR-LABEL: define {{.*}} @neighbour_then_centre(
-// IR: [[P:%[0-9]+]] = phi float addrspace(1)* [
+// IR: [[P:%[0-9]+]] = {{phi|select}} {{.*}}float addrspace(1)*
 // IR-NEXT: load float, float addrspace(1)* [[P]]
 // IR: load float
 // IR: store float
@@ -85,7 +85,7 @@ __kernel void used_twice(__global const float* a, __global const float* b, __glo
 // CHECK-NEXT: [1] load 4B depth 0: {{.*}} = load float
 // CHECK-NEXT: [2] store 4B
 // IR-LABEL: define {{.*}} @used_twice(
-// IR-NOT: phi float addrspace(1)*
+// IR-NOT: {{phi|select i1 %[0-9]+,}} float addrspace(1)*
 // IR: ret void
 
 // Not folded: a store follows the first load in its block (o may be a), so the value could change
@@ -105,7 +105,7 @@ __kernel void store_after(__global const float* a, __global const float* b, __gl
 // CHECK-NEXT: [3] load 4B depth 0: {{.*}} = load float
 // CHECK-NEXT: [4] store 4B
 // IR-LABEL: define {{.*}} @store_after(
-// IR-NOT: phi float addrspace(1)*
+// IR-NOT: {{phi|select i1 %[0-9]+,}} float addrspace(1)*
 // IR: ret void
 
 // An if/else-if chain replacing a value loaded before it: InstCombine first sinks a[i]'s load into
@@ -126,8 +126,8 @@ __kernel void else_if_chain(__global const float* a, __global const float* b, __
 // CHECK-NEXT: [0] load 4B depth 0: {{.*}} = load float
 // CHECK-NEXT: [1] store 4B
 // IR-LABEL: define {{.*}} @else_if_chain(
-// IR: [[INNER:%[0-9]+]] = phi float addrspace(1)* [
-// IR: [[OUTER:%[0-9]+]] = phi float addrspace(1)* [ {{.*}} ], [ [[INNER]], %{{[0-9]+}} ]
+// IR: [[INNER:%[0-9]+]] = select i1 %{{[0-9]+}}, float addrspace(1)*
+// IR-NEXT: [[OUTER:%[0-9]+]] = select i1 %{{[0-9]+}}, float addrspace(1)* %{{[0-9]+}}, float addrspace(1)* [[INNER]]
 // IR-NEXT: load float, float addrspace(1)* [[OUTER]]
 
 // Not folded: the else way stores before its inner if, so the value a[i] had may change before
@@ -152,7 +152,7 @@ __kernel void store_on_the_way(__global const float* a, __global const float* b,
 // CHECK-NEXT: [3] load 4B depth 0: {{.*}} = load float
 // CHECK-NEXT: [4] store 4B
 // IR-LABEL: define {{.*}} @store_on_the_way(
-// IR-NOT: phi float addrspace(1)*
+// IR-NOT: {{phi|select i1 %[0-9]+,}} float addrspace(1)*
 // IR: ret void
 
 // A value loaded before an if whose way stores another value and returns: the two stores are one
