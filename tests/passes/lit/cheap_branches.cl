@@ -1,7 +1,9 @@
 // Conditionals whose ways only compute or read private variables are selects, as clang -O2's first
-// SimplifyCFG makes them before SROA, so no load moves into one of their ways; conditionals with a
-// store, or with ways over SimplifyCFG's budget, keep their branch and the loads only one way uses
-// are read on that way. Each kernel's ld.global, selp and branches checked against clang -O2 for
+// SimplifyCFG makes them before SROA, so no load moves into one of their ways; so are those whose
+// ways only compute once private variables are registers and loads used on one way only are in
+// it, or once the stores both ways end with are one (its later SimplifyCFG runs); conditionals
+// with a store, or with ways over SimplifyCFG's budget, keep their branch and the loads only one
+// way uses are read on that way. Each kernel's ld.global, selp and branches checked against clang -O2 for
 // nvptx64 (sm_20).
 // RUN: %clang-spir %s -o %t.bc
 // RUN: %opt -passes=cltrace-prepare,cltrace-print-accesses -disable-output %t.bc | FileCheck %s
