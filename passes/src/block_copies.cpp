@@ -232,10 +232,7 @@ PreservedAnalyses changeEach(Function& f, Change change) {
       if (auto* t = dyn_cast<T>(&inst)) found.push_back(t);
   bool changed = false;
   for (T* t : found) changed |= change(*t);
-  if (!changed) return PreservedAnalyses::all();
-  PreservedAnalyses kept;
-  kept.preserveSet<CFGAnalyses>();
-  return kept;
+  return keptWhenBlocksStay(changed);
 }
 
 // Sets or clears a load's or store's volatile flag.
@@ -295,10 +292,7 @@ PreservedAnalyses DropUndefinedStoresPass::run(Function& f, FunctionAnalysisMana
         store->eraseFromParent();
         changed = true;
       }
-  if (!changed) return PreservedAnalyses::all();
-  PreservedAnalyses kept;
-  kept.preserveSet<CFGAnalyses>();
-  return kept;
+  return keptWhenBlocksStay(changed);
 }
 
 }  // namespace cltrace::passes

@@ -558,10 +558,7 @@ bool loadThroughPhiOfAddresses(Function& f) {
 }
 
 PreservedAnalyses LoadThroughPhiOfAddressesPass::run(Function& f, FunctionAnalysisManager&) {
-  if (!loadThroughPhiOfAddresses(f)) return PreservedAnalyses::all();
-  PreservedAnalyses kept;
-  kept.preserveSet<CFGAnalyses>();
-  return kept;
+  return keptWhenBlocksStay(loadThroughPhiOfAddresses(f));
 }
 
 bool foldCheapBranchesToSelects(Function& f, const TargetTransformInfo& tti) {
@@ -611,10 +608,7 @@ bool sinkSingleBlockLoads(Function& f) {
 }
 
 PreservedAnalyses SinkSingleBlockLoadsPass::run(Function& f, FunctionAnalysisManager&) {
-  if (!sinkSingleBlockLoads(f)) return PreservedAnalyses::all();
-  PreservedAnalyses kept;
-  kept.preserveSet<CFGAnalyses>();
-  return kept;
+  return keptWhenBlocksStay(sinkSingleBlockLoads(f));
 }
 
 bool sinkLoadsToUses(Function& f) {

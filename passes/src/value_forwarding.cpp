@@ -499,10 +499,7 @@ PreservedAnalyses ForwardAvailableValuesPass::run(Function& f, FunctionAnalysisM
   removeEmptyBlocks(split);
   const bool merged = mergeConditionalOverwrites(f);
   if (!split.empty()) return PreservedAnalyses::none();
-  if (!forwarded && !merged) return PreservedAnalyses::all();
-  PreservedAnalyses kept;
-  kept.preserveSet<CFGAnalyses>();
-  return kept;
+  return keptWhenBlocksStay(forwarded || merged);
 }
 
 }  // namespace cltrace::passes

@@ -9,6 +9,7 @@
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/Instruction.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/PassManager.h>
 #include <llvm/IR/Value.h>
 
 #include <string>
@@ -63,6 +64,15 @@ const llvm::Value* branchCondition(const llvm::Instruction* terminator);
 // Whether `block` runs on every iteration of `loop` that goes on to the next (it dominates the
 // loop's latches).
 bool runsEveryIteration(const llvm::Loop& loop, const llvm::BasicBlock* block, const llvm::DominatorTree& dt);
+
+// What a pass that changes instructions but never blocks keeps: every analysis when it changed
+// nothing, else those of the control flow graph.
+inline llvm::PreservedAnalyses keptWhenBlocksStay(bool changed) {
+  if (!changed) return llvm::PreservedAnalyses::all();
+  llvm::PreservedAnalyses kept;
+  kept.preserveSet<llvm::CFGAnalyses>();
+  return kept;
+}
 std::vector<llvm::Function*> kernelsOf(llvm::Module& m);
 
 // A program-scope variable `pointer` may point into (the constant initialiser clang emits for a
